@@ -1,0 +1,23 @@
+/** Token usage, the same for every format; `raw` keeps the upstream's own object for records. */
+export interface CanonicalUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  /** Input tokens served from a prompt cache, when the upstream says. */
+  cachedInputTokens?: number;
+  /** Output tokens spent on hidden reasoning, when the upstream says. */
+  reasoningTokens?: number;
+}
+
+export const emptyUsage = (): CanonicalUsage => ({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
+
+/** Merge a partial report into a running total: later non-undefined figures win. */
+export function mergeUsage(into: CanonicalUsage, update: Partial<CanonicalUsage>): CanonicalUsage {
+  const merged: CanonicalUsage = { ...into };
+  for (const key of Object.keys(update) as Array<keyof CanonicalUsage>) {
+    const value = update[key];
+    if (typeof value === 'number') merged[key] = value;
+  }
+  if (update.totalTokens === undefined) merged.totalTokens = merged.inputTokens + merged.outputTokens;
+  return merged;
+}

@@ -1,0 +1,23 @@
+import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
+
+export type { EventSourceMessage };
+
+/** One server-sent event as text. `data` is serialised once here, never spliced by hand. */
+export function formatSse(data: unknown, event?: string): string {
+  const payload = typeof data === 'string' ? data : JSON.stringify(data);
+  return event ? `event: ${event}\ndata: ${payload}\n\n` : `data: ${payload}\n\n`;
+}
+
+/** Bytes of an SSE body → parsed messages, through eventsource-parser (the only SSE decoder we use). */
+export function parseSseBytes(body: ReadableStream<Uint8Array>): ReadableStream<EventSourceMessage> {
+  return body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+}
+
+/** Parses a `data:` payload, or returns undefined when it is not JSON (callers report it). */
+export function parseJsonData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
