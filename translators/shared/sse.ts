@@ -10,7 +10,9 @@ export function formatSse(data: unknown, event?: string): string {
 
 /** Bytes of an SSE body → parsed messages, through eventsource-parser (the only SSE decoder we use). */
 export function parseSseBytes(body: ReadableStream<Uint8Array>): ReadableStream<EventSourceMessage> {
-  return body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+  // The cast bridges lib.dom's BufferSource writable with Bun's Uint8Array streams (same runtime object).
+  const decoder = new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>;
+  return body.pipeThrough(decoder).pipeThrough(new EventSourceParserStream());
 }
 
 /** Parses a `data:` payload, or returns undefined when it is not JSON (callers report it). */

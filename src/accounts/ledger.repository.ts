@@ -1,0 +1,57 @@
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../db/database.ts';
+import type { LedgerKind } from '../db/tables/ledger-entries.table.ts';
+import { toUsdString } from './money.ts';
+
+export interface LedgerMovement {
+  accountId: number;
+  /** Signed USD: negative for charges. */
+  amountUsd: number;
+  kind: LedgerKind;
+  taskId?: string | null;
+  category?: string | null;
+  note?: string | null;
+}
+
+/**
+ * Moves money: one conditional UPDATE of the balance (never below zero, so concurrent charges
+ * cannot overdraw) and one append to the ledger, inside the caller's transaction.
+ * Returns the new balance, or null when the balance was too low (nothing changed).
+ */
+export async function applyLedgerMovement(trx: DbOrTrx, move: LedgerMovement): Promise<number | null> {
+  const amount = toUsdString(move.amountUsd);
+  const updated = await trx
+    .updateTable('accounts')
+    .set({
+      balance_usd: sql`balance_usd + ${amount}::numeric`,
+      topped_up_usd: move.kind === 'topup' ? sql`topped_up_usd + ${amount}::numeric` : sql`topped_up_usd`,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', move.accountId)
+    .where(sql<boolean>`balance_usd + ${amount}::numeric >= 0`)
+    .returning('balance_usd')
+    .executeTakeFirst();
+  if (!updated) return null;
+  await trx
+    .insertInto('ledger_entries')
+    .values({
+      account_id: move.accountId,
+      amount_usd: amount,
+      balance_after_usd: String(updated.balance_usd),
+      kind: move.kind,
+      task_id: move.taskId ?? null,
+      category: move.category ?? null,
+      note: move.note ?? null,
+    })
+    .execute();
+  return Number(updated.balance_usd);
+}
+
+export async function ledgerSum(db: DbOrTrx, accountId: number): Promise<number> {
+  const row = await db
+    .selectFrom('ledger_entries')
+    .select(sql<string>`coalesce(sum(amount_usd), 0)`.as('total'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}

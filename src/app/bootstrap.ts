@@ -1,0 +1,65 @@
+import { AccountCache } from '../accounts/account-cache.ts';
+import { countAccounts, createAccount } from '../accounts/accounts.repository.ts';
+import { KeyCache } from '../auth/key-cache.ts';
+import { buildCatalog } from '../catalog/catalog.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { loadEnv, type Env } from '../config/env.ts';
+import { loadGatewayConfig } from '../config/gateway-config.ts';
+import { connectDatabase, type DatabaseHandle } from '../db/connect.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { Logger } from '../ops/logger.ts';
+import { RateLimiter } from '../ops/rate-limiter.ts';
+import { connectStore } from '../store/connect.ts';
+import { isProviderKind } from '../../providers/registry.ts';
+import type { AppContext } from './context.ts';
+
+export interface Started {
+  ctx: AppContext;
+  database: DatabaseHandle;
+  /** Set on the very first start only: the key of the account created then. */
+  firstKey?: { email: string; apiKey: string; balanceUsd: number };
+}
+
+/** Everything before listening: env, config, database + migrations, store, catalog, caches. */
+export async function bootstrap(source: Record<string, string | undefined> = process.env): Promise<Started> {
+  const env: Env = loadEnv(source);
+  const config = await loadGatewayConfig(env.gatewayConfigPath, source);
+  config.providers.forEach((p, i) => {
+    if (!isProviderKind(p.kind)) throw new ConfigError(`${env.gatewayConfigPath}: providers[${i}].kind: unknown adapter "${p.kind}"`);
+  });
+  const log = new Logger(env.logLevel);
+  const database = await connectDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
+  const applied = await migrateToLatest(database.db);
+  if (applied.length) log.info('migrations applied', { migrations: applied });
+  const store = await connectStore(env.redisUrl);
+  const catalog = await buildCatalog(database.db, config);
+  const keys = new KeyCache(database.db, store);
+  const accounts = new AccountCache(database.db, store);
+  await Promise.all([keys.start(), accounts.start()]);
+
+  const ctx: AppContext = {
+    env,
+    config,
+    db: database.db,
+    dbKind: database.kind,
+    store,
+    catalog,
+    keys,
+    accounts,
+    rateLimiter: new RateLimiter(store),
+    log,
+    requestAccount: new WeakMap(),
+  };
+
+  let firstKey: Started['firstKey'];
+  if ((await countAccounts(database.db)) === 0) {
+    const email = 'owner@localhost';
+    try {
+      const { apiKey } = await createAccount(database.db, { email, balanceUsd: env.initialBalanceUsd });
+      firstKey = { email, apiKey, balanceUsd: env.initialBalanceUsd };
+    } catch {
+      // Another instance starting at the same moment created it first; only one prints a key.
+    }
+  }
+  return { ctx, database, firstKey };
+}

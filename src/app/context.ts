@@ -1,0 +1,25 @@
+import type { AccountCache } from '../accounts/account-cache.ts';
+import type { KeyCache } from '../auth/key-cache.ts';
+import type { Catalog } from '../catalog/catalog.ts';
+import type { Env } from '../config/env.ts';
+import type { GatewayConfig } from '../config/gateway-config.ts';
+import type { Db } from '../db/database.ts';
+import type { Logger } from '../ops/logger.ts';
+import type { RateLimiter } from '../ops/rate-limiter.ts';
+import type { Store } from '../store/store.ts';
+
+/** The services every route module is built from; created once in main.ts. */
+export interface AppContext {
+  env: Env;
+  config: GatewayConfig;
+  db: Db;
+  dbKind: 'postgres' | 'pglite';
+  store: Store;
+  catalog: Catalog;
+  keys: KeyCache;
+  accounts: AccountCache;
+  rateLimiter: RateLimiter;
+  log: Logger;
+  /** Account id of each authenticated request, for the request log (never the key). */
+  requestAccount: WeakMap<Request, number>;
+}

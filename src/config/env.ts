@@ -1,0 +1,85 @@
+import * as v from 'valibot';
+import { ConfigError } from './config-error.ts';
+import { formatIssues } from '../http/validation.ts';
+
+const boolString = v.pipe(
+  v.picklist(['true', 'false', '1', '0', 'yes', 'no']),
+  v.transform((s) => s === 'true' || s === '1' || s === 'yes'),
+);
+const port = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer'), v.transform(Number), v.integer(), v.minValue(0), v.maxValue(65535));
+const positiveInt = v.pipe(v.string(), v.regex(/^\d+$/, 'expected a positive integer'), v.transform(Number), v.minValue(1));
+const url = v.pipe(v.string(), v.url('expected an absolute URL'));
+const delays = v.pipe(
+  v.string(),
+  v.regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'expected comma-separated seconds, e.g. 300,600,1800,3600'),
+  v.transform((s) => s.split(',').map((n) => Number(n.trim()))),
+);
+
+/** Every environment variable of DESIGN.md §4, plus a few operational knobs. */
+const EnvSchema = v.object({
+  PORT: v.optional(port, '8080'),
+  HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
+  PUBLIC_URL: v.optional(url),
+  UPLOAD_URL: v.optional(url),
+  DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'))),
+  REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'expected a redis:// URL'))),
+  DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
+  GATEWAY_CONFIG: v.optional(v.pipe(v.string(), v.minLength(1))),
+  ADMIN_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+  WEBHOOK_RETRY_DELAYS: v.optional(delays, '300,600,1800,3600'),
+  ALLOW_PRIVATE_URLS: v.optional(boolString, 'false'),
+  RATE_LIMIT_PER_MINUTE: v.optional(positiveInt, '600'),
+  INITIAL_BALANCE_USD: v.optional(v.pipe(v.string(), v.decimal('expected a decimal number'), v.transform(Number)), '10'),
+  LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
+  INSTANCE_ID: v.optional(v.string()),
+});
+
+export type EnvInput = v.InferInput<typeof EnvSchema>;
+
+export interface Env {
+  port: number;
+  host: string;
+  publicUrl: string;
+  uploadUrl: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  dataDir: string;
+  gatewayConfigPath?: string;
+  adminToken?: string;
+  webhookRetryDelays: number[];
+  allowPrivateUrls: boolean;
+  rateLimitPerMinute: number;
+  initialBalanceUsd: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  instanceId: string;
+}
+
+/** Reads the environment once at start; a bad value stops the process with the variable named. */
+export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(EnvSchema.entries)) {
+    const value = source[key];
+    if (value !== undefined && value !== '') picked[key] = value;
+  }
+  const result = v.safeParse(EnvSchema, picked);
+  if (!result.success) throw new ConfigError(`invalid environment: ${formatIssues(result.issues)}`);
+  const e = result.output;
+  const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, '');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl,
+    uploadUrl: (e.UPLOAD_URL ?? publicUrl).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    dataDir: e.DATA_DIR,
+    gatewayConfigPath: e.GATEWAY_CONFIG,
+    adminToken: e.ADMIN_TOKEN,
+    webhookRetryDelays: e.WEBHOOK_RETRY_DELAYS,
+    allowPrivateUrls: e.ALLOW_PRIVATE_URLS,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    initialBalanceUsd: e.INITIAL_BALANCE_USD,
+    logLevel: e.LOG_LEVEL,
+    instanceId: e.INSTANCE_ID ?? `${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
+  };
+}

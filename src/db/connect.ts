@@ -1,0 +1,34 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database, Db } from './database.ts';
+import { PGliteDialect } from './pglite-dialect.ts';
+
+/** Postgres type OIDs whose default parsing we change on both drivers alike. */
+const INT8 = 20;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+/**
+ * `DATABASE_URL` → node-postgres pool; unset → PGlite in `DATA_DIR/pg`. Same SQL, same migrations.
+ * int8 comes back as a JS number on both (ids and sizes stay far below 2^53).
+ */
+export async function connectDatabase(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Promise<DatabaseHandle> {
+  if (opts.databaseUrl) {
+    const pg = await import('pg');
+    pg.default.types.setTypeParser(INT8, (value: string) => Number(value));
+    const pool = new pg.default.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 20 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  const dir = join(opts.dataDir, 'pg');
+  await mkdir(dir, { recursive: true });
+  const pglite = new PGlite(dir, { parsers: { [INT8]: (value: string) => Number(value) } });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return { db, kind: 'pglite', close: () => db.destroy() };
+}

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001-initial.ts';
+
+/** Numbered, in order. Imported statically so a bundled or compiled gateway still finds them. */
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001-initial': m0001,
+};

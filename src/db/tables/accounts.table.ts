@@ -1,0 +1,23 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** numeric columns come back as strings (exact); callers convert with Number() at the edge. */
+export type Numeric = ColumnType<string, string | number, string | number>;
+export type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface AccountsTable {
+  id: Generated<number>;
+  email: string;
+  /** Kept equal to the sum of the account's ledger entries, in the same transaction. */
+  balance_usd: Generated<Numeric>;
+  /** Sum of top-ups ever made: decides the upload plan (spec "Limits"). */
+  topped_up_usd: Generated<Numeric>;
+  webhook_signing_enabled: Generated<boolean>;
+  webhook_secret: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
+export type NewAccount = Insertable<AccountsTable>;
+export type AccountUpdate = Updateable<AccountsTable>;

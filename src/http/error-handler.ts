@@ -1,0 +1,41 @@
+import { Elysia } from 'elysia';
+import type { Logger } from '../ops/logger.ts';
+import { errorFields } from '../ops/logger.ts';
+import { EnvelopeError, HttpError } from './errors.ts';
+
+/**
+ * Turns a generic failure (bad JSON, unknown route, crash) into an HttpError in the shape the
+ * path's clients expect. LLM routes register their own format's shape by path prefix.
+ */
+export type ErrorShaper = (status: number, message: string, kind: 'invalid_json' | 'not_found' | 'internal') => HttpError;
+
+const envelopeShaper: ErrorShaper = (status, message) => new EnvelopeError(status, message);
+
+function render(error: HttpError): Response {
+  return new Response(JSON.stringify(error.body()), {
+    status: error.status,
+    headers: { 'content-type': 'application/json', ...error.headers },
+  });
+}
+
+/** Registered first on the root app: the one place errors become responses. */
+export function errorHandler(log: Logger, shapers: Array<{ prefix: string; shape: ErrorShaper }> = []) {
+  const shaperFor = (request: Request): ErrorShaper => {
+    const path = new URL(request.url).pathname;
+    return shapers.find((s) => path.startsWith(s.prefix))?.shape ?? envelopeShaper;
+  };
+  return new Elysia({ name: 'error-handler' }).onError({ as: 'global' }, ({ code, error, request }) => {
+    if (error instanceof HttpError) return render(error);
+    const shape = shaperFor(request);
+    switch (code) {
+      case 'PARSE':
+        return render(shape(422, 'request body is not valid JSON', 'invalid_json'));
+      case 'NOT_FOUND':
+        return render(shape(404, `no route for ${request.method} ${new URL(request.url).pathname}`, 'not_found'));
+      default:
+        // Never leak internals: the client gets a plain 500, the log gets the stack.
+        log.error('unhandled error', { code: String(code), path: new URL(request.url).pathname, ...errorFields(error) });
+        return render(shape(500, 'internal error', 'internal'));
+    }
+  });
+}

@@ -1,0 +1,45 @@
+import { bootstrap } from './app/bootstrap.ts';
+import { buildApp } from './app/build-app.ts';
+import { serve } from './app/serve.ts';
+import { ConfigError } from './config/config-error.ts';
+
+async function main(): Promise<void> {
+  const { ctx, database, firstKey } = await bootstrap();
+  const app = buildApp(ctx);
+  const http = serve(ctx, app);
+  ctx.log.info('listening', { url: ctx.env.publicUrl, database: database.kind, store: ctx.store.kind, instance: ctx.env.instanceId });
+  ctx.log.flush();
+
+  if (firstKey) {
+    // Printed once, on the very first start; the key is stored only as a hash.
+    process.stdout.write(
+      `\n  Gateway ready at ${ctx.env.publicUrl}\n  First account: ${firstKey.email} with $${firstKey.balanceUsd} balance\n  API key (shown once, keep it): ${firstKey.apiKey}\n\n  Try: curl -H "Authorization: Bearer ${firstKey.apiKey}" ${ctx.env.publicUrl}/v1/models\n\n`,
+    );
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.log.info('shutting down', { signal, in_flight: http.inFlight() });
+    await http.stop();
+    ctx.rateLimiter.stop();
+    await ctx.rateLimiter.flush();
+    await ctx.store.close();
+    await database.close();
+    ctx.log.info('stopped');
+    ctx.log.flush();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`configuration error: ${err.message}\n`);
+  } else {
+    process.stderr.write(`failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  }
+  process.exit(1);
+});

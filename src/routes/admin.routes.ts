@@ -1,0 +1,53 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import type { AppContext } from '../app/context.ts';
+import { createAccount, findAccountByEmail, findAccountById, toAccountView } from '../accounts/accounts.repository.ts';
+import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
+import { hashApiKey, sameHash } from '../auth/api-keys.ts';
+import { envelope } from '../http/envelope.ts';
+import { conflict, notFound, unauthorized } from '../http/errors.ts';
+import { parseOr422 } from '../http/parse.ts';
+
+const usd = v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1_000_000_000));
+const CreateAccountBody = v.object({
+  email: v.pipe(v.string(), v.trim(), v.email('expected an e-mail address')),
+  balance_usd: v.optional(usd),
+});
+const TopupBody = v.object({ amount_usd: v.pipe(usd, v.minValue(0.0000000001, 'must be greater than 0')) });
+const AccountId = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer user_id'), v.transform(Number));
+
+/** Operator API behind `ADMIN_TOKEN`; absent token → the routes do not exist (404). */
+export function adminRoutes(ctx: AppContext) {
+  const token = ctx.env.adminToken;
+  if (!token) return new Elysia({ name: 'admin-off' });
+  const tokenHash = hashApiKey(token);
+
+  const loadAccount = async (rawId: string) => {
+    const id = parseOr422(AccountId, rawId, 'user_id');
+    const row = await findAccountById(ctx.db, id);
+    if (!row) throw notFound(`account ${id} not found`);
+    return row;
+  };
+
+  return new Elysia({ name: 'admin', prefix: '/admin' })
+    .onBeforeHandle(({ request }) => {
+      const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
+      if (!match?.[1] || !sameHash(hashApiKey(match[1]), tokenHash)) throw unauthorized('invalid or missing admin token');
+    })
+    .post('/accounts', async ({ body }) => {
+      const input = parseOr422(CreateAccountBody, body);
+      if (await findAccountByEmail(ctx.db, input.email)) throw conflict(`an account with email ${input.email} already exists`);
+      const { account, apiKey } = await createAccount(ctx.db, { email: input.email, balanceUsd: input.balance_usd ?? 0 });
+      return envelope({ user_id: account.id, email: account.email, api_key: apiKey });
+    })
+    .post('/accounts/:id/topup', async ({ params, body }) => {
+      const { amount_usd } = parseOr422(TopupBody, body);
+      const row = await loadAccount(params.id);
+      await ctx.db.transaction().execute((trx) =>
+        applyLedgerMovement(trx, { accountId: row.id, amountUsd: amount_usd, kind: 'topup', note: 'admin top-up' }),
+      );
+      await ctx.accounts.changed(row.id);
+      return envelope(toAccountView(await loadAccount(params.id)));
+    })
+    .get('/accounts/:id', async ({ params }) => envelope(toAccountView(await loadAccount(params.id))));
+}

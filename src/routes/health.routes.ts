@@ -1,0 +1,43 @@
+import { Elysia } from 'elysia';
+import { sql } from 'kysely';
+import type { AppContext } from '../app/context.ts';
+
+async function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `/healthz`: the process answers. `/readyz`: the database and the store answer too. */
+export function healthRoutes(ctx: AppContext) {
+  return new Elysia({ name: 'health' })
+    .get('/healthz', () => ({ status: 'ok' }))
+    .get('/readyz', async ({ set }) => {
+      const check = async (work: () => Promise<unknown>) => {
+        try {
+          await within(2000, work());
+          return { ok: true };
+        } catch (err) {
+          return { ok: false, error: (err as Error).message };
+        }
+      };
+      const [database, store] = await Promise.all([
+        check(() => sql`select 1`.execute(ctx.db)),
+        check(async () => {
+          if (!(await ctx.store.ping())) throw new Error('ping failed');
+        }),
+      ]);
+      const ready = database.ok && store.ok;
+      set.status = ready ? 200 : 503;
+      return {
+        status: ready ? 'ready' : 'not_ready',
+        checks: { database: { kind: ctx.dbKind, ...database }, store: { kind: ctx.store.kind, ...store } },
+      };
+    });
+}

@@ -1,0 +1,7 @@
+import { Elysia } from 'elysia';
+import { openApiDocument } from './openapi.document.ts';
+
+export function openApiRoutes() {
+  const body = JSON.stringify(openApiDocument());
+  return new Elysia({ name: 'openapi' }).get('/openapi.json', () => new Response(body, { headers: { 'content-type': 'application/json' } }));
+}
