@@ -3,7 +3,7 @@ import type { AccountRow } from '../db/tables/accounts.table.ts';
 import type { Store } from '../store/store.ts';
 import { findAccountById } from './accounts.repository.ts';
 
-const CHANGED_CHANNEL = 'gw:account:changed';
+const CHANGED_CHANNEL = 'account:changed';
 const TTL_MS = 60_000;
 
 /**

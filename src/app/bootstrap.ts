@@ -31,7 +31,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const database = await connectDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
   const applied = await migrateToLatest(database.db);
   if (applied.length) log.info('migrations applied', { migrations: applied });
-  const store = await connectStore(env.redisUrl);
+  const store = await connectStore(env.redisUrl, env.redisKeyPrefix);
   const catalog = await buildCatalog(database.db, config);
   const keys = new KeyCache(database.db, store);
   const accounts = new AccountCache(database.db, store);

@@ -8,7 +8,7 @@ export interface AuthContext {
   keyId: number;
 }
 
-const REVOKED_CHANNEL = 'gw:auth:revoked';
+const REVOKED_CHANNEL = 'auth:revoked';
 /** Positive entries live long (revocation is pushed); negative ones briefly, against DB hammering. */
 const HIT_TTL_MS = 10 * 60_000;
 const MISS_TTL_MS = 5_000;

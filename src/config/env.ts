@@ -23,6 +23,7 @@ const EnvSchema = v.object({
   UPLOAD_URL: v.optional(url),
   DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL'))),
   REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'expected a redis:// URL'))),
+  REDIS_KEY_PREFIX: v.optional(v.pipe(v.string(), v.minLength(1)), 'gw:'),
   DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
   GATEWAY_CONFIG: v.optional(v.pipe(v.string(), v.minLength(1))),
   ADMIN_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
@@ -43,6 +44,7 @@ export interface Env {
   uploadUrl: string;
   databaseUrl?: string;
   redisUrl?: string;
+  redisKeyPrefix: string;
   dataDir: string;
   gatewayConfigPath?: string;
   adminToken?: string;
@@ -72,6 +74,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     uploadUrl: (e.UPLOAD_URL ?? publicUrl).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
     dataDir: e.DATA_DIR,
     gatewayConfigPath: e.GATEWAY_CONFIG,
     adminToken: e.ADMIN_TOKEN,

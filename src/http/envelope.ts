@@ -12,8 +12,9 @@ export function omitEmpty<T>(value: T): T {
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    if (item === undefined || isEmpty(item)) continue;
-    out[key] = omitEmpty(item);
+    if (item === undefined) continue;
+    const compacted = omitEmpty(item);
+    if (!isEmpty(compacted)) out[key] = compacted;
   }
   return out as T;
 }

@@ -36,7 +36,7 @@ export class RateLimiter {
   check(subject: string, limitPerMinute: number): RateDecision {
     const now = this.now();
     const minute = Math.floor(now / 60_000);
-    const key = `gw:rl:${subject}:${minute}`;
+    const key = `rl:${subject}:${minute}`;
     let window = this.windows.get(key);
     if (!window) {
       window = { shared: 0, pending: 0, expiresAt: (minute + 1) * 60_000 };

@@ -19,7 +19,11 @@ export class RedisStore implements Store {
   private subscriber?: Redis;
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
 
-  constructor(private readonly url: string) {
+  /** `prefix` namespaces keys and channels, so several gateways (or test runs) can share one Redis. */
+  constructor(
+    private readonly url: string,
+    private readonly prefix = 'gw:',
+  ) {
     this.client = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 2 }) as RedisWithIncr;
     this.client.defineCommand('incrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
   }
@@ -29,49 +33,49 @@ export class RedisStore implements Store {
   }
 
   async get(key: string): Promise<string | null> {
-    return this.client.get(key);
+    return this.client.get(this.prefix + key);
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    if (ttlMs) await this.client.set(key, value, 'PX', ttlMs);
-    else await this.client.set(key, value);
+    if (ttlMs) await this.client.set(this.prefix + key, value, 'PX', ttlMs);
+    else await this.client.set(this.prefix + key, value);
   }
 
   async del(key: string): Promise<void> {
-    await this.client.del(key);
+    await this.client.del(this.prefix + key);
   }
 
   async incr(key: string, by: number, ttlMs: number): Promise<number> {
-    return Number(await this.client.incrWithTtl(key, by, ttlMs));
+    return Number(await this.client.incrWithTtl(this.prefix + key, by, ttlMs));
   }
 
   async ttl(key: string): Promise<number> {
-    const ms = await this.client.pttl(key);
+    const ms = await this.client.pttl(this.prefix + key);
     return ms < 0 ? -1 : ms;
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await this.client.publish(channel, message);
+    await this.client.publish(this.prefix + channel, message);
   }
 
   async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
     if (!this.subscriber) {
       this.subscriber = new Redis(this.url, { maxRetriesPerRequest: null });
       this.subscriber.on('message', (ch: string, message: string) => {
-        for (const h of this.handlers.get(ch) ?? []) h(message);
+        for (const h of this.handlers.get(ch.slice(this.prefix.length)) ?? []) h(message);
       });
     }
     let set = this.handlers.get(channel);
     if (!set) {
       this.handlers.set(channel, (set = new Set()));
-      await this.subscriber.subscribe(channel);
+      await this.subscriber.subscribe(this.prefix + channel);
     }
     set.add(handler);
     return async () => {
       set.delete(handler);
       if (set.size === 0) {
         this.handlers.delete(channel);
-        await this.subscriber?.unsubscribe(channel);
+        await this.subscriber?.unsubscribe(this.prefix + channel);
       }
     };
   }

@@ -1,0 +1,45 @@
+import { ADMIN_TOKEN, type GatewayProcess } from './gateway-process.ts';
+
+export interface ApiResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** A small JSON client for tests: returns status, headers and parsed body. */
+export async function api<T = any>(
+  gw: GatewayProcess | string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResult<T>> {
+  const base = typeof gw === 'string' ? gw : gw.url;
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: string | undefined;
+  if (opts.rawBody !== undefined) {
+    body = opts.rawBody;
+    headers['content-type'] ??= 'application/json';
+  } else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] = 'application/json';
+  }
+  const res = await fetch(`${base}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // leave as text
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+export async function createAccount(gw: GatewayProcess, email: string, balanceUsd = 10): Promise<{ userId: number; key: string }> {
+  const res = await api(gw, 'POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { email, balance_usd: balanceUsd } });
+  if (res.status !== 200) throw new Error(`create account failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { userId: res.body.data.user_id, key: res.body.data.api_key };
+}
+
+let counter = 0;
+export const uniqueEmail = (label = 'user') => `${label}-${Date.now()}-${counter++}@example.com`;

@@ -1,0 +1,97 @@
+import { describe, expect, test } from 'bun:test';
+import { resolve } from 'node:path';
+import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { ADMIN_TOKEN, MODES, startGateway } from '../helpers/gateway-process.ts';
+
+const ROOT = resolve(import.meta.dir, '../..');
+
+describe('operations', () => {
+  for (const mode of MODES) {
+    test(`rate limit per key answers 429 with Retry-After [${mode.name}]`, async () => {
+      const gw = await startGateway({ ...(await mode.env('ratelimit')), RATE_LIMIT_PER_MINUTE: '5' });
+      try {
+        const a = await createAccount(gw, uniqueEmail('rl'));
+        const b = await createAccount(gw, uniqueEmail('rl'));
+        const statuses: number[] = [];
+        for (let i = 0; i < 7; i++) statuses.push((await api(gw, 'GET', '/v1/account', { key: a.key })).status);
+        expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+        const limited = await api(gw, 'GET', '/v1/models', { key: a.key });
+        expect(limited.status).toBe(429);
+        expect(limited.body).toEqual({ success: false, code: 429, data: { message: 'rate limit exceeded' } });
+        const retryAfter = Number(limited.headers.get('retry-after'));
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        expect(retryAfter).toBeLessThanOrEqual(60);
+        // Another key has its own budget.
+        expect((await api(gw, 'GET', '/v1/account', { key: b.key })).status).toBe(200);
+      } finally {
+        await gw.stop();
+      }
+    });
+  }
+
+  test('SIGTERM lets an in-flight request finish, then exits 0', async () => {
+    const gw = await startGateway(await MODES[1]!.env('shutdown'));
+    const { key } = await createAccount(gw, uniqueEmail('term'));
+    // A slow upload body keeps a request in flight while the signal arrives.
+    let push!: (chunk: string) => void;
+    let end!: () => void;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        push = (chunk) => controller.enqueue(new TextEncoder().encode(chunk));
+        end = () => controller.close();
+      },
+    });
+    const pending = fetch(`${gw.url}/v1/account/webhook-signing`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body,
+      // @ts-expect-error Bun supports streaming request bodies with duplex
+      duplex: 'half',
+    });
+    push('{"enabled":');
+    await Bun.sleep(200);
+    gw.proc.kill('SIGTERM');
+    await Bun.sleep(200);
+    push(' true}');
+    end();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect((await res.json()).data.enabled).toBe(true);
+    expect(await gw.proc.exited).toBe(0);
+    expect(gw.output()).toContain('"msg":"stopped"');
+  });
+
+  test('the admin CLI creates, tops up and shows accounts', async () => {
+    const gw = await startGateway(await MODES[1]!.env('cli'));
+    try {
+      const run = async (...args: string[]) => {
+        const proc = Bun.spawn([process.execPath, 'run', 'src/cli/admin.ts', ...args], {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN, GATEWAY_URL: gw.url },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        });
+        const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+        return { out, err, code };
+      };
+      const email = uniqueEmail('cli');
+      const created = await run('create', email, '3');
+      expect(created.code).toBe(0);
+      const account = JSON.parse(created.out);
+      expect(account.email).toBe(email);
+      expect(account.api_key).toMatch(/^gw_/);
+      const topped = await run('topup', String(account.user_id), '2.5');
+      expect(JSON.parse(topped.out).balance_usd).toBe(5.5);
+      const shown = await run('show', String(account.user_id));
+      expect(JSON.parse(shown.out).email).toBe(email);
+      const bad = await run('topup', String(account.user_id), 'lots');
+      expect(bad.code).not.toBe(0);
+      expect(bad.err).toContain('amount_usd must be a number');
+      const missing = await run('show', '999999');
+      expect(missing.code).not.toBe(0);
+      expect(missing.err).toContain('404');
+    } finally {
+      await gw.stop();
+    }
+  });
+});

@@ -1,0 +1,32 @@
+import { expect, test } from 'bun:test';
+import { RateLimiter } from '../../src/ops/rate-limiter.ts';
+import { MemoryStore } from '../../src/store/memory-store.ts';
+
+test('a key gets `limit` requests per minute window, then a Retry-After to the window end', async () => {
+  let now = 60_000 * 1000 + 15_000; // 15 s into a minute
+  const store = new MemoryStore(() => now);
+  const limiter = new RateLimiter(store, 1_000_000, () => now);
+  const decisions = Array.from({ length: 4 }, () => limiter.check('k1', 3));
+  expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+  expect(decisions[3]!.retryAfterSeconds).toBe(45);
+  expect(limiter.check('k2', 3).allowed).toBe(true);
+  await limiter.flush();
+  expect(await store.get('rl:k1:1000')).toBe('3');
+  now += 45_000; // next window
+  expect(limiter.check('k1', 3).allowed).toBe(true);
+  limiter.stop();
+});
+
+test('counts from other instances, learned at sync, count against the budget', async () => {
+  const now = 120_000_000;
+  const store = new MemoryStore(() => now);
+  const a = new RateLimiter(store, 1_000_000, () => now);
+  const b = new RateLimiter(store, 1_000_000, () => now);
+  for (let i = 0; i < 4; i++) expect(a.check('shared', 5).allowed).toBe(true);
+  await a.flush();
+  expect(b.check('shared', 5).allowed).toBe(true);
+  await b.flush(); // b learns the global total (5)
+  expect(b.check('shared', 5).allowed).toBe(false);
+  a.stop();
+  b.stop();
+});
