@@ -66,3 +66,6 @@ switch (command) {
   default:
     fail(USAGE);
 }
+
+// A module, so top-level await is allowed under `tsc`.
+export {};

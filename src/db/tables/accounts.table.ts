@@ -2,6 +2,8 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 
 /** numeric columns come back as strings (exact); callers convert with Number() at the edge. */
 export type Numeric = ColumnType<string, string | number, string | number>;
+/** A numeric column with a database default: optional on insert. (`Generated<Numeric>` would nest two ColumnTypes.) */
+export type GeneratedNumeric = ColumnType<string, string | number | undefined, string | number>;
 export type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
@@ -9,9 +11,9 @@ export interface AccountsTable {
   id: Generated<number>;
   email: string;
   /** Kept equal to the sum of the account's ledger entries, in the same transaction. */
-  balance_usd: Generated<Numeric>;
+  balance_usd: GeneratedNumeric;
   /** Sum of top-ups ever made: decides the upload plan (spec "Limits"). */
-  topped_up_usd: Generated<Numeric>;
+  topped_up_usd: GeneratedNumeric;
   webhook_signing_enabled: Generated<boolean>;
   webhook_secret: string | null;
   created_at: CreatedAt;

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { CreatedAt, Numeric, Timestamp } from './accounts.table.ts';
+import type { CreatedAt, GeneratedNumeric, Timestamp } from './accounts.table.ts';
 
 export type Json = ColumnType<unknown, string, string>;
 export type TaskStatus = 'processing' | 'completed' | 'failed';
@@ -18,7 +18,7 @@ export interface TasksTable {
   error_message: string | null;
   /** Structured upstream diagnostics of a failure: operational data, never shown to clients. */
   error_detail: Json | null;
-  cost_usd: Generated<Numeric>;
+  cost_usd: GeneratedNumeric;
   callback_url: string | null;
   idempotency_key: string | null;
   request_hash: string | null;
