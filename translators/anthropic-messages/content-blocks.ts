@@ -1,0 +1,68 @@
+import type { ImagePart, TextPart } from '../canonical/request.ts';
+import type { TranslationWarning } from '../canonical/warnings.ts';
+import { Base64SourceSchema, BlockTypeSchema, ImageBlockSchema, TextBlockSchema, UrlSourceSchema } from './request-schema.ts';
+import { invalid, parseAt } from './validation.ts';
+
+/** Decoders of single client content blocks (text, image, tool_result contents), shared by every role. */
+
+/**
+ * Block types Anthropic defines that the canonical model cannot carry (documents, thinking,
+ * server-tool traffic…). They are dropped with a warning; any other type is an error.
+ */
+export const DROPPED_BLOCKS = new Set([
+  'document',
+  'search_result',
+  'thinking',
+  'redacted_thinking',
+  'server_tool_use',
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+  'bash_code_execution_tool_result',
+  'text_editor_code_execution_tool_result',
+  'tool_search_tool_result',
+  'tool_reference',
+  'container_upload',
+  'mcp_tool_use',
+  'mcp_tool_result',
+]);
+
+export function dropped(type: string, path: string, warnings: TranslationWarning[]): void {
+  warnings.push({ type: 'unsupported-content', field: path, message: `${type} blocks are not supported and were dropped` });
+}
+
+export function decodeText(block: unknown, path: string): TextPart {
+  return { type: 'text', text: parseAt(TextBlockSchema, block, path).text };
+}
+
+export function decodeImage(block: unknown, path: string): ImagePart {
+  const { source } = parseAt(ImageBlockSchema, block, path);
+  switch (source.type) {
+    case 'base64': {
+      const b64 = parseAt(Base64SourceSchema, source, `${path}.source`);
+      return { type: 'image', source: { kind: 'base64', mediaType: b64.media_type, data: b64.data } };
+    }
+    case 'url':
+      return { type: 'image', source: { kind: 'url', url: parseAt(UrlSourceSchema, source, `${path}.source`).url } };
+    case 'file':
+      return invalid(`${path}.source.type`, 'file sources are not supported; send the image as base64 or url');
+    default:
+      return invalid(`${path}.source.type`, 'must be one of base64, url');
+  }
+}
+
+/** Text and image blocks inside a `tool_result`; a plain string is one text part. */
+export function decodeToolResultContent(content: unknown, path: string, warnings: TranslationWarning[]): Array<TextPart | ImagePart> {
+  if (content === undefined || content === null) return [];
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  const parts: Array<TextPart | ImagePart> = [];
+  (content as unknown[]).forEach((block, j) => {
+    const at = `${path}[${j}]`;
+    const { type } = parseAt(BlockTypeSchema, block, at);
+    if (type === 'text') parts.push(decodeText(block, at));
+    else if (type === 'image') parts.push(decodeImage(block, at));
+    else if (DROPPED_BLOCKS.has(type)) dropped(type, at, warnings);
+    else invalid(`${at}.type`, `unsupported tool_result content type '${type}'`);
+  });
+  return parts;
+}

@@ -1,0 +1,73 @@
+import type { CanonicalRequest } from '../canonical/request.ts';
+import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
+import { InvalidRequestError } from '../canonical/errors.ts';
+import { decodeMessages, decodeSystem } from './decode-content.ts';
+import { JsonSchemaFormatSchema, RequestSchema } from './request-schema.ts';
+import { decodeToolChoice, decodeTools } from './tools.ts';
+import { asObject, invalid, isSet, parseAt } from './validation.ts';
+
+/** Settings the gateway cannot honour: dropped with a warning. `cache_control` is silently ignored (caching only). */
+const DROPPED = [
+  'top_k',
+  'thinking',
+  'service_tier',
+  'speed',
+  'inference_geo',
+  'container',
+  'context_management',
+  'diagnostics',
+  'user_profile_id',
+  'workspace_id',
+] as const;
+
+/** Settings whose loss would change the answer: refused. */
+const REFUSED: Record<string, string> = {
+  mcp_servers: 'MCP servers are not supported; declare the tools in tools',
+};
+
+/** The name canonical json-schema formats need; Anthropic's `output_config.format` has none. */
+export const ANTHROPIC_SCHEMA_NAME = 'response';
+
+/**
+ * A `POST /v1/messages` body → the canonical request. `system` leads as a system message;
+ * `output_config.format` (structured outputs) becomes a json-schema response format.
+ */
+export function decodeAnthropicRequest(body: unknown): Translated<CanonicalRequest> {
+  const obj = asObject(body);
+  if (!obj) throw new InvalidRequestError('request body: must be a JSON object');
+  const req = parseAt(RequestSchema, obj, '');
+  const warnings: TranslationWarning[] = [];
+
+  for (const [field, message] of Object.entries(REFUSED)) {
+    if (isSet(obj[field])) invalid(field, message);
+  }
+  if (isSet(req.temperature) && isSet(req.top_p)) invalid('top_p', 'use either temperature or top_p, not both');
+  for (const field of DROPPED) {
+    if (isSet(obj[field])) warnings.push({ type: 'unsupported-setting', field, message: `${field} is not supported and was ignored` });
+  }
+  if (isSet(req.output_config?.effort)) {
+    warnings.push({ type: 'unsupported-setting', field: 'output_config.effort', message: 'output_config.effort is not supported and was ignored' });
+  }
+
+  const request: CanonicalRequest = {
+    model: req.model,
+    messages: [...decodeSystem(req.system), ...decodeMessages(req.messages, warnings)],
+    stream: req.stream ?? false,
+    maxTokens: req.max_tokens,
+  };
+  if (req.tools?.length) request.tools = decodeTools(req.tools, warnings);
+  if (isSet(req.tool_choice)) {
+    const choice = decodeToolChoice(req.tool_choice, request.tools?.map((tool) => tool.name) ?? []);
+    request.toolChoice = choice.toolChoice;
+    if (choice.parallelToolCalls !== undefined) request.parallelToolCalls = choice.parallelToolCalls;
+  }
+  if (typeof req.temperature === 'number') request.temperature = req.temperature;
+  if (typeof req.top_p === 'number') request.topP = req.top_p;
+  if (req.stop_sequences?.length) request.stopSequences = req.stop_sequences;
+  if (isSet(req.output_config?.format)) {
+    const format = parseAt(JsonSchemaFormatSchema, req.output_config?.format, 'output_config.format');
+    request.responseFormat = { type: 'json-schema', name: ANTHROPIC_SCHEMA_NAME, schema: format.schema };
+  }
+  if (req.metadata?.user_id) request.user = req.metadata.user_id;
+  return { value: request, warnings };
+}

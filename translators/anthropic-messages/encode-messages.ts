@@ -1,0 +1,121 @@
+import type { CanonicalMessage, ImagePart, TextPart, ToolCallPart } from '../canonical/request.ts';
+import type { TranslationWarning } from '../canonical/warnings.ts';
+import { asObject } from './validation.ts';
+import type {
+  AnthropicContentParam,
+  AnthropicImageParam,
+  AnthropicMessageParam,
+  AnthropicTextParam,
+  AnthropicToolResultParam,
+} from './wire-types.ts';
+
+export interface EncodedConversation {
+  /** Every canonical system text, in order, joined by blank lines. */
+  system: string[];
+  messages: AnthropicMessageParam[];
+}
+
+/** Anthropic rejects empty text blocks, so they are left out (they carry nothing). */
+function textBlock(part: TextPart): AnthropicTextParam[] {
+  return part.text === '' ? [] : [{ type: 'text', text: part.text }];
+}
+
+function imageBlock(part: ImagePart, field: string, warnings: TranslationWarning[]): AnthropicImageParam {
+  if (part.detail && part.detail !== 'auto') {
+    warnings.push({ type: 'unsupported-setting', field: `${field}.detail`, message: 'image detail is not supported by Anthropic and was ignored' });
+  }
+  const source = part.source;
+  switch (source.kind) {
+    case 'base64':
+      return { type: 'image', source: { type: 'base64', media_type: source.mediaType, data: source.data } };
+    case 'url':
+      return { type: 'image', source: { type: 'url', url: source.url } };
+    default: {
+      const exhaustive: never = source;
+      throw new Error(`unknown image source ${JSON.stringify(exhaustive)}`);
+    }
+  }
+}
+
+/** Arguments JSON text → the `input` object Anthropic wants; anything but an object becomes `{}` with a warning. */
+export function argumentsToInput(part: ToolCallPart, field: string, warnings: TranslationWarning[]): Record<string, unknown> {
+  if (part.arguments.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(part.arguments);
+  } catch {
+    parsed = undefined;
+  }
+  const input = asObject(parsed);
+  if (input) return input;
+  warnings.push({ type: 'changed-value', field, message: `arguments of tool call ${part.id} are not a JSON object; sent as {}` });
+  return {};
+}
+
+function encodeContent(message: CanonicalMessage, i: number, warnings: TranslationWarning[]): AnthropicContentParam[] {
+  const field = (j: number) => `messages[${i}].content[${j}]`;
+  switch (message.role) {
+    case 'system':
+      return [];
+    case 'user':
+      return message.content.flatMap((part, j): AnthropicContentParam[] =>
+        part.type === 'text' ? textBlock(part) : [imageBlock(part, field(j), warnings)],
+      );
+    case 'assistant':
+      return message.content.flatMap((part, j): AnthropicContentParam[] =>
+        part.type === 'text'
+          ? textBlock(part)
+          : [{ type: 'tool_use', id: part.id, name: part.name, input: argumentsToInput(part, `${field(j)}.arguments`, warnings) }],
+      );
+    case 'tool':
+      return message.content.map((result, j): AnthropicToolResultParam => {
+        const content = result.content.flatMap((part, k): Array<AnthropicTextParam | AnthropicImageParam> =>
+          part.type === 'text' ? textBlock(part) : [imageBlock(part, `${field(j)}.content[${k}]`, warnings)],
+        );
+        return {
+          type: 'tool_result',
+          tool_use_id: result.toolCallId,
+          ...(content.length ? { content } : {}),
+          ...(result.isError ? { is_error: true } : {}),
+        };
+      });
+    default: {
+      const exhaustive: never = message;
+      throw new Error(`unknown role ${JSON.stringify(exhaustive)}`);
+    }
+  }
+}
+
+/** `tool_result` blocks must open a user turn; other blocks keep their order after them. */
+function resultsFirst(content: AnthropicContentParam[]): AnthropicContentParam[] {
+  return [...content.filter((b) => b.type === 'tool_result'), ...content.filter((b) => b.type !== 'tool_result')];
+}
+
+/**
+ * Canonical messages → Anthropic's alternating user/assistant turns: system texts gathered for
+ * the top-level `system`, tool results sent as user `tool_result` blocks, consecutive turns of
+ * the same role merged, and messages left empty dropped.
+ */
+export function encodeMessages(messages: CanonicalMessage[], warnings: TranslationWarning[]): EncodedConversation {
+  const system: string[] = [];
+  const out: AnthropicMessageParam[] = [];
+  let movedSystem = false;
+  messages.forEach((message, i) => {
+    if (message.role === 'system') {
+      if (out.length && !movedSystem) {
+        movedSystem = true;
+        warnings.push({ type: 'changed-value', field: `messages[${i}]`, message: 'a system message after the conversation start was moved into the top-level system prompt' });
+      }
+      system.push(...message.content.map((part) => part.text).filter((t) => t !== ''));
+      return;
+    }
+    const content = encodeContent(message, i, warnings);
+    if (!content.length) return;
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const last = out.at(-1);
+    if (last && last.role === role) last.content.push(...content);
+    else out.push({ role, content });
+  });
+  for (const message of out) if (message.role === 'user') message.content = resultsFirst(message.content);
+  return { system, messages: out };
+}

@@ -1,0 +1,92 @@
+import { formatSse } from '../shared/sse.ts';
+
+interface QueuedBlock {
+  kind: 'text' | 'tool';
+  id: string;
+  name: string;
+  /** Deltas that arrived while another block was open. */
+  pending: string[];
+  ended: boolean;
+}
+
+export interface BlockQueue {
+  start(canonicalIndex: number, kind: 'text' | 'tool', id?: string, name?: string): string[];
+  delta(canonicalIndex: number, delta: string): string[];
+  end(canonicalIndex: number): string[];
+  /** Writes out every block still queued (start, buffered deltas, stop), in order. */
+  drain(): string[];
+}
+
+/**
+ * Serialises canonical blocks for Anthropic, whose blocks are strictly sequential: one open at a
+ * time, indices 0, 1, 2… in order of emission. Canonical blocks may interleave (parallel tool
+ * calls); the block at the head of the queue streams live, the others buffer their deltas until
+ * every block before them has stopped, then are written out in order.
+ */
+export function createBlockQueue(): BlockQueue {
+  const queue: QueuedBlock[] = [];
+  const byCanonical = new Map<number, QueuedBlock>();
+  let nextIndex = 0;
+  /** The Anthropic index of the head block once its content_block_start is out. */
+  let headIndex: number | undefined;
+
+  const startEvent = (block: QueuedBlock, index: number): string =>
+    formatSse(
+      {
+        type: 'content_block_start',
+        index,
+        content_block: block.kind === 'text' ? { type: 'text', text: '' } : { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      },
+      'content_block_start',
+    );
+  const deltaEvent = (block: QueuedBlock, index: number, delta: string): string =>
+    formatSse(
+      {
+        type: 'content_block_delta',
+        index,
+        delta: block.kind === 'text' ? { type: 'text_delta', text: delta } : { type: 'input_json_delta', partial_json: delta },
+      },
+      'content_block_delta',
+    );
+  const stopEvent = (index: number): string => formatSse({ type: 'content_block_stop', index }, 'content_block_stop');
+
+  /** Opens the head block if needed; closes and removes finished heads; stops at a live one (or at `all`, closes it too). */
+  const advance = (all: boolean): string[] => {
+    const out: string[] = [];
+    for (let head = queue[0]; head; head = queue[0]) {
+      if (headIndex === undefined) {
+        headIndex = nextIndex++;
+        out.push(startEvent(head, headIndex));
+      }
+      for (const delta of head.pending.splice(0)) out.push(deltaEvent(head, headIndex, delta));
+      if (!head.ended && !all) break;
+      out.push(stopEvent(headIndex));
+      queue.shift();
+      headIndex = undefined;
+    }
+    return out;
+  };
+
+  return {
+    start(canonicalIndex, kind, id = '', name = '') {
+      const block: QueuedBlock = { kind, id, name, pending: [], ended: false };
+      byCanonical.set(canonicalIndex, block);
+      queue.push(block);
+      return advance(false);
+    },
+    delta(canonicalIndex, delta) {
+      const block = byCanonical.get(canonicalIndex);
+      if (!block || block.ended || delta === '') return [];
+      if (block === queue[0] && headIndex !== undefined) return [deltaEvent(block, headIndex, delta)];
+      block.pending.push(delta);
+      return [];
+    },
+    end(canonicalIndex) {
+      const block = byCanonical.get(canonicalIndex);
+      if (!block || block.ended) return [];
+      block.ended = true;
+      return block === queue[0] ? advance(false) : [];
+    },
+    drain: () => advance(true),
+  };
+}

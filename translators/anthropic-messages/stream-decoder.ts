@@ -1,0 +1,116 @@
+import type { StreamEvent } from '../canonical/stream.ts';
+import { mintId } from '../shared/ids.ts';
+import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import { fromAnthropicStopReason } from './finish-reason.ts';
+import { createBlockTracker, UpstreamStreamError } from './stream-decoder-blocks.ts';
+import { inputUsage, mergeUsageParts, readAnthropicUsage, toCanonicalUsage, type AnthropicUsageParts } from './usage.ts';
+import { asNumber, asObject, asString, type Json } from './validation.ts';
+
+export interface AnthropicStreamDecoderOptions {
+  /** The gateway's model id, named in `message-start`. */
+  model: string;
+  /** Unix seconds for `message-start`; Anthropic streams carry no timestamp. Defaults to now. */
+  created?: number;
+}
+
+/** Anthropic's `error` event → a canonical error code: overload is told apart, the rest is `upstream_error`. */
+function upstreamError(data: Json | undefined): StreamEvent {
+  const error = asObject(data?.error);
+  const type = asString(error?.type);
+  return {
+    type: 'error',
+    error: {
+      code: type === 'overloaded_error' ? 'upstream_overloaded' : 'upstream_error',
+      message: asString(error?.message) ?? type ?? 'the upstream reported an error',
+    },
+  };
+}
+
+/**
+ * An upstream's Anthropic Messages SSE (already parsed into messages) → canonical events.
+ * `message_start` gives the id and input usage; text and tool_use blocks map one to one (others
+ * are skipped); `message_delta` gives the stop reason and cumulative usage; only `message_stop`
+ * releases the `finish`, with usage merged field by field (later figures win). An `error` event
+ * or non-JSON data ends the stream with one canonical error; a stream that ends without
+ * `message_stop` ends with `stream_truncated`.
+ */
+export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions): TransformStream<EventSourceMessage, StreamEvent> {
+  const blocks = createBlockTracker();
+  let started = false;
+  let done = false;
+  let usage: AnthropicUsageParts = {};
+  let stopReason: string | undefined;
+  let stopSequence: string | undefined;
+
+  const handle = (type: string, data: Json): StreamEvent[] => {
+    if (type === 'ping') return [];
+    if (type === 'message_start') {
+      if (started) throw new UpstreamStreamError('a second message_start');
+      started = true;
+      const message = asObject(data.message) ?? {};
+      usage = readAnthropicUsage(message.usage);
+      return [
+        {
+          type: 'message-start',
+          id: asString(message.id) ?? mintId('msg_'),
+          model: opts.model,
+          created: opts.created ?? Math.floor(Date.now() / 1000),
+          usage: inputUsage(usage),
+        },
+      ];
+    }
+    if (!started) throw new UpstreamStreamError(`the upstream stream began with ${type} instead of message_start`);
+    const index = asNumber(data.index) ?? -1;
+    switch (type) {
+      case 'content_block_start':
+        return blocks.start(index, asObject(data.content_block) ?? {});
+      case 'content_block_delta':
+        return blocks.delta(index, asObject(data.delta) ?? {});
+      case 'content_block_stop':
+        return blocks.stop(index);
+      case 'message_delta': {
+        const delta = asObject(data.delta) ?? {};
+        stopReason = asString(delta.stop_reason) ?? stopReason;
+        stopSequence = asString(delta.stop_sequence) ?? stopSequence;
+        usage = mergeUsageParts(usage, readAnthropicUsage(data.usage));
+        return [];
+      }
+      case 'message_stop': {
+        done = true;
+        const finish: StreamEvent = { type: 'finish', finishReason: fromAnthropicStopReason(stopReason), usage: toCanonicalUsage(usage) };
+        if (stopSequence !== undefined) finish.stopSequence = stopSequence;
+        return [...blocks.closeAll(), finish];
+      }
+      default:
+        // Anthropic may add event types (its versioning policy says so); unknown ones are ignored.
+        return [];
+    }
+  };
+
+  return new TransformStream<EventSourceMessage, StreamEvent>({
+    transform(message, controller) {
+      if (done) return;
+      if (message.event === 'ping' || message.data === '') return;
+      const data = asObject(parseJsonData(message.data));
+      const fail = (event: StreamEvent) => {
+        done = true;
+        controller.enqueue(event);
+      };
+      if (message.event === 'error' || data?.type === 'error') return fail(upstreamError(data));
+      if (!data) {
+        return fail({ type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a JSON object' } });
+      }
+      try {
+        for (const event of handle(asString(data.type) ?? message.event ?? '', data)) controller.enqueue(event);
+      } catch (err) {
+        if (!(err instanceof UpstreamStreamError)) throw err;
+        fail({ type: 'error', error: { code: 'invalid_upstream_stream', message: err.message } });
+      }
+    },
+    flush(controller) {
+      if (done) return;
+      done = true;
+      controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended without message_stop' } });
+    },
+  });
+}

@@ -1,0 +1,100 @@
+import type { CanonicalUsage } from '../canonical/usage.ts';
+import { asNumber, asObject } from './validation.ts';
+import type { AnthropicDeltaUsage, AnthropicUsage } from './wire-types.ts';
+
+/**
+ * Anthropic counts input in three parts: `input_tokens` (uncached), `cache_creation_input_tokens`
+ * (written to the cache) and `cache_read_input_tokens` (served from it). Canonical usage, like
+ * OpenAI's, counts every input token in `inputTokens` and the cache hits again in
+ * `cachedInputTokens`. Cache writes have no canonical field: they stay inside `inputTokens`.
+ */
+export interface AnthropicUsageParts {
+  input?: number;
+  cacheCreation?: number;
+  cacheRead?: number;
+  output?: number;
+  thinking?: number;
+}
+
+/** Reads the token figures of a wire `usage` object (Usage or MessageDeltaUsage); absent and null are undefined. */
+export function readAnthropicUsage(usage: unknown): AnthropicUsageParts {
+  const u = asObject(usage) ?? {};
+  const parts: AnthropicUsageParts = {};
+  const set = (key: keyof AnthropicUsageParts, value: number | undefined) => {
+    if (value !== undefined) parts[key] = value;
+  };
+  set('input', asNumber(u.input_tokens));
+  set('cacheCreation', asNumber(u.cache_creation_input_tokens));
+  set('cacheRead', asNumber(u.cache_read_input_tokens));
+  set('output', asNumber(u.output_tokens));
+  set('thinking', asNumber(asObject(u.output_tokens_details)?.thinking_tokens));
+  return parts;
+}
+
+/** Later figures win, field by field (Anthropic's `message_delta` usage is cumulative). */
+export function mergeUsageParts(into: AnthropicUsageParts, update: AnthropicUsageParts): AnthropicUsageParts {
+  const merged = { ...into };
+  for (const key of Object.keys(update) as Array<keyof AnthropicUsageParts>) {
+    const value = update[key];
+    if (value !== undefined) merged[key] = value;
+  }
+  return merged;
+}
+
+/** The input side only (what `message_start` knows). */
+export function inputUsage(parts: AnthropicUsageParts): Partial<CanonicalUsage> {
+  const out: Partial<CanonicalUsage> = { inputTokens: (parts.input ?? 0) + (parts.cacheCreation ?? 0) + (parts.cacheRead ?? 0) };
+  if (parts.cacheRead) out.cachedInputTokens = parts.cacheRead;
+  return out;
+}
+
+/** Wire usage parts → canonical usage. */
+export function toCanonicalUsage(parts: AnthropicUsageParts): CanonicalUsage {
+  const inputTokens = (parts.input ?? 0) + (parts.cacheCreation ?? 0) + (parts.cacheRead ?? 0);
+  const outputTokens = parts.output ?? 0;
+  const usage: CanonicalUsage = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+  if (parts.cacheRead) usage.cachedInputTokens = parts.cacheRead;
+  if (parts.thinking !== undefined) usage.reasoningTokens = parts.thinking;
+  return usage;
+}
+
+/** An upstream's `usage` object (possibly partial or null) → canonical usage. */
+export function fromAnthropicUsage(usage: unknown): CanonicalUsage {
+  return toCanonicalUsage(readAnthropicUsage(usage));
+}
+
+/** Uncached input tokens: Anthropic's `input_tokens` excludes cache reads. */
+function uncachedInput(usage: Partial<CanonicalUsage>): number {
+  return Math.max(0, (usage.inputTokens ?? 0) - (usage.cachedInputTokens ?? 0));
+}
+
+const thinkingDetails = (usage: Partial<CanonicalUsage>) =>
+  usage.reasoningTokens !== undefined ? { thinking_tokens: usage.reasoningTokens } : null;
+
+/** Canonical usage → a Message's `usage`, every field the SDK types as required present. */
+export function toAnthropicUsage(usage: Partial<CanonicalUsage>, outputFallback = 0): AnthropicUsage {
+  return {
+    input_tokens: uncachedInput(usage),
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: usage.cachedInputTokens ?? 0,
+    cache_creation: null,
+    output_tokens: usage.outputTokens ?? outputFallback,
+    output_tokens_details: thinkingDetails(usage),
+    server_tool_use: null,
+    service_tier: null,
+    inference_geo: null,
+    speed: null,
+  };
+}
+
+/** Canonical usage → the final `message_delta` usage; it always repeats the real input figures. */
+export function toAnthropicDeltaUsage(usage: CanonicalUsage): AnthropicDeltaUsage {
+  return {
+    input_tokens: uncachedInput(usage),
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: usage.cachedInputTokens ?? 0,
+    output_tokens: usage.outputTokens,
+    output_tokens_details: thinkingDetails(usage),
+    server_tool_use: null,
+  };
+}

@@ -1,0 +1,78 @@
+import type { AssistantContentPart, CanonicalMessage, ToolResultPart } from '../canonical/request.ts';
+import type { TranslationWarning } from '../canonical/warnings.ts';
+import { decodeAssistantContent, decodeTextContent, decodeUserContent } from './decode-content.ts';
+import { AssistantMessageSchema, ContentMessageSchema, MessageSchema, ToolCallSchema, ToolMessageSchema } from './request-schema.ts';
+import { invalid, isSet, parseAt, type Json } from './validation.ts';
+
+/** Participant `name`s have no canonical field; dropping one is reported. */
+function dropName(message: { name?: string | null }, path: string, warnings: TranslationWarning[]): void {
+  if (message.name) warnings.push({ type: 'unsupported-setting', field: `${path}.name`, message: 'message names are not supported and were ignored' });
+}
+
+function decodeAssistant(raw: Json, path: string, warnings: TranslationWarning[]): AssistantContentPart[] {
+  const message = parseAt(AssistantMessageSchema, raw, path);
+  dropName(message, path, warnings);
+  if (isSet(raw.function_call)) invalid(`${path}.function_call`, 'function_call is deprecated and not supported; use tool_calls');
+  if (isSet(raw.audio)) warnings.push({ type: 'unsupported-content', field: `${path}.audio`, message: 'earlier audio replies are not supported and were dropped' });
+  const parts: AssistantContentPart[] = isSet(message.content) ? decodeAssistantContent(message.content ?? '', `${path}.content`, warnings) : [];
+  if (message.refusal) {
+    warnings.push({ type: 'changed-value', field: `${path}.refusal`, message: 'an earlier refusal is sent as plain assistant text' });
+    parts.push({ type: 'text', text: message.refusal });
+  }
+  (message.tool_calls ?? []).forEach((rawCall, j) => {
+    const call = parseAt(ToolCallSchema, rawCall, `${path}.tool_calls[${j}]`);
+    parts.push({ type: 'tool-call', id: call.id, name: call.function.name, arguments: call.function.arguments });
+  });
+  if (!isSet(message.content) && !message.tool_calls?.length && !message.refusal) invalid(`${path}.content`, 'is required unless tool_calls is set');
+  return parts;
+}
+
+/**
+ * `messages` → canonical messages. `developer` is a system message; consecutive `tool` messages
+ * (the results of one turn's parallel calls) become one canonical tool message.
+ */
+export function decodeMessages(messages: unknown[], warnings: TranslationWarning[]): CanonicalMessage[] {
+  const out: CanonicalMessage[] = [];
+  const pushToolResult = (part: ToolResultPart) => {
+    const last = out.at(-1);
+    if (last?.role === 'tool') last.content.push(part);
+    else out.push({ role: 'tool', content: [part] });
+  };
+
+  messages.forEach((raw, i) => {
+    const path = `messages[${i}]`;
+    const { role } = parseAt(MessageSchema, raw, path);
+    const obj = raw as Json;
+    switch (role) {
+      case 'system':
+      case 'developer': {
+        const message = parseAt(ContentMessageSchema, obj, path);
+        dropName(message, path, warnings);
+        out.push({ role: 'system', content: decodeTextContent(message.content, `${path}.content`, role) });
+        break;
+      }
+      case 'user': {
+        const message = parseAt(ContentMessageSchema, obj, path);
+        dropName(message, path, warnings);
+        out.push({ role: 'user', content: decodeUserContent(message.content, `${path}.content`) });
+        break;
+      }
+      case 'assistant':
+        out.push({ role: 'assistant', content: decodeAssistant(obj, path, warnings) });
+        break;
+      case 'tool': {
+        const message = parseAt(ToolMessageSchema, obj, path);
+        pushToolResult({ type: 'tool-result', toolCallId: message.tool_call_id, content: decodeTextContent(message.content, `${path}.content`, 'tool') });
+        break;
+      }
+      case 'function':
+        invalid(`${path}.role`, 'function messages are deprecated and not supported; use tool messages');
+        break;
+      default: {
+        const exhaustive: never = role;
+        throw new Error(`unknown role ${String(exhaustive)}`);
+      }
+    }
+  });
+  return out;
+}

@@ -1,0 +1,104 @@
+import type { StreamEvent } from '../canonical/stream.ts';
+import { mintId } from '../shared/ids.ts';
+import { asNumber, asObject, asString, type Json } from './validation.ts';
+
+/** A stream that breaks the chat-completions grammar; the decoder turns it into `invalid_upstream_stream`. */
+export class UpstreamStreamError extends Error {
+  override name = 'UpstreamStreamError';
+}
+
+interface ToolCall {
+  upstreamId?: string;
+  id: string;
+  name?: string;
+  /** Canonical index, set once the call has started (it needs its name first). */
+  index?: number;
+  /** Argument text that arrived before the name, sent right after the start. */
+  pending: string;
+}
+
+type Open = { kind: 'text' | 'tool'; index: number };
+
+const endEvent = (block: Open): StreamEvent =>
+  block.kind === 'text' ? { type: 'text-end', index: block.index } : { type: 'tool-call-end', index: block.index };
+
+/**
+ * Maps chat deltas onto canonical blocks numbered 0, 1, 2… in order of opening. Text opens on its
+ * first non-empty piece and ends when the first tool call starts (text arriving after that opens a
+ * new block); each upstream tool call gets its own block and stays open until the finish, so
+ * parallel calls whose argument pieces interleave keep their own blocks. Real-world servers:
+ * a call whose name comes in a later piece starts when it does (its arguments held until then);
+ * a call without an id gets a minted `call_…`; calls without `index` are told apart by `id`; and a
+ * known index arriving with a new id and a name (servers that number every call 0) is a new call.
+ */
+export function createBlockTracker() {
+  let next = 0;
+  let text: Open | undefined;
+  const open: Open[] = [];
+  const calls: ToolCall[] = [];
+  const byIndex = new Map<number, ToolCall>();
+
+  const find = (upstreamIndex: number | undefined, upstreamId: string | undefined, name: string | undefined): ToolCall | undefined => {
+    if (upstreamIndex === undefined) return upstreamId ? calls.find((c) => c.upstreamId === upstreamId) : calls.at(-1);
+    const call = byIndex.get(upstreamIndex);
+    const reused = call && upstreamId && name && call.upstreamId && call.upstreamId !== upstreamId;
+    return reused ? undefined : call;
+  };
+
+  const startCall = (call: ToolCall, name: string): StreamEvent[] => {
+    const out: StreamEvent[] = [];
+    if (text) {
+      out.push(endEvent(text));
+      open.splice(open.indexOf(text), 1);
+      text = undefined;
+    }
+    call.index = next++;
+    open.push({ kind: 'tool', index: call.index });
+    out.push({ type: 'tool-call-start', index: call.index, id: call.id, name });
+    if (call.pending) out.push({ type: 'tool-call-delta', index: call.index, delta: call.pending });
+    call.pending = '';
+    return out;
+  };
+
+  return {
+    text(delta: string): StreamEvent[] {
+      if (!delta) return [];
+      const out: StreamEvent[] = [];
+      if (!text) {
+        text = { kind: 'text', index: next++ };
+        open.push(text);
+        out.push({ type: 'text-start', index: text.index });
+      }
+      out.push({ type: 'text-delta', index: text.index, delta });
+      return out;
+    },
+
+    toolCall(raw: Json): StreamEvent[] {
+      const upstreamIndex = asNumber(raw.index);
+      const upstreamId = asString(raw.id) || undefined;
+      const fn = asObject(raw.function);
+      const name = asString(fn?.name) || undefined;
+      const rawArgs = fn?.arguments;
+      const args = typeof rawArgs === 'string' ? rawArgs : rawArgs == null ? '' : JSON.stringify(rawArgs);
+      let call = find(upstreamIndex, upstreamId, name);
+      if (!call) {
+        call = { id: upstreamId ?? mintId('call_'), pending: '' };
+        if (upstreamId) call.upstreamId = upstreamId;
+        calls.push(call);
+        if (upstreamIndex !== undefined) byIndex.set(upstreamIndex, call);
+      }
+      call.name ??= name;
+      if (call.index !== undefined) return args ? [{ type: 'tool-call-delta', index: call.index, delta: args }] : [];
+      call.pending += args;
+      return call.name ? startCall(call, call.name) : [];
+    },
+
+    /** Ends every open block in order of opening; a call that never got its name breaks the stream. */
+    closeAll(): StreamEvent[] {
+      const nameless = calls.find((c) => c.index === undefined);
+      if (nameless) throw new UpstreamStreamError(`tool call ${nameless.id} never received a function name`);
+      text = undefined;
+      return open.splice(0).map(endEvent);
+    },
+  };
+}

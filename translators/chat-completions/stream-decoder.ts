@@ -1,0 +1,113 @@
+import type { FinishReason } from '../canonical/finish-reason.ts';
+import type { StreamEvent } from '../canonical/stream.ts';
+import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
+import { mintId } from '../shared/ids.ts';
+import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import { fromChatFinishReason } from './finish-reason.ts';
+import { createBlockTracker, UpstreamStreamError } from './stream-decoder-blocks.ts';
+import { readChatUsage } from './usage.ts';
+import { asNumber, asObject, asString, type Json } from './validation.ts';
+
+export interface ChatStreamDecoderOptions {
+  /** The gateway's model id, named in `message-start`. */
+  model: string;
+  /** Unix seconds for `message-start` when the upstream's first chunk has no `created`. Defaults to now. */
+  created?: number;
+}
+
+/** `{"error": {...}}` (OpenAI, most servers), `{"error": "text"}` or `{"object": "error", …}` (older vLLM). */
+function upstreamError(data: Json): StreamEvent | undefined {
+  const nested = asObject(data.error);
+  if (!nested && typeof data.error !== 'string' && data.object !== 'error') return undefined;
+  const message = asString(nested?.message) ?? asString(data.error) ?? asString(data.message) ?? 'the upstream reported an error';
+  return { type: 'error', error: { code: 'upstream_error', message } };
+}
+
+/**
+ * An upstream's chat-completions SSE (already parsed into messages) → canonical events.
+ * `message-start` comes from the first chunk; deltas map through the block tracker; `refusal`
+ * deltas are kept as text, while `reasoning_content` / `reasoning` deltas (DeepSeek, vLLM,
+ * OpenRouter) are dropped, since the canonical stream has no reasoning block. The finish_reason
+ * closes every block, but the `finish` itself is held until `[DONE]` (or the end of the stream),
+ * because usage arrives in a trailing `choices: []` chunk after it. An error chunk or non-JSON
+ * data ends the stream with one canonical error; an end with neither finish_reason nor `[DONE]`
+ * is `stream_truncated`.
+ */
+export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): TransformStream<EventSourceMessage, StreamEvent> {
+  const blocks = createBlockTracker();
+  let started = false;
+  let done = false;
+  let finishReason: FinishReason | undefined;
+  let usage: CanonicalUsage = emptyUsage();
+
+  const start = (chunk: Json): StreamEvent => {
+    started = true;
+    const created = asNumber(chunk.created);
+    return {
+      type: 'message-start',
+      id: asString(chunk.id) || mintId('chatcmpl-'),
+      model: opts.model,
+      created: created && created > 0 ? created : (opts.created ?? Math.floor(Date.now() / 1000)),
+    };
+  };
+
+  const handleChunk = (chunk: Json): StreamEvent[] => {
+    if (!Array.isArray(chunk.choices) && !asObject(chunk.usage)) throw new UpstreamStreamError('the upstream sent data that is not a chat.completion.chunk');
+    const out: StreamEvent[] = started ? [] : [start(chunk)];
+    if (asObject(chunk.usage)) usage = mergeUsage(usage, readChatUsage(chunk.usage));
+    if (finishReason) return out; // after the finish_reason only usage counts
+    const choices: unknown[] = Array.isArray(chunk.choices) ? chunk.choices : [];
+    const choice = choices.map(asObject).find((c) => (asNumber(c?.index) ?? 0) === 0);
+    if (!choice) return out;
+    const delta = asObject(choice.delta) ?? {};
+    out.push(...blocks.text(asString(delta.content) ?? ''), ...blocks.text(asString(delta.refusal) ?? ''));
+    if (Array.isArray(delta.tool_calls)) for (const raw of delta.tool_calls) out.push(...blocks.toolCall(asObject(raw) ?? {}));
+    const reason = asString(choice.finish_reason);
+    if (reason) {
+      finishReason = fromChatFinishReason(reason);
+      out.push(...blocks.closeAll());
+    }
+    return out;
+  };
+
+  /** `[DONE]`: the healthy end. Without a finish_reason before it the ending reads `other`. */
+  const handleDone = (): StreamEvent[] => {
+    done = true;
+    if (!started) return [{ type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream stream ended with [DONE] before any chunk' } }];
+    const closing = finishReason ? [] : blocks.closeAll();
+    return [...closing, { type: 'finish', finishReason: finishReason ?? fromChatFinishReason(undefined), usage }];
+  };
+
+  return new TransformStream<EventSourceMessage, StreamEvent>({
+    transform(message, controller) {
+      if (done || message.data === '') return;
+      const fail = (code: string, text: string) => {
+        done = true;
+        controller.enqueue({ type: 'error', error: { code, message: text } });
+      };
+      try {
+        if (message.data.trim() === '[DONE]') {
+          for (const event of handleDone()) controller.enqueue(event);
+          return;
+        }
+        const data = asObject(parseJsonData(message.data));
+        if (!data) return fail('invalid_upstream_stream', 'the upstream sent data that is not a JSON object');
+        const error = upstreamError(data) ?? (message.event === 'error' ? upstreamError({ error: data }) : undefined);
+        if (error) {
+          done = true;
+          return controller.enqueue(error);
+        }
+        for (const event of handleChunk(data)) controller.enqueue(event);
+      } catch (err) {
+        if (!(err instanceof UpstreamStreamError)) throw err;
+        fail('invalid_upstream_stream', err.message);
+      }
+    },
+    flush(controller) {
+      if (done) return;
+      done = true;
+      if (finishReason) controller.enqueue({ type: 'finish', finishReason, usage });
+      else controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before a finish_reason' } });
+    },
+  });
+}

@@ -1,0 +1,20 @@
+import { formatSse } from '../shared/sse.ts';
+import { parseObject, renameModel, type PassthroughRules } from './passthrough-rules.ts';
+
+/**
+ * Anthropic Messages → Anthropic Messages: events forwarded with their `event:` names; the model
+ * in `message_start` renamed to the gateway's id.
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
+ */
+export const anthropicPassthrough: PassthroughRules = {
+  classify(message) {
+    if (!parseObject(message.data)) return 'garbage';
+    if (message.event === 'message_stop') return 'terminal';
+    return message.event === 'error' ? 'error' : 'data';
+  },
+  forward(message, ctx) {
+    const data = message.event === 'message_start' ? renameModel(message.data, ctx) : message.data;
+    return formatSse(data, message.event);
+  },
+  errorEvent: (_code, message) => formatSse({ type: 'error', error: { type: 'api_error', message } }, 'error'),
+};

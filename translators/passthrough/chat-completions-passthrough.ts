@@ -1,0 +1,27 @@
+import { formatSse } from '../shared/sse.ts';
+import { parseObject, renameModel, type PassthroughRules } from './passthrough-rules.ts';
+
+/**
+ * Chat completions → chat completions. The gateway always asks the upstream for usage; when the
+ * client did not, the usage-only chunk and the `"usage":null` fields are held back so the client
+ * sees what OpenAI would have sent it.
+ * @see https://platform.openai.com/docs/api-reference/chat-streaming
+ */
+export const chatPassthrough: PassthroughRules = {
+  classify(message) {
+    if (message.data === '[DONE]') return 'terminal';
+    const parsed = parseObject(message.data);
+    if (!parsed) return 'garbage';
+    return 'error' in parsed && parsed.error ? 'error' : 'data';
+  },
+  forward(message, ctx) {
+    if (message.data === '[DONE]') return 'data: [DONE]\n\n';
+    let data = renameModel(message.data, ctx);
+    if (!ctx.includeUsage) {
+      if (data.includes('"choices":[]')) return null;
+      data = data.replaceAll(',"usage":null', '');
+    }
+    return formatSse(data);
+  },
+  errorEvent: (code, message) => formatSse({ error: { message, type: 'server_error', param: null, code } }),
+};

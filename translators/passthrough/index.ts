@@ -1,0 +1,3 @@
+export { anthropicPassthrough } from './anthropic-messages-passthrough.ts';
+export { chatPassthrough } from './chat-completions-passthrough.ts';
+export type { PassthroughContext, PassthroughRules } from './passthrough-rules.ts';

@@ -1,0 +1,47 @@
+import type { EventSourceMessage } from '../shared/sse.ts';
+
+/**
+ * When the client speaks the upstream's own wire format, upstream events are forwarded as they
+ * are — re-framed, never re-encoded. These rules are all a format needs for that: which event
+ * ends a healthy stream, how to rename the model, which events to hold back, and the format's
+ * own error event for a stream that breaks off or turns to garbage.
+ */
+export interface PassthroughRules {
+  /**
+   * `terminal`: the healthy end (`[DONE]`, `message_stop`); `error`: the upstream's own error
+   * event (forwarded, and the stream ends); `garbage`: not this format at all.
+   */
+  classify(message: EventSourceMessage): 'terminal' | 'error' | 'data' | 'garbage';
+  /** The SSE text to send for this upstream event, or null to hold it back. */
+  forward(message: EventSourceMessage, ctx: PassthroughContext): string | null;
+  /** This format's error event, ending the stream. */
+  errorEvent(code: string, message: string): string;
+}
+
+export interface PassthroughContext {
+  gatewayModel: string;
+  /** Chat completions: whether the client asked for the trailing usage chunk. */
+  includeUsage: boolean;
+}
+
+/**
+ * The first `"model"` key's value → the gateway's id, whatever the upstream called its model
+ * (upstreams answer with dated names such as `gpt-4o-2024-08-06`). Inside a JSON string every
+ * quote is escaped, so an unescaped `"model":` can only be a key; the first one is the chunk's
+ * own (chat chunks and Anthropic's `message_start` both name the model before any content).
+ */
+const MODEL_FIELD = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
+
+export function renameModel(data: string, ctx: PassthroughContext): string {
+  return data.replace(MODEL_FIELD, `"model":${JSON.stringify(ctx.gatewayModel)}`);
+}
+
+/** Upstream data must be a JSON object; anything else is garbage the client must not receive. */
+export function parseObject(data: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(data);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,101 @@
+import type { FinishReason } from '../canonical/finish-reason.ts';
+import type { StreamEvent } from '../canonical/stream.ts';
+import type { CanonicalUsage } from '../canonical/usage.ts';
+import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import { fromResponsesStatus } from './finish-reason.ts';
+import { asNumber, asObject, asString, type Json } from './json-access.ts';
+import { BadUpstreamStream, createBlockTracker } from './stream-decoder-blocks.ts';
+import { fromResponsesUsage } from './usage.ts';
+
+const TERMINAL: Record<string, string> = { 'response.completed': 'completed', 'response.incomplete': 'incomplete', 'response.failed': 'failed' };
+
+/**
+ * An upstream's Responses SSE (already parsed into messages) → canonical events. Text blocks open
+ * on their first delta, function calls on `output_item.added`; the terminal `response.*` event's
+ * status and usage become the `finish`, held until the upstream stream really ends. An `error`
+ * event or garbage ends the stream with one canonical error; no terminal event means
+ * `stream_truncated`.
+ */
+export function createResponsesStreamDecoder(opts: { model: string }): TransformStream<EventSourceMessage, StreamEvent> {
+  const blocks = createBlockTracker();
+  let started = false;
+  let stopped = false;
+  let finish: { finishReason: FinishReason; usage: CanonicalUsage } | undefined;
+
+  const fail = (code: string, message: string): StreamEvent[] => {
+    stopped = true;
+    return [{ type: 'error', error: { code, message } }];
+  };
+
+  const handle = (data: Json, type: string): StreamEvent[] => {
+    if (type === 'error') {
+      const nested = asObject(data.error);
+      const code = asString(data.code) ?? asString(nested?.code) ?? asString(nested?.type) ?? 'upstream_error';
+      return fail(code, asString(data.message) ?? asString(nested?.message) ?? 'the upstream reported an error');
+    }
+    if (type === 'response.created' && !started) {
+      const response = asObject(data.response);
+      const id = asString(response?.id);
+      if (!id) return fail('invalid_upstream_stream', 'response.created without a response id');
+      started = true;
+      return [{ type: 'message-start', id, model: opts.model, created: asNumber(response?.created_at) ?? 0 }];
+    }
+    if (!started) {
+      if (type === 'keepalive' || type === 'response.queued') return [];
+      return fail('invalid_upstream_stream', `the upstream stream began with ${type} instead of response.created`);
+    }
+    const outputIndex = asNumber(data.output_index) ?? -1;
+    switch (type) {
+      case 'response.output_item.added':
+        return blocks.itemAdded(outputIndex, asObject(data.item) ?? {});
+      case 'response.output_text.delta':
+      case 'response.refusal.delta':
+        return blocks.textDelta(outputIndex, asNumber(data.content_index) ?? 0, asString(data.delta) ?? '');
+      case 'response.output_text.done':
+        return blocks.textDone(outputIndex, asNumber(data.content_index) ?? 0, asString(data.text) ?? '');
+      case 'response.refusal.done':
+        return blocks.textDone(outputIndex, asNumber(data.content_index) ?? 0, asString(data.refusal) ?? '');
+      case 'response.function_call_arguments.delta':
+        return blocks.argumentsDelta(outputIndex, asString(data.delta) ?? '');
+      case 'response.function_call_arguments.done':
+        return blocks.argumentsDone(outputIndex, asString(data.arguments) ?? '');
+      case 'response.output_item.done':
+        return blocks.itemDone(outputIndex, asObject(data.item) ?? {});
+      default:
+        break;
+    }
+    const status = TERMINAL[type];
+    if (status) {
+      const response = asObject(data.response);
+      const details = asObject(response?.incomplete_details);
+      finish = {
+        finishReason: fromResponsesStatus(asString(response?.status) ?? status, asString(details?.reason), blocks.hasToolCalls()),
+        usage: fromResponsesUsage(response?.usage),
+      };
+      stopped = true;
+      return blocks.closeAll();
+    }
+    return []; // lifecycle, reasoning, built-in tool and annotation events carry nothing canonical
+  };
+
+  return new TransformStream<EventSourceMessage, StreamEvent>({
+    transform(message, controller) {
+      if (stopped) return;
+      if (message.data === '[DONE]') return;
+      const data = asObject(parseJsonData(message.data));
+      const type = asString(data?.type) ?? message.event;
+      let out: StreamEvent[];
+      try {
+        out = data && type ? handle(data, type) : fail('invalid_upstream_stream', 'the upstream sent data that is not a Responses event');
+      } catch (err) {
+        if (!(err instanceof BadUpstreamStream)) throw err;
+        out = fail('invalid_upstream_stream', err.message);
+      }
+      for (const event of out) controller.enqueue(event);
+    },
+    flush(controller) {
+      if (finish) controller.enqueue({ type: 'finish', ...finish });
+      else if (!stopped) controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' } });
+    },
+  });
+}

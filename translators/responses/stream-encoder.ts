@@ -1,0 +1,147 @@
+import type { StreamEvent } from '../canonical/stream.ts';
+import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
+import { formatSse } from '../shared/sse.ts';
+import { terminalEventType, toResponsesEnding } from './finish-reason.ts';
+import { itemIdsFor } from './output-items.ts';
+import { buildResponseObject, resolveEcho, responsesErrorCode, type ResponseObjectArgs } from './response-object.ts';
+import { createStreamItems, toWire, type StreamItem } from './stream-items.ts';
+import { toResponsesUsage } from './usage.ts';
+import type { ItemIdFn, ResponsesEcho } from './wire-types.ts';
+
+export interface ResponsesStreamEncoderOptions extends Partial<ResponsesEcho> {
+  responseId: string;
+  /** The gateway's model id. */
+  model: string;
+  /** Unix seconds. */
+  createdAt: number;
+  itemId?: ItemIdFn;
+  /** Clock for `completed_at` (Unix seconds); without it the field is left out. */
+  now?: () => number;
+}
+
+const EMPTY_TEXT = { type: 'output_text', text: '', annotations: [], logprobs: [] } as const;
+
+/**
+ * Canonical events → the Responses SSE sequence: `response.created`, `response.in_progress`, then
+ * per output item `output_item.added` … `output_item.done`, and one terminal event
+ * (`response.completed` / `response.incomplete` / `response.failed`). Every event carries a
+ * `sequence_number` from 0. A canonical error becomes an `error` event — with the fields at the
+ * top level as documented and nested under `error` as OpenAI sends them (the SDKs throw on that) —
+ * followed by `response.failed`.
+ */
+export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions): TransformStream<StreamEvent, string> {
+  const echo = resolveEcho(opts);
+  const items = createStreamItems(opts.itemId ?? itemIdsFor(opts.responseId));
+  let sequence = 0;
+  let started = false;
+  let ended = false;
+  let usage: CanonicalUsage | null = null;
+
+  const sse = (type: string, payload: Record<string, unknown>) => formatSse({ type, sequence_number: sequence++, ...payload }, type);
+  const snapshot = (args: Pick<ResponseObjectArgs, 'status' | 'output' | 'usage'> & Partial<ResponseObjectArgs>) =>
+    buildResponseObject({ id: opts.responseId, model: opts.model, createdAt: opts.createdAt, echo, ...args });
+
+  const start = (): string[] => {
+    started = true;
+    const response = snapshot({ status: 'in_progress', output: [], usage: null });
+    return [sse('response.created', { response }), sse('response.in_progress', { response })];
+  };
+
+  const endItem = (item: StreamItem): string[] => {
+    item.done = true;
+    const at = { item_id: item.id, output_index: item.outputIndex };
+    const out =
+      item.kind === 'tool'
+        ? [sse('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.body })]
+        : [
+            sse('response.output_text.done', { ...at, content_index: 0, text: item.body, logprobs: [] }),
+            sse('response.content_part.done', { ...at, content_index: 0, part: { ...EMPTY_TEXT, text: item.body } }),
+          ];
+    out.push(sse('response.output_item.done', { output_index: item.outputIndex, item: toWire(item, 'completed') }));
+    return out;
+  };
+
+  const handle = (event: StreamEvent): string[] => {
+    switch (event.type) {
+      case 'message-start':
+        if (event.usage) usage = mergeUsage(usage ?? emptyUsage(), event.usage);
+        return started ? [] : start();
+      case 'text-start': {
+        const item = items.open(event.index, 'text');
+        return [
+          sse('response.output_item.added', { output_index: item.outputIndex, item: { type: 'message', id: item.id, status: 'in_progress', role: 'assistant', content: [] } }),
+          sse('response.content_part.added', { item_id: item.id, output_index: item.outputIndex, content_index: 0, part: EMPTY_TEXT }),
+        ];
+      }
+      case 'tool-call-start': {
+        const item = items.open(event.index, 'tool', event.id, event.name);
+        return [sse('response.output_item.added', { output_index: item.outputIndex, item: toWire(item, 'in_progress') })];
+      }
+      case 'text-delta':
+      case 'tool-call-delta': {
+        const item = items.get(event.index);
+        if (!item || item.done) return [];
+        item.body += event.delta;
+        const at = { item_id: item.id, output_index: item.outputIndex };
+        return item.kind === 'text'
+          ? [sse('response.output_text.delta', { ...at, content_index: 0, delta: event.delta, logprobs: [] })]
+          : [sse('response.function_call_arguments.delta', { ...at, delta: event.delta })];
+      }
+      case 'text-end':
+      case 'tool-call-end': {
+        const item = items.get(event.index);
+        return item && !item.done ? endItem(item) : [];
+      }
+      case 'usage':
+        usage = mergeUsage(usage ?? emptyUsage(), event.usage);
+        return [];
+      case 'finish': {
+        ended = true;
+        const closing = items.unfinished().flatMap(endItem);
+        const ending = toResponsesEnding(event.finishReason);
+        const failed = ending.status === 'failed';
+        const response = snapshot({
+          status: ending.status,
+          output: items.wire('incomplete'),
+          usage: toResponsesUsage(event.usage),
+          incompleteDetails: ending.incompleteDetails,
+          error: failed ? { code: 'server_error', message: 'The model failed to generate a response.' } : null,
+          completedAt: ending.status === 'completed' ? opts.now?.() : undefined,
+        });
+        return [...closing, sse(terminalEventType(ending.status), { response })];
+      }
+      case 'error':
+        return fail(event.error.code, event.error.message);
+      default: {
+        const exhaustive: never = event;
+        throw new Error(`unknown stream event ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  };
+
+  const fail = (code: string, message: string): string[] => {
+    ended = true;
+    const out = started ? [] : start();
+    out.push(sse('error', { code, message, param: null, error: { type: 'server_error', code, message, param: null } }));
+    const response = snapshot({
+      status: 'failed',
+      output: items.wire('incomplete'),
+      usage: usage ? toResponsesUsage(usage) : null,
+      error: { code: responsesErrorCode(code), message },
+    });
+    out.push(sse('response.failed', { response }));
+    return out;
+  };
+
+  return new TransformStream<StreamEvent, string>({
+    transform(event, controller) {
+      if (ended) return;
+      const out = !started && event.type !== 'message-start' && event.type !== 'error' ? [...start(), ...handle(event)] : handle(event);
+      for (const chunk of out) controller.enqueue(chunk);
+    },
+    flush(controller) {
+      // Decoders always end with finish or error; a stream cut short must still not look healthy.
+      if (!ended) for (const chunk of fail('stream_truncated', 'The response stream ended before the response was complete.')) controller.enqueue(chunk);
+    },
+  });
+}
