@@ -1,10 +1,31 @@
+import type { ProviderConfig } from '../src/config/gateway-config.ts';
+import { createAnthropicProvider } from './anthropic/index.ts';
+import { createOpenAIProvider } from './openai/index.ts';
+import { createSandboxProvider } from './sandbox/index.ts';
+import type { Provider, ProviderFactory } from './types.ts';
+
 /**
- * Adapter kinds a `GATEWAY_CONFIG` provider may name. Each kind is one folder in providers/;
- * the registry maps the kind to its factory (filled in as adapters land).
+ * Adapter kinds a `GATEWAY_CONFIG` provider may name: each kind is one folder in providers/.
+ * Adding a provider touches only its folder and this table.
  */
-export const PROVIDER_KINDS = ['sandbox', 'openai', 'anthropic'] as const;
-export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+const FACTORIES = {
+  sandbox: createSandboxProvider,
+  openai: createOpenAIProvider,
+  anthropic: createAnthropicProvider,
+} satisfies Record<string, ProviderFactory>;
+
+export type ProviderKind = keyof typeof FACTORIES;
+export const PROVIDER_KINDS = Object.keys(FACTORIES) as ProviderKind[];
 
 export function isProviderKind(kind: string): kind is ProviderKind {
-  return (PROVIDER_KINDS as readonly string[]).includes(kind);
+  return Object.hasOwn(FACTORIES, kind);
+}
+
+export function createProviders(configs: ProviderConfig[]): Map<string, Provider> {
+  const providers = new Map<string, Provider>();
+  for (const config of configs) {
+    if (!isProviderKind(config.kind)) throw new Error(`unknown provider kind ${config.kind}`);
+    providers.set(config.id, FACTORIES[config.kind](config));
+  }
+  return providers;
 }

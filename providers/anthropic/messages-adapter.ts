@@ -1,0 +1,41 @@
+import type { ProviderConfig } from '../../src/config/gateway-config.ts';
+import { decodeAnthropicResponse, encodeAnthropicRequest } from '../../translators/anthropic-messages/index.ts';
+import type { LlmAdapter, LlmCall } from '../types.ts';
+import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
+import { postJson } from '../shared/upstream-fetch.ts';
+
+/** @see https://docs.anthropic.com/en/api/versioning */
+const ANTHROPIC_VERSION = '2023-06-01';
+
+/**
+ * The Anthropic Messages API upstream (`x-api-key`, `anthropic-version`). `base_url` is the API
+ * root including `/v1`, like the OpenAI adapter's, so configs read the same.
+ * @see https://docs.anthropic.com/en/api/messages
+ */
+export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
+  const url = `${baseUrl(config, 'https://api.anthropic.com/v1')}/messages`;
+  const headers: Record<string, string> = {
+    'anthropic-version': ANTHROPIC_VERSION,
+    ...(config.api_key ? { 'x-api-key': config.api_key } : {}),
+  };
+  const policy = retryPolicy(config);
+
+  const send = (call: LlmCall, stream: boolean) => {
+    const { value, warnings } = encodeAnthropicRequest({ ...call.request, stream }, call.model.upstreamModel);
+    return { response: postJson(url, value, headers, policy, call.signal), warnings };
+  };
+
+  return {
+    async generate(call) {
+      const { response, warnings } = send(call, false);
+      const body: unknown = await (await response).json();
+      return { response: decodeAnthropicResponse(body, call.model.id), warnings };
+    },
+    async stream(call) {
+      const { response, warnings } = send(call, true);
+      const res = await response;
+      if (!res.body) throw new Error('upstream stream has no body');
+      return { kind: 'wire', format: 'anthropic-messages', body: res.body, warnings };
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import type { ProviderConfig } from '../../src/config/gateway-config.ts';
+import { decodeChatResponse, encodeChatRequest } from '../../translators/chat-completions/index.ts';
+import type { LlmAdapter, LlmCall } from '../types.ts';
+import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
+import { postJson } from '../shared/upstream-fetch.ts';
+
+/**
+ * Any OpenAI-compatible chat-completions upstream (OpenAI, vLLM, Ollama, llama.cpp server, Groq,
+ * Together…). Streams are returned as raw bytes in the chat-completions format; the encoder
+ * always asks for `stream_options.include_usage`, so usage is never missing.
+ * @see https://platform.openai.com/docs/api-reference/chat/create
+ */
+export function createChatAdapter(config: ProviderConfig): LlmAdapter {
+  const url = `${baseUrl(config, 'https://api.openai.com/v1')}/chat/completions`;
+  const headers: Record<string, string> = config.api_key ? { authorization: `Bearer ${config.api_key}` } : {};
+  const policy = retryPolicy(config);
+
+  const send = (call: LlmCall, stream: boolean) => {
+    const { value, warnings } = encodeChatRequest({ ...call.request, stream }, call.model.upstreamModel);
+    return { response: postJson(url, value, headers, policy, call.signal), warnings };
+  };
+
+  return {
+    async generate(call) {
+      const { response, warnings } = send(call, false);
+      const body: unknown = await (await response).json();
+      return { response: decodeChatResponse(body, call.model.id), warnings };
+    },
+    async stream(call) {
+      const { response, warnings } = send(call, true);
+      const res = await response;
+      if (!res.body) throw new Error('upstream stream has no body');
+      return { kind: 'wire', format: 'chat-completions', body: res.body, warnings };
+    },
+  };
+}

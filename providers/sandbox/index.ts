@@ -1,0 +1,9 @@
+import type { ProviderFactory } from '../types.ts';
+import { echoAdapter } from './echo-adapter.ts';
+
+/** The offline, deterministic provider of DESIGN.md §4. */
+export const createSandboxProvider: ProviderFactory = (config) => ({
+  id: config.id,
+  kind: 'sandbox',
+  llm: echoAdapter,
+});
