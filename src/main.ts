@@ -4,8 +4,8 @@ import { serve } from './app/serve.ts';
 import { ConfigError } from './config/config-error.ts';
 
 async function main(): Promise<void> {
-  const { ctx, database, firstKey } = await bootstrap();
-  const app = buildApp(ctx);
+  const { ctx, services, database, firstKey } = await bootstrap();
+  const app = buildApp(ctx, services);
   const http = serve(ctx, app);
   ctx.log.info('listening', { url: ctx.env.publicUrl, database: database.kind, store: ctx.store.kind, instance: ctx.env.instanceId });
   ctx.log.flush();
@@ -23,6 +23,7 @@ async function main(): Promise<void> {
     stopping = true;
     ctx.log.info('shutting down', { signal, in_flight: http.inFlight() });
     await http.stop();
+    await services.usage.stop();
     ctx.rateLimiter.stop();
     await ctx.rateLimiter.flush();
     await ctx.store.close();

@@ -10,11 +10,15 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { Logger } from '../ops/logger.ts';
 import { RateLimiter } from '../ops/rate-limiter.ts';
 import { connectStore } from '../store/connect.ts';
-import { isProviderKind } from '../../providers/registry.ts';
+import { createProviders, isProviderKind } from '../../providers/registry.ts';
+import type { LlmAdapter } from '../../providers/types.ts';
+import { LlmService } from '../llm/llm-service.ts';
+import { UsageRecorder } from '../llm/usage-recorder.ts';
 import type { AppContext } from './context.ts';
 
 export interface Started {
   ctx: AppContext;
+  services: { llm: LlmService; usage: UsageRecorder };
   database: DatabaseHandle;
   /** Set on the very first start only: the key of the account created then. */
   firstKey?: { email: string; apiKey: string; balanceUsd: number };
@@ -51,6 +55,12 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     requestAccount: new WeakMap(),
   };
 
+  const providers = createProviders(config.providers);
+  const llmAdapters = new Map<string, LlmAdapter>();
+  for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
+  const usage = new UsageRecorder(database.db, accounts, log);
+  const services = { llm: new LlmService(ctx, llmAdapters, usage), usage };
+
   let firstKey: Started['firstKey'];
   if ((await countAccounts(database.db)) === 0) {
     const email = 'owner@localhost';
@@ -61,5 +71,5 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
       // Another instance starting at the same moment created it first; only one prints a key.
     }
   }
-  return { ctx, database, firstKey };
+  return { ctx, services, database, firstKey };
 }

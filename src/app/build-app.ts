@@ -3,19 +3,24 @@ import { errorHandler } from '../http/error-handler.ts';
 import { accountRoutes } from '../routes/account.routes.ts';
 import { adminRoutes } from '../routes/admin.routes.ts';
 import { healthRoutes } from '../routes/health.routes.ts';
+import { llmErrorShapers, llmRoutes } from '../routes/llm.routes.ts';
 import { modelRoutes } from '../routes/models.routes.ts';
 import { openApiRoutes } from '../routes/openapi.routes.ts';
+import { taskRoutes } from '../routes/tasks.routes.ts';
 import type { AppContext } from './context.ts';
+import type { LlmService } from '../llm/llm-service.ts';
 
 /** The whole HTTP surface: error mapping first, then one module per route group. */
-export function buildApp(ctx: AppContext) {
+export function buildApp(ctx: AppContext, services: { llm: LlmService }) {
   return new Elysia()
-    .use(errorHandler(ctx.log))
+    .use(errorHandler(ctx.log, llmErrorShapers))
     .use(healthRoutes(ctx))
     .use(openApiRoutes())
     .use(adminRoutes(ctx))
     .use(modelRoutes(ctx))
-    .use(accountRoutes(ctx));
+    .use(accountRoutes(ctx))
+    .use(taskRoutes(ctx))
+    .use(llmRoutes(ctx, services.llm));
 }
 
 export type App = ReturnType<typeof buildApp>;

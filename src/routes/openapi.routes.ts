@@ -1,7 +1,8 @@
 import { Elysia } from 'elysia';
 import { openApiDocument } from './openapi.document.ts';
+import { llmOpenApiPaths } from './openapi.llm-paths.ts';
 
 export function openApiRoutes() {
-  const body = JSON.stringify(openApiDocument());
+  const body = JSON.stringify(openApiDocument(llmOpenApiPaths));
   return new Elysia({ name: 'openapi' }).get('/openapi.json', () => new Response(body, { headers: { 'content-type': 'application/json' } }));
 }

@@ -1,0 +1,79 @@
+import { sql } from 'kysely';
+import type { CanonicalMessage } from '../../translators/canonical/index.ts';
+import type { Db } from '../db/database.ts';
+
+/**
+ * Responses API state (`store: true`, the default): the whole conversation of each stored
+ * response, so `previous_response_id` can continue it and `item_reference` can point into it.
+ * Rows are per account; another account's id is as unknown as a made-up one.
+ */
+export interface StoredResponse {
+  id: string;
+  accountId: number;
+  model: string;
+  previousResponseId?: string;
+  /** Conversation up to and including this response's output, without system messages. */
+  messages: CanonicalMessage[];
+  /** The wire output items (with their ids), for item references. */
+  outputItems: unknown[];
+  /** The response object exactly as the client received it. */
+  response: unknown;
+}
+
+export async function saveResponse(db: Db, stored: StoredResponse): Promise<void> {
+  await db
+    .insertInto('llm_responses')
+    .values({
+      id: stored.id,
+      account_id: stored.accountId,
+      model: stored.model,
+      previous_response_id: stored.previousResponseId ?? null,
+      messages: JSON.stringify(stored.messages),
+      output_items: JSON.stringify(stored.outputItems),
+      response: JSON.stringify(stored.response),
+    })
+    .execute();
+}
+
+export async function loadConversation(db: Db, accountId: number, id: string): Promise<CanonicalMessage[] | undefined> {
+  const row = await db.selectFrom('llm_responses').select('messages').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return row ? (row.messages as CanonicalMessage[]) : undefined;
+}
+
+export async function loadResponse(db: Db, accountId: number, id: string): Promise<unknown> {
+  const row = await db.selectFrom('llm_responses').select('response').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return row?.response;
+}
+
+/** Finds a stored output item by its id (`msg_…`, `fc_…`) among the account's responses. */
+export async function findOutputItem(db: Db, accountId: number, itemId: string): Promise<unknown> {
+  const row = await db
+    .selectFrom('llm_responses')
+    .select('output_items')
+    .where('account_id', '=', accountId)
+    .where(sql<boolean>`output_items @> ${JSON.stringify([{ id: itemId }])}::jsonb`)
+    .executeTakeFirst();
+  const items = (row?.output_items ?? []) as Array<{ id?: unknown }>;
+  return items.find((item) => item.id === itemId);
+}
+
+/**
+ * Replaces `{type: 'item_reference', id}` input items with the stored items they name, so the
+ * translator sees ordinary items. Unresolvable references are left for it to reject by name.
+ */
+export async function resolveItemReferences(db: Db, accountId: number, body: unknown): Promise<unknown> {
+  if (!body || typeof body !== 'object') return body;
+  const input = (body as { input?: unknown }).input;
+  if (!Array.isArray(input) || !input.some(isReference)) return body;
+  const resolved = await Promise.all(
+    input.map(async (item: unknown) => {
+      if (!isReference(item)) return item;
+      return (await findOutputItem(db, accountId, item.id)) ?? item;
+    }),
+  );
+  return { ...(body as object), input: resolved };
+}
+
+function isReference(item: unknown): item is { type: 'item_reference'; id: string } {
+  return !!item && typeof item === 'object' && (item as { type?: unknown }).type === 'item_reference' && typeof (item as { id?: unknown }).id === 'string';
+}

@@ -1,0 +1,19 @@
+import type { StreamEvent } from '../../translators/canonical/index.ts';
+import { createAnthropicStreamDecoder } from '../../translators/anthropic-messages/index.ts';
+import { createChatStreamDecoder } from '../../translators/chat-completions/index.ts';
+import type { EventSourceMessage } from '../../translators/shared/sse.ts';
+import type { UpstreamStreamFormat } from '../../providers/types.ts';
+
+/** Upstream wire stream → canonical events. */
+export function upstreamDecoder(format: UpstreamStreamFormat, model: string): TransformStream<EventSourceMessage, StreamEvent> {
+  switch (format) {
+    case 'chat-completions':
+      return createChatStreamDecoder({ model });
+    case 'anthropic-messages':
+      return createAnthropicStreamDecoder({ model });
+    default: {
+      const exhaustive: never = format;
+      throw new Error(`no decoder for ${exhaustive}`);
+    }
+  }
+}

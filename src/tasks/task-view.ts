@@ -1,0 +1,29 @@
+import type { Catalog } from '../catalog/catalog.ts';
+import type { CallbackAttemptRow } from '../db/tables/callbacks.table.ts';
+import type { TaskRow } from '../db/tables/tasks.table.ts';
+
+const unix = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** A callback log entry as the spec shows it. */
+export const attemptView = (row: CallbackAttemptRow) => ({ sent_at: unix(row.sent_at), status: row.status, status_text: row.status_text });
+
+/**
+ * The spec's task record. `category` is null once the model has left the catalog; `output` is
+ * null until completed; `callback_result` is null without a callback URL; `error_message` is
+ * present only on failure. `error_detail` (provider diagnostics) is never shown.
+ */
+export function taskView(row: TaskRow, attempts: CallbackAttemptRow[], catalog: Catalog) {
+  return {
+    task_id: row.id,
+    model: row.model,
+    category: catalog.get(row.model)?.object.category ?? null,
+    status: row.status,
+    cost: Number(row.cost_usd),
+    created_at: unix(row.created_at),
+    input: row.input ?? {},
+    output: row.status === 'completed' ? (row.output ?? null) : null,
+    callback_url: row.callback_url,
+    callback_result: row.callback_url ? attempts.map(attemptView) : null,
+    ...(row.status === 'failed' ? { error_message: row.error_message ?? 'task failed' } : {}),
+  };
+}
