@@ -1,0 +1,666 @@
+/**
+ * Fake LLM upstreams for integration tests: real HTTP servers on loopback that speak the
+ * OpenAI chat-completions API (`POST /v1/chat/completions`) or the Anthropic Messages API
+ * (`POST /v1/messages`), with the wire shapes of the real services byte for byte (SSE framing,
+ * role-first deltas, tool-call deltas by index, the usage-only chunk, `data: [DONE]`;
+ * message_start / ping / content_block_* / message_delta / message_stop).
+ *
+ * What a call does is chosen by a scenario named in the upstream model (`up-<scenario>`, or just
+ * `<scenario>`), so every catalog model of a test config maps to one behaviour. Every request is
+ * recorded (headers, JSON body, timings, whether the caller went away) so tests can assert what
+ * the gateway sent upstream.
+ *
+ * Shapes follow the official SDKs' type definitions (node_modules/openai ChatCompletion /
+ * ChatCompletionChunk, node_modules/@anthropic-ai/sdk Message / RawMessageStreamEvent) and the
+ * public API references:
+ * @see https://platform.openai.com/docs/api-reference/chat-streaming
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
+ */
+
+export type FakeKind = 'openai' | 'anthropic';
+
+export const SCENARIOS = [
+  /** The fixed sentence in 24 deltas; honours max_tokens and stop / stop_sequences. */
+  'text',
+  /** Two parallel tool calls (OpenAI: argument deltas interleave); answers tool results with text. */
+  'tools',
+  /** Text whose usage arrives only at the very end (Anthropic: message_start reports 0 input tokens). */
+  'late-usage',
+  /** A few deltas, then the API's own mid-stream error event. */
+  'error-event',
+  /** A few deltas, a line of garbage, then the rest and a normal ending. */
+  'garbage',
+  /** A few deltas, then the TCP connection is reset. */
+  'cut',
+  /** The first attempt of each distinct conversation gets 429, the next one succeeds (text). */
+  'flaky-429',
+  /** Always 500. */
+  'always-500',
+  /** First delta at once, then one every 100 ms for a minute. */
+  'slow-stream',
+  /** Response headers only after SLOW_HEADERS_MS. */
+  'slow-headers',
+] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+/** The text scenarios' answer, exactly as streamed (24 deltas = 24 output tokens). */
+export const TEXT_DELTAS = [
+  'The', ' quick', ' brown', ' fox', ' jumps', ' over', ' the', ' lazy', ' dog', ' while', ' the', ' patient',
+  ' owl', ' watches', ' from', ' an', ' old', ' oak', ' tree', ' near', ' the', ' quiet', ' river', ' bank.',
+];
+export const FULL_TEXT = TEXT_DELTAS.join('');
+/** Input tokens every fake answer reports: a figure no gateway-side estimate would produce. */
+export const FAKE_INPUT_TOKENS = 1234;
+export const SLOW_HEADERS_MS = 3_000;
+export const SLOW_STREAM_INTERVAL_MS = 100;
+/** Pause before a scenario breaks its stream. */
+const BREAK_DELAY_MS = 50;
+/** The tool calls of the `tools` scenario: tool 0 and tool 1 of the request (or tool 0 twice). */
+export const TOOL_ARGS = [{ city: 'Paris' }, { city: 'Tokyo' }] as const;
+/** The upstream answers with a dated variant of the model it was asked for, as the real APIs do. */
+export const upstreamModelEcho = (requested: string) => `${requested}-2025-01-01`;
+
+export interface RecordedRequest {
+  seq: number;
+  kind: FakeKind;
+  method: string;
+  path: string;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** The parsed JSON body (undefined when it was not JSON). */
+  body: any;
+  rawBody: string;
+  scenario: Scenario | undefined;
+  /** 1-based count of requests with the same scenario and conversation so far (flaky-429). */
+  attempt: number;
+  status?: number;
+  receivedAt: number;
+  firstByteAt?: number;
+  endedAt?: number;
+  /** When the fake saw the caller go away before the answer was complete. */
+  abortedAt?: number;
+}
+
+export interface FakeLlmUpstream {
+  kind: FakeKind;
+  port: number;
+  /** API root including `/v1`, as the gateway config's `base_url`. */
+  baseUrl: string;
+  apiKey: string;
+  requests: RecordedRequest[];
+  /** Requests whose raw body contains `marker` (tests put a unique marker in a message). */
+  find(marker: string): RecordedRequest[];
+  /** Waits until `n` requests contain `marker`. */
+  waitFor(marker: string, n?: number, timeoutMs?: number): Promise<RecordedRequest[]>;
+  stop(): Promise<void>;
+}
+
+export function scenarioOf(model: unknown): Scenario | undefined {
+  if (typeof model !== 'string') return undefined;
+  const name = model.replace(/^up-/, '');
+  return (SCENARIOS as readonly string[]).includes(name) ? (name as Scenario) : undefined;
+}
+
+const enc = new TextEncoder();
+const now = () => Date.now();
+
+function randomId(length: number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let out = '';
+  for (const byte of crypto.getRandomValues(new Uint8Array(length))) out += alphabet[byte % alphabet.length];
+  return out;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// What to say: one plan per request, rendered by either API's encoder.
+
+type Block =
+  | { type: 'text'; deltas: string[] }
+  | { type: 'tool'; id: string; name: string; pieces: string[] };
+
+interface Plan {
+  blocks: Block[];
+  /** openai finish_reason vocabulary; mapped for Anthropic. */
+  finish: 'stop' | 'length' | 'tool_calls';
+  /** The stop sequence that ended the text, when one did. */
+  stopSequence?: string;
+  outputTokens: number;
+  /** Where the scenario breaks the stream: after this many content deltas. */
+  breakAfter?: number;
+}
+
+interface Normalized {
+  maxTokens?: number;
+  stops: string[];
+  toolNames: string[];
+  /** Texts of the tool results in the last message, when it carries any. */
+  toolResults: string[];
+}
+
+/** Cuts the sentence at the first stop sequence, then caps it at max_tokens deltas. */
+function textPlan(deltas: string[], req: Normalized): Plan {
+  const full = deltas.join('');
+  let cut = full.length;
+  let stopSequence: string | undefined;
+  for (const stop of req.stops) {
+    const at = stop ? full.indexOf(stop) : -1;
+    if (at >= 0 && at < cut) {
+      cut = at;
+      stopSequence = stop;
+    }
+  }
+  const kept: string[] = [];
+  let offset = 0;
+  for (const delta of deltas) {
+    if (offset >= cut) break;
+    kept.push(delta.slice(0, Math.max(0, cut - offset)));
+    offset += delta.length;
+  }
+  const nonEmpty = kept.filter((d) => d.length > 0);
+  if (req.maxTokens !== undefined && nonEmpty.length > req.maxTokens) {
+    return { blocks: [{ type: 'text', deltas: nonEmpty.slice(0, req.maxTokens) }], finish: 'length', outputTokens: req.maxTokens };
+  }
+  return { blocks: [{ type: 'text', deltas: nonEmpty }], finish: 'stop', stopSequence, outputTokens: nonEmpty.length };
+}
+
+function plan(kind: FakeKind, scenario: Scenario, req: Normalized): Plan {
+  if (scenario === 'tools' && req.toolNames.length > 0 && req.toolResults.length === 0) {
+    const idPrefix = kind === 'openai' ? 'call_' : 'toolu_01';
+    const blocks: Block[] = [];
+    if (kind === 'anthropic') blocks.push({ type: 'text', deltas: ['Checking', ' both.'] });
+    TOOL_ARGS.forEach((args, i) => {
+      const json = JSON.stringify(args); // {"city":"Paris"}
+      const split = json.indexOf(':');
+      blocks.push({ type: 'tool', id: `${idPrefix}${randomId(24)}`, name: req.toolNames[i] ?? req.toolNames[0]!, pieces: [json.slice(0, split), json.slice(split, -2), json.slice(-2)] });
+    });
+    return { blocks, finish: 'tool_calls', outputTokens: blocks.reduce((n, b) => n + (b.type === 'text' ? b.deltas.length : b.pieces.length), 0) };
+  }
+  if (scenario === 'tools' && req.toolResults.length > 0) {
+    const words = `Results: ${req.toolResults.join(' | ')}`.split(/(?= )/);
+    return textPlan(words, req);
+  }
+  if (scenario === 'slow-stream') return textPlan(Array.from({ length: 25 }, () => TEXT_DELTAS).flat(), { ...req, stops: [] });
+  const base = textPlan(TEXT_DELTAS, req);
+  if (scenario === 'error-event' || scenario === 'garbage' || scenario === 'cut') return { ...base, breakAfter: 3 };
+  return base;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request reading and validation, as strict as the real APIs on the points a translator can miss.
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly param: string | null = null) {
+    super(message);
+  }
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p: any) => (p?.type === 'text' ? String(p.text ?? '') : '')).join('');
+  return '';
+}
+
+function readOpenAI(body: any): Normalized {
+  if (!body || typeof body !== 'object') throw new HttpError(400, 'We could not parse the JSON body of your request.');
+  if (typeof body.model !== 'string' || !body.model) throw new HttpError(400, "you must provide a model parameter", 'model');
+  if (!Array.isArray(body.messages) || body.messages.length === 0) throw new HttpError(400, "Invalid 'messages': empty array.", 'messages');
+  if (body.stream_options != null && body.stream !== true) {
+    throw new HttpError(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options');
+  }
+  let pendingIds: string[] = [];
+  body.messages.forEach((m: any, i: number) => {
+    if (!['system', 'developer', 'user', 'assistant', 'tool'].includes(m?.role)) throw new HttpError(400, `Invalid value for 'messages[${i}].role'`, `messages[${i}].role`);
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
+      m.tool_calls.forEach((tc: any, j: number) => {
+        if (typeof tc?.id !== 'string' || !tc.id) throw new HttpError(400, `Missing 'messages[${i}].tool_calls[${j}].id'`, `messages[${i}].tool_calls[${j}].id`);
+        if (tc.type !== 'function' || typeof tc.function?.name !== 'string' || !tc.function.name || typeof tc.function.arguments !== 'string') {
+          throw new HttpError(400, `Invalid 'messages[${i}].tool_calls[${j}]'`, `messages[${i}].tool_calls[${j}]`);
+        }
+      });
+      pendingIds = m.tool_calls.map((tc: any) => tc.id);
+      return;
+    }
+    if (m.role === 'tool') {
+      if (!pendingIds.includes(m.tool_call_id)) {
+        throw new HttpError(400, `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`, `messages.[${i}].role`);
+      }
+      return;
+    }
+    if (Array.isArray(m.content)) {
+      m.content.forEach((p: any, j: number) => {
+        if (!['text', 'image_url', 'input_audio', 'file', 'refusal'].includes(p?.type)) throw new HttpError(400, `Invalid value: '${p?.type}'.`, `messages[${i}].content[${j}].type`);
+        if (p.type === 'image_url' && typeof p.image_url?.url !== 'string') throw new HttpError(400, `Missing required parameter: 'messages[${i}].content[${j}].image_url.url'.`);
+      });
+    }
+    pendingIds = [];
+  });
+  const last = body.messages.at(-1);
+  const toolResults: string[] = [];
+  for (let i = body.messages.length - 1; i >= 0 && body.messages[i].role === 'tool'; i--) toolResults.unshift(contentText(body.messages[i].content));
+  const stop = body.stop;
+  return {
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    stops: typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [],
+    toolNames: Array.isArray(body.tools) ? body.tools.map((t: any) => t?.function?.name).filter(Boolean) : [],
+    toolResults: last?.role === 'tool' ? toolResults : [],
+  };
+}
+
+function readAnthropic(body: any): Normalized {
+  if (!body || typeof body !== 'object') throw new HttpError(400, 'invalid request body');
+  if (typeof body.model !== 'string' || !body.model) throw new HttpError(400, 'model: Field required');
+  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) throw new HttpError(400, 'max_tokens: Field required');
+  if (!Array.isArray(body.messages) || body.messages.length === 0) throw new HttpError(400, 'messages: at least one message is required');
+  let previousToolUses: string[] = [];
+  body.messages.forEach((m: any, i: number) => {
+    if (m?.role !== 'user' && m?.role !== 'assistant') throw new HttpError(400, `messages.${i}.role: Input should be 'user' or 'assistant'`);
+    const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
+    if (!blocks.length) throw new HttpError(400, `messages.${i}: content must be non-empty`);
+    blocks.forEach((b, j) => {
+      if (b?.type === 'tool_result' && !previousToolUses.includes(b.tool_use_id)) {
+        throw new HttpError(400, `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+      }
+      if (b?.type === 'tool_use' && (typeof b.id !== 'string' || typeof b.name !== 'string' || !b.name || typeof b.input !== 'object' || b.input === null)) {
+        throw new HttpError(400, `messages.${i}.content.${j}.tool_use: id, name and input are required`);
+      }
+      if (b?.type === 'image') {
+        const s = b.source;
+        const ok = s?.type === 'base64' ? typeof s.media_type === 'string' && typeof s.data === 'string' : s?.type === 'url' && typeof s.url === 'string';
+        if (!ok) throw new HttpError(400, `messages.${i}.content.${j}.image.source: invalid image source`);
+      }
+      if (!['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'].includes(b?.type)) {
+        throw new HttpError(400, `messages.${i}.content.${j}.type: unknown block type ${b?.type}`);
+      }
+    });
+    previousToolUses = m.role === 'assistant' ? blocks.filter((b) => b.type === 'tool_use').map((b) => b.id) : [];
+  });
+  const last = body.messages.at(-1);
+  const lastBlocks: any[] = Array.isArray(last.content) ? last.content : [];
+  return {
+    maxTokens: body.max_tokens,
+    stops: Array.isArray(body.stop_sequences) ? body.stop_sequences : [],
+    toolNames: Array.isArray(body.tools) ? body.tools.map((t: any) => t?.name).filter(Boolean) : [],
+    toolResults: last.role === 'user' ? lastBlocks.filter((b) => b.type === 'tool_result').map((b) => contentText(b.content)) : [],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error bodies in each API's shape.
+
+function openaiError(status: number, message: string, type: string, code: string | null = null, param: string | null = null): Response {
+  return Response.json({ error: { message, type, param, code } }, { status, headers: { 'x-request-id': `req_${randomId(16)}` } });
+}
+
+function anthropicError(status: number, type: string, message: string): Response {
+  return Response.json({ type: 'error', error: { type, message } }, { status, headers: { 'request-id': `req_${randomId(16)}` } });
+}
+
+function errorFor(kind: FakeKind, status: number, message: string, param: string | null = null): Response {
+  if (kind === 'openai') {
+    const type = status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error';
+    const code = status === 429 ? 'rate_limit_exceeded' : status === 401 ? 'invalid_api_key' : null;
+    return openaiError(status, message, type, code, param);
+  }
+  const type = status === 429 ? 'rate_limit_error' : status === 401 ? 'authentication_error' : status === 529 ? 'overloaded_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+  return anthropicError(status, type, message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering: non-streamed bodies and SSE event lists.
+
+type Emit = { text: string; /** counts toward breakAfter */ content?: boolean };
+
+function openaiUsage(outputTokens: number) {
+  return {
+    prompt_tokens: FAKE_INPUT_TOKENS,
+    completion_tokens: outputTokens,
+    total_tokens: FAKE_INPUT_TOKENS + outputTokens,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+function openaiJson(body: any, p: Plan) {
+  const text = p.blocks.flatMap((b) => (b.type === 'text' ? b.deltas : [])).join('');
+  const tools = p.blocks.flatMap((b) => (b.type === 'tool' ? [b] : []));
+  return {
+    id: `chatcmpl-${randomId(29)}`,
+    object: 'chat.completion',
+    created: Math.floor(now() / 1000),
+    model: upstreamModelEcho(body.model),
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: tools.length && !text ? null : text,
+          refusal: null,
+          annotations: [],
+          ...(tools.length ? { tool_calls: tools.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.pieces.join('') } })) } : {}),
+        },
+        logprobs: null,
+        finish_reason: p.finish,
+      },
+    ],
+    usage: openaiUsage(p.outputTokens),
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake0001',
+  };
+}
+
+function openaiEvents(body: any, p: Plan): Emit[] {
+  const includeUsage = body.stream_options?.include_usage === true;
+  const id = `chatcmpl-${randomId(29)}`;
+  const created = Math.floor(now() / 1000);
+  const model = upstreamModelEcho(body.model);
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: ${JSON.stringify({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      service_tier: 'default',
+      system_fingerprint: 'fp_fake0001',
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(includeUsage ? { usage: null } : {}),
+    })}\n\n`;
+  const out: Emit[] = [{ text: chunk({ role: 'assistant', content: '', refusal: null }) }];
+  const text = p.blocks.flatMap((b) => (b.type === 'text' ? b.deltas : []));
+  for (const d of text) out.push({ text: chunk({ content: d }), content: true });
+  const tools = p.blocks.flatMap((b) => (b.type === 'tool' ? [b] : []));
+  // Parallel tool calls: every call opens (id, type, name, empty arguments), then the argument
+  // pieces of the calls interleave: call 0 piece 0, call 1 piece 0, call 0 piece 1, …
+  tools.forEach((t, index) => {
+    out.push({ text: chunk({ tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.name, arguments: '' } }] }), content: true });
+  });
+  const longest = Math.max(0, ...tools.map((t) => t.pieces.length));
+  for (let k = 0; k < longest; k++) {
+    tools.forEach((t, index) => {
+      const piece = t.pieces[k];
+      if (piece !== undefined) out.push({ text: chunk({ tool_calls: [{ index, function: { arguments: piece } }] }), content: true });
+    });
+  }
+  out.push({ text: chunk({}, p.finish) });
+  if (includeUsage) {
+    out.push({
+      text: `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, service_tier: 'default', system_fingerprint: 'fp_fake0001', choices: [], usage: openaiUsage(p.outputTokens) })}\n\n`,
+    });
+  }
+  out.push({ text: 'data: [DONE]\n\n' });
+  return out;
+}
+
+const anthropicStop = (p: Plan) => (p.finish === 'tool_calls' ? 'tool_use' : p.finish === 'length' ? 'max_tokens' : p.stopSequence ? 'stop_sequence' : 'end_turn');
+
+function anthropicUsage(input: number, output: number) {
+  return { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, service_tier: 'standard' };
+}
+
+function anthropicJson(body: any, p: Plan) {
+  return {
+    id: `msg_01${randomId(22)}`,
+    type: 'message',
+    role: 'assistant',
+    model: upstreamModelEcho(body.model),
+    content: p.blocks.map((b) =>
+      b.type === 'text' ? { type: 'text', text: b.deltas.join('') } : { type: 'tool_use', id: b.id, name: b.name, input: JSON.parse(b.pieces.join('')) },
+    ),
+    stop_reason: anthropicStop(p),
+    stop_sequence: p.stopSequence ?? null,
+    usage: anthropicUsage(FAKE_INPUT_TOKENS, p.outputTokens),
+  };
+}
+
+function anthropicEvents(body: any, p: Plan, scenario: Scenario): Emit[] {
+  const ev = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  const late = scenario === 'late-usage';
+  const out: Emit[] = [
+    {
+      text: ev('message_start', {
+        type: 'message_start',
+        message: {
+          id: `msg_01${randomId(22)}`,
+          type: 'message',
+          role: 'assistant',
+          model: upstreamModelEcho(body.model),
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: anthropicUsage(late ? 0 : FAKE_INPUT_TOKENS, 1),
+        },
+      }),
+    },
+  ];
+  p.blocks.forEach((b, index) => {
+    if (b.type === 'text') {
+      out.push({ text: ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }) });
+      if (index === 0) out.push({ text: ev('ping', { type: 'ping' }) });
+      for (const d of b.deltas) out.push({ text: ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: d } }), content: true });
+    } else {
+      out.push({ text: ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } }) });
+      if (index === 0) out.push({ text: ev('ping', { type: 'ping' }) });
+      out.push({ text: ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } }) });
+      for (const piece of b.pieces) out.push({ text: ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } }), content: true });
+    }
+    out.push({ text: ev('content_block_stop', { type: 'content_block_stop', index }) });
+  });
+  const usage = late ? { input_tokens: FAKE_INPUT_TOKENS, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: p.outputTokens } : { output_tokens: p.outputTokens };
+  out.push({ text: ev('message_delta', { type: 'message_delta', delta: { stop_reason: anthropicStop(p), stop_sequence: p.stopSequence ?? null }, usage }) });
+  out.push({ text: ev('message_stop', { type: 'message_stop' }) });
+  return out;
+}
+
+/** What a misbehaving proxy might inject: a truncated event, then an HTML error page as data. */
+const GARBAGE: Record<FakeKind, string> = {
+  openai: 'data: {"id":"chatcmpl-oops","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"x"\n\ndata: <html><body>502 Bad Gateway</body></html>\n\n',
+  anthropic: 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_d\n\nevent: content_block_delta\ndata: <html><body>502 Bad Gateway</body></html>\n\n',
+};
+
+function midStreamError(kind: FakeKind): string {
+  return kind === 'openai'
+    ? `data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } })}\n\n`
+    : `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: string } = {}): Promise<FakeLlmUpstream> {
+  const apiKey = opts.apiKey ?? `fake-${kind}-key`;
+  const requests: RecordedRequest[] = [];
+  const attempts = new Map<string, number>();
+  const path = kind === 'openai' ? '/v1/chat/completions' : '/v1/messages';
+
+  const sse = (rec: RecordedRequest, req: Request, events: Emit[], p: Plan, scenario: Scenario): Response => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let closed = false;
+    const finish = () => {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      rec.endedAt ??= now();
+    };
+    // The caller went away before the answer was complete (request signal or stream cancel).
+    const markAborted = () => {
+      if (!closed) rec.abortedAt ??= now();
+      finish();
+    };
+    req.signal.addEventListener('abort', markAborted, { once: true });
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const send = (text: string) => {
+          if (closed) return;
+          rec.firstByteAt ??= now();
+          controller.enqueue(enc.encode(text));
+        };
+        let contentSent = 0;
+        let i = 0;
+        let breakDue = false;
+        const step = () => {
+          if (closed) return;
+          while (i < events.length) {
+            const e = events[i++]!;
+            if (e.content && p.breakAfter !== undefined && contentSent === p.breakAfter) {
+              if (!breakDue) {
+                // Break only once the head and the first deltas are surely on the wire, so the
+                // caller meets a failure mid-body, not a failed request.
+                breakDue = true;
+                i--;
+                timer = setTimeout(step, BREAK_DELAY_MS);
+                return;
+              }
+              if (scenario === 'error-event') {
+                send(midStreamError(kind));
+                finish();
+                controller.close();
+                return;
+              }
+              if (scenario === 'cut') {
+                finish();
+                controller.error(); // resets the connection (no argument: no noise in the log)
+                return;
+              }
+              if (scenario === 'garbage') send(GARBAGE[kind]);
+              p.breakAfter = undefined;
+            }
+            send(e.text);
+            if (e.content) contentSent++;
+            if (scenario === 'slow-stream' && e.content) {
+              timer = setTimeout(step, SLOW_STREAM_INTERVAL_MS);
+              return;
+            }
+          }
+          finish();
+          controller.close();
+        };
+        step();
+      },
+      cancel() {
+        markAborted();
+      },
+    });
+    return new Response(body, {
+      status: 200,
+      headers: {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        ...(kind === 'openai' ? { 'x-request-id': `req_${randomId(16)}` } : { 'request-id': `req_${randomId(16)}` }),
+      },
+    });
+  };
+
+  const handle = async (req: Request, rec: RecordedRequest): Promise<Response> => {
+    if (req.method !== 'POST' || rec.path !== path) return errorFor(kind, 404, `Unknown request URL: ${req.method} ${rec.path}`);
+    if (kind === 'openai' && rec.headers.authorization !== `Bearer ${apiKey}`) return errorFor(kind, 401, 'Incorrect API key provided.');
+    if (kind === 'anthropic') {
+      // The API takes `x-api-key` (and newer SDKs send a Bearer token instead).
+      if (rec.headers['x-api-key'] !== apiKey && rec.headers.authorization !== `Bearer ${apiKey}`) return errorFor(kind, 401, 'invalid x-api-key');
+      if (!rec.headers['anthropic-version']) return errorFor(kind, 400, 'anthropic-version: header is required');
+    }
+    if (rec.body === undefined) return errorFor(kind, 400, 'We could not parse the JSON body of your request.');
+    let norm: Normalized;
+    try {
+      norm = kind === 'openai' ? readOpenAI(rec.body) : readAnthropic(rec.body);
+    } catch (err) {
+      if (err instanceof HttpError) return errorFor(kind, err.status, err.message, err.param);
+      throw err;
+    }
+    const scenario = rec.scenario;
+    if (!scenario) return errorFor(kind, 404, `The model \`${String(rec.body.model)}\` does not exist or you do not have access to it.`);
+    if (scenario === 'always-500') return errorFor(kind, 500, kind === 'openai' ? 'The server had an error while processing your request. Sorry about that!' : 'Internal server error');
+    if (scenario === 'flaky-429' && rec.attempt % 2 === 1) {
+      return errorFor(kind, 429, kind === 'openai' ? 'Rate limit reached for requests. Please try again in 20ms.' : 'Number of request tokens has exceeded your per-minute rate limit');
+    }
+    if (scenario === 'slow-headers') {
+      await sleep(SLOW_HEADERS_MS, req.signal);
+      if (req.signal.aborted) {
+        rec.abortedAt ??= now();
+        return new Response(null, { status: 499 });
+      }
+    }
+    const p = plan(kind, scenario, norm);
+    if (rec.body.stream === true) {
+      const events = kind === 'openai' ? openaiEvents(rec.body, p) : anthropicEvents(rec.body, p, scenario);
+      return sse(rec, req, events, p, scenario);
+    }
+    if (scenario === 'error-event') return errorFor(kind, kind === 'openai' ? 500 : 529, kind === 'openai' ? 'The server had an error while processing your request.' : 'Overloaded');
+    if (scenario === 'garbage') return new Response('<html><body>502 Bad Gateway</body></html>', { status: 200, headers: { 'content-type': 'application/json' } });
+    return Response.json(kind === 'openai' ? openaiJson(rec.body, p) : anthropicJson(rec.body, p), {
+      headers: kind === 'openai' ? { 'x-request-id': `req_${randomId(16)}` } : { 'request-id': `req_${randomId(16)}` },
+    });
+  };
+
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    idleTimeout: 120,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const rawBody = await req.text();
+      let body: any;
+      try {
+        body = rawBody ? JSON.parse(rawBody) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const scenario = scenarioOf(body?.model);
+      const key = `${scenario}:${JSON.stringify(body?.messages ?? null)}:${body?.stream === true}`;
+      const attempt = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, attempt);
+      const rec: RecordedRequest = {
+        seq: requests.length,
+        kind,
+        method: req.method,
+        path: url.pathname,
+        headers: Object.fromEntries([...req.headers.entries()].map(([k, v]) => [k.toLowerCase(), v])),
+        body,
+        rawBody,
+        scenario,
+        attempt,
+        receivedAt: now(),
+      };
+      requests.push(rec);
+      const res = await handle(req, rec);
+      rec.status = res.status;
+      if (!res.body || res.headers.get('content-type')?.startsWith('application/json')) rec.endedAt ??= now();
+      return res;
+    },
+  });
+
+  const find = (marker: string) => requests.filter((r) => r.rawBody.includes(marker));
+  return {
+    kind,
+    port: server.port!,
+    baseUrl: `http://127.0.0.1:${server.port}/v1`,
+    apiKey,
+    requests,
+    find,
+    async waitFor(marker, n = 1, timeoutMs = 5_000) {
+      const deadline = now() + timeoutMs;
+      while (find(marker).length < n && now() < deadline) await Bun.sleep(10);
+      return find(marker);
+    },
+    async stop() {
+      await server.stop(true);
+    },
+  };
+}
+
+/** Polls until `check` returns a value (not undefined) or the time is up; returns the last result. */
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 3_000, stepMs = 20): Promise<T | undefined> {
+  const deadline = now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined || now() > deadline) return value;
+    await Bun.sleep(stepMs);
+  }
+}
