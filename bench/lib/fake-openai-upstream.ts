@@ -1,0 +1,124 @@
+/**
+ * A zero-latency fake OpenAI-compatible upstream for benchmarks, run as its own process:
+ *
+ *   bun run bench/lib/fake-openai-upstream.ts      (PORT=0 picks a free port)
+ *
+ * Prints one JSON line `{"port": N}` on stdout once it listens on 127.0.0.1.
+ *
+ * POST /v1/chat/completions
+ *   - `stream` absent/false: one fixed `chat.completion` JSON with usage.
+ *   - `stream: true`: a realistic SSE sequence — role chunk, 20 content deltas, finish chunk,
+ *     usage chunk with `choices: []`, `data: [DONE]` — sent chunked, all at once.
+ *   - slow mode, when the `model` contains "slow" or the query has `?slow=1`: 10 content deltas
+ *     spaced SLOW_DELTA_MS (default 1000 ms) apart, so a stream lasts about 10 s. The role chunk
+ *     goes out at once so headers and the first byte are not delayed.
+ */
+const DELTAS = 20;
+const SLOW_DELTAS = 10;
+const SLOW_DELTA_MS = Number(process.env.SLOW_DELTA_MS ?? 1000);
+const CREATED = 1_700_000_000;
+const enc = new TextEncoder();
+
+const words = 'The quick brown fox jumps over the lazy dog while the gateway relays every single token to the client without any delay'.split(' ');
+const usage = (completion: number) => ({ prompt_tokens: 12, completion_tokens: completion, total_tokens: 12 + completion });
+
+const completionBody = (model: string) =>
+  JSON.stringify({
+    id: 'chatcmpl-bench0001',
+    object: 'chat.completion',
+    created: CREATED,
+    model,
+    system_fingerprint: 'fp_bench',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: words.slice(0, DELTAS).join(' '), refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
+    usage: usage(DELTAS),
+  });
+
+const chunk = (model: string, choices: unknown[], extra: Record<string, unknown> = {}) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench0001', object: 'chat.completion.chunk', created: CREATED, model, system_fingerprint: 'fp_bench', choices, ...extra })}\n\n`;
+
+function streamEvents(model: string, deltas: number): { first: string; deltas: string[]; tail: string[] } {
+  return {
+    first: chunk(model, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+    deltas: Array.from({ length: deltas }, (_, i) =>
+      chunk(model, [{ index: 0, delta: { content: (i ? ' ' : '') + words[i % words.length] }, logprobs: null, finish_reason: null }]),
+    ),
+    tail: [chunk(model, [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]), chunk(model, [], { usage: usage(deltas) }), 'data: [DONE]\n\n'],
+  };
+}
+
+/** Pre-encoded fast responses per model name (the gateway always sends the same one). */
+const fastCache = new Map<string, { json: string; sse: Uint8Array[] }>();
+function fast(model: string) {
+  let hit = fastCache.get(model);
+  if (!hit) {
+    const ev = streamEvents(model, DELTAS);
+    hit = { json: completionBody(model), sse: [ev.first, ...ev.deltas, ...ev.tail].map((s) => enc.encode(s)) };
+    fastCache.set(model, hit);
+  }
+  return hit;
+}
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
+
+function slowStream(model: string, signal: AbortSignal): ReadableStream<Uint8Array> {
+  const ev = streamEvents(model, SLOW_DELTAS);
+  const queue = [...ev.deltas, ...ev.tail];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(enc.encode(ev.first));
+      const next = () => {
+        const item = queue.shift();
+        if (item === undefined) return controller.close();
+        controller.enqueue(enc.encode(item));
+        // content deltas are spaced out; the finish, usage and [DONE] chunks follow the last one at once
+        timer = setTimeout(next, queue.length > ev.tail.length ? SLOW_DELTA_MS : 0);
+      };
+      timer = setTimeout(next, SLOW_DELTA_MS);
+      signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+    },
+    cancel() {
+      clearTimeout(timer);
+    },
+  });
+}
+
+const server = Bun.serve({
+  port: Number(process.env.PORT ?? 0),
+  hostname: '127.0.0.1',
+  idleTimeout: 60,
+  async fetch(req) {
+    const url = new URL(req.url);
+    if (req.method === 'GET' && url.pathname === '/healthz') return new Response('ok');
+    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') return new Response('not found', { status: 404 });
+    let body: { model?: unknown; stream?: unknown };
+    try {
+      body = (await req.json()) as typeof body;
+    } catch {
+      return Response.json({ error: { message: 'bad json', type: 'invalid_request_error' } }, { status: 400 });
+    }
+    const model = typeof body.model === 'string' ? body.model : 'bench';
+    if (body.stream !== true) return new Response(fast(model).json, { headers: { 'content-type': 'application/json' } });
+    if (model.includes('slow') || url.searchParams.get('slow') === '1') return new Response(slowStream(model, req.signal), { headers: SSE_HEADERS });
+    const parts = fast(model).sse;
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const p of parts) controller.enqueue(p);
+          controller.close();
+        },
+      }),
+      { headers: SSE_HEADERS },
+    );
+  },
+});
+
+console.log(JSON.stringify({ port: server.port }));
+for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => { server.stop(true); process.exit(0); });
