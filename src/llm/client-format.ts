@@ -42,5 +42,6 @@ export interface ClientFormat {
   readonly passthrough?: { format: UpstreamStreamFormat; rules: PassthroughRules };
   decode(body: unknown): DecodedClientRequest;
   encodeResponse(response: CanonicalResponse, ctx: EncodeContext): unknown;
-  createEncoder(ctx: EncodeContext): TransformStream<StreamEvent, string>;
+  /** This format's stream encoder (a synchronous Transformer: see translators/shared/sync-transformer.ts). */
+  encoder(ctx: EncodeContext): Transformer<StreamEvent, string>;
 }

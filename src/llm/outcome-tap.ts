@@ -37,20 +37,21 @@ export class OutcomeTap {
     private readonly beforeFinish?: (response: CanonicalResponse) => Promise<void>,
   ) {}
 
-  transform(): TransformStream<StreamEvent, StreamEvent> {
-    return new TransformStream<StreamEvent, StreamEvent>({
-      transform: async (event, controller) => {
-        this.observe(event);
-        if (event.type === 'finish' && this.beforeFinish) await this.beforeFinish(this.response());
-        controller.enqueue(event);
-        if (event.type === 'finish') this.settle({ status: 'completed', response: this.response(), usageEstimated: false });
-        if (event.type === 'error') this.settle({ status: 'failed', message: event.error.message, response: this.response(), usageEstimated: !this.usageSeen });
-      },
-      flush: () => {
-        // Decoders always end with finish or error; reaching here unsettled means no events at all.
-        this.settle({ status: 'failed', message: 'upstream stream ended without a finish', response: this.response(), usageEstimated: !this.usageSeen });
-      },
-    });
+  /**
+   * Takes one event on its way to the client. Awaits only for a `finish` with `beforeFinish`
+   * (the state must be stored before the client can see the end); otherwise settles in place.
+   */
+  accept(event: StreamEvent): Promise<void> | undefined {
+    this.observe(event);
+    if (event.type === 'error') this.settle({ status: 'failed', message: event.error.message, response: this.response(), usageEstimated: !this.usageSeen });
+    if (event.type !== 'finish') return undefined;
+    if (!this.beforeFinish) return void this.settle({ status: 'completed', response: this.response(), usageEstimated: false });
+    return this.beforeFinish(this.response()).then(() => this.settle({ status: 'completed', response: this.response(), usageEstimated: false }));
+  }
+
+  /** The stream is over. Decoders always end with finish or error; unsettled here means no events at all. */
+  end(): void {
+    this.settle({ status: 'failed', message: 'upstream stream ended without a finish', response: this.response(), usageEstimated: !this.usageSeen });
   }
 
   /** The client went away: charge what was produced so far. */

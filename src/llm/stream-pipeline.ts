@@ -1,92 +1,146 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { StreamEvent } from '../../translators/canonical/index.ts';
-import { parseSseBytes } from '../../translators/shared/sse.ts';
+import type { PassthroughRules } from '../../translators/passthrough/index.ts';
+import { runSync, type SyncTransformer } from '../../translators/shared/sync-transformer.ts';
 import type { LlmStream, ModelRef } from '../../providers/types.ts';
 import type { ClientFormat, EncodeContext } from './client-format.ts';
 import type { OutcomeTap } from './outcome-tap.ts';
 import { upstreamDecoder } from './upstream-decoders.ts';
 
-const encoder = new TextEncoder();
+const utf8 = new TextEncoder();
+
+/** One step of a client stream: the text to send for one upstream read, and whether it was the last. */
+type Step = { text: string; done: boolean };
 
 /**
- * A source of canonical events that never errors: a read failure (connection reset, abort)
- * becomes one canonical `error` event, so the client's encoder can end the stream with its
- * format's error event instead of the connection just dropping.
+ * Reads upstream bytes as SSE messages: one read → the messages it completed (eventsource-parser
+ * keeps partial lines across reads). A read failure (reset, abort) is thrown to the caller.
  */
-function guarded(source: ReadableStream<StreamEvent>): ReadableStream<StreamEvent> {
-  const reader = source.getReader();
-  return new ReadableStream<StreamEvent>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      } catch (err) {
-        controller.enqueue({ type: 'error', error: { code: 'upstream_stream_failed', message: `upstream stream failed: ${(err as Error).message}` } });
-        controller.close();
-      }
+function sseMessages(body: ReadableStream<Uint8Array>) {
+  const reader = body.getReader();
+  const text = new TextDecoder();
+  let pending: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => pending.push(message) });
+  return {
+    async next(): Promise<{ messages: EventSourceMessage[]; done: boolean }> {
+      const { done, value } = await reader.read();
+      if (done) parser.reset({ consume: true });
+      else parser.feed(text.decode(value, { stream: true }));
+      const messages = pending;
+      pending = [];
+      return { messages, done };
     },
-    cancel: (reason) => reader.cancel(reason),
-  });
+    cancel: (reason?: unknown) => reader.cancel(reason).catch(() => undefined),
+  };
 }
 
-function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, ctx: EncodeContext, tap: OutcomeTap): ReadableStream<string> {
-  const events =
-    upstream.kind === 'canonical' ? upstream.events : parseSseBytes(upstream.body).pipeThrough(upstreamDecoder(upstream.format, model.id));
-  return guarded(events).pipeThrough(tap.transform()).pipeThrough(format.createEncoder(ctx));
+/**
+ * Canonical events → client text: each event passes the tap (billing, stored state) and the
+ * client format's encoder. A broken source becomes one canonical error, so the client's stream
+ * always ends with its format's own error event, never a silent cut.
+ */
+function encodeInto(tap: OutcomeTap, encoder: SyncTransformer<StreamEvent, string>) {
+  return async (events: StreamEvent[]): Promise<string> => {
+    let out = '';
+    for (const event of events) {
+      const waiting = tap.accept(event);
+      if (waiting) await waiting;
+      for (const piece of encoder.push(event)) out += piece;
+    }
+    return out;
+  };
+}
+
+const readFailure = (err: unknown): StreamEvent => ({
+  type: 'error',
+  error: { code: 'upstream_stream_failed', message: `upstream stream failed: ${(err as Error).message}` },
+});
+
+/** Any upstream whose events are translated into another wire format (or come as canonical events). */
+function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, ctx: EncodeContext, tap: OutcomeTap) {
+  const encoder = runSync(format.encoder(ctx));
+  const emit = encodeInto(tap, encoder);
+  const finish = async (events: StreamEvent[]): Promise<Step> => {
+    const text = (await emit(events)) + encoder.end().join('');
+    tap.end();
+    return { text, done: true };
+  };
+  if (upstream.kind === 'canonical') {
+    const reader = upstream.events.getReader();
+    return {
+      async next(): Promise<Step> {
+        let read: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          read = await reader.read();
+        } catch (err) {
+          return finish([readFailure(err)]);
+        }
+        return read.done ? finish([]) : { text: await emit([read.value]), done: false };
+      },
+      cancel: (reason?: unknown) => reader.cancel(reason).catch(() => undefined),
+    };
+  }
+  const source = sseMessages(upstream.body);
+  const decoder = runSync(upstreamDecoder(upstream.format, model.id));
+  return {
+    async next(): Promise<Step> {
+      let read: Awaited<ReturnType<typeof source.next>>;
+      try {
+        read = await source.next();
+      } catch (err) {
+        return finish([readFailure(err)]);
+      }
+      const events = read.messages.flatMap((m) => decoder.push(m));
+      return read.done ? finish([...events, ...decoder.end()]) : { text: await emit(events), done: false };
+    },
+    cancel: source.cancel,
+  };
 }
 
 /**
  * Same format on both sides: upstream events go to the client as they are (model renamed), while
- * a tee feeds the canonical decoder only to learn usage and the ending for billing.
+ * the canonical decoder reads the same messages only to learn usage and the ending for billing.
  */
-function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, model: ModelRef, format: ClientFormat, ctx: EncodeContext, tap: OutcomeTap): ReadableStream<string> {
-  const rules = format.passthrough?.rules;
-  if (!rules) throw new Error(`${format.name} has no passthrough rules`);
-  const [forBilling, forClient] = parseSseBytes(upstream.body).tee();
-  const billing = guarded(forBilling.pipeThrough(upstreamDecoder(upstream.format, model.id))).pipeThrough(tap.transform());
-  void billing.pipeTo(new WritableStream()).catch(() => undefined);
-
+function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: PassthroughRules, model: ModelRef, ctx: EncodeContext, tap: OutcomeTap) {
+  const source = sseMessages(upstream.body);
+  const billing = runSync(upstreamDecoder(upstream.format, model.id));
   const passCtx = { gatewayModel: model.id, includeUsage: ctx.decoded.includeUsage };
-  const reader = forClient.getReader();
-  let ended = false;
-  return new ReadableStream<string>({
-    async pull(controller) {
-      if (ended) return controller.close();
-      let next: Awaited<ReturnType<typeof reader.read>>;
+  const observe = async (events: StreamEvent[]) => {
+    for (const event of events) await tap.accept(event);
+  };
+  const end = async (text: string, tail: StreamEvent[]): Promise<Step> => {
+    await observe(tail);
+    tap.end();
+    await source.cancel();
+    return { text, done: true };
+  };
+  return {
+    async next(): Promise<Step> {
+      let read: Awaited<ReturnType<typeof source.next>>;
       try {
-        next = await reader.read();
+        read = await source.next();
       } catch (err) {
-        ended = true;
-        controller.enqueue(rules.errorEvent('upstream_stream_failed', `upstream stream failed: ${(err as Error).message}`));
-        return controller.close();
+        return end(rules.errorEvent('upstream_stream_failed', `upstream stream failed: ${(err as Error).message}`), [readFailure(err)]);
       }
-      if (next.done) {
-        ended = true;
-        controller.enqueue(rules.errorEvent('stream_truncated', 'upstream stream ended before it finished'));
-        return controller.close();
+      let text = '';
+      for (const message of read.messages) {
+        const kind = rules.classify(message);
+        if (kind === 'garbage') return end(text + rules.errorEvent('invalid_upstream_stream', 'upstream sent an invalid stream event'), billing.push(message));
+        await observe(billing.push(message));
+        text += rules.forward(message, passCtx) ?? '';
+        if (kind === 'terminal' || kind === 'error') return end(text, billing.end());
       }
-      const kind = rules.classify(next.value);
-      if (kind === 'garbage') {
-        ended = true;
-        await reader.cancel();
-        controller.enqueue(rules.errorEvent('invalid_upstream_stream', 'upstream sent an invalid stream event'));
-        return controller.close();
-      }
-      const text = rules.forward(next.value, passCtx);
-      if (text !== null) controller.enqueue(text);
-      if (kind === 'terminal' || kind === 'error') {
-        ended = true;
-        await reader.cancel().catch(() => undefined);
-        controller.close();
-      }
+      if (read.done) return end(text + rules.errorEvent('stream_truncated', 'upstream stream ended before it finished'), billing.end());
+      return { text, done: false };
     },
-    cancel: (reason) => reader.cancel(reason),
-  });
+    cancel: source.cancel,
+  };
 }
 
 /**
- * The bytes a streaming client receives. Cancelling it (client gone) aborts the upstream call
- * and settles the outcome with what was produced.
+ * The bytes a streaming client receives: one pull loop per client, each upstream read decoded,
+ * tapped and encoded in place, with no web-stream hop in between. Cancelling it (client gone)
+ * aborts the upstream call and settles the outcome with what was produced.
  */
 export function clientStream(opts: {
   upstream: LlmStream;
@@ -96,22 +150,28 @@ export function clientStream(opts: {
   tap: OutcomeTap;
   abort: AbortController;
 }): ReadableStream<Uint8Array> {
-  const { upstream, format } = opts;
-  const text =
-    upstream.kind === 'wire' && format.passthrough?.format === upstream.format
-      ? passedThrough(upstream, opts.model, format, opts.ctx, opts.tap)
-      : translated(upstream, opts.model, format, opts.ctx, opts.tap);
-  const reader = text.getReader();
+  const { upstream, format, model, ctx, tap } = opts;
+  const rules = format.passthrough?.rules;
+  const engine =
+    rules && upstream.kind === 'wire' && format.passthrough?.format === upstream.format
+      ? passedThrough(upstream, rules, model, ctx, tap)
+      : translated(upstream, model, format, ctx, tap);
+  let finished = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(encoder.encode(value));
+      // Keep reading until there is something to send: an upstream read may complete no event.
+      while (!finished) {
+        const step = await engine.next();
+        finished = step.done;
+        if (step.text) controller.enqueue(utf8.encode(step.text));
+        if (step.text) break;
+      }
+      if (finished) controller.close();
     },
     async cancel(reason) {
-      opts.tap.cancelled();
+      tap.cancelled();
       opts.abort.abort(reason);
-      await reader.cancel(reason).catch(() => undefined);
+      await engine.cancel(reason);
     },
   });
 }

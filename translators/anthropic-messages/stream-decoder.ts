@@ -34,7 +34,7 @@ function upstreamError(data: Json | undefined): StreamEvent {
  * or non-JSON data ends the stream with one canonical error; a stream that ends without
  * `message_stop` ends with `stream_truncated`.
  */
-export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions): TransformStream<EventSourceMessage, StreamEvent> {
+export function anthropicStreamDecoderTransformer(opts: AnthropicStreamDecoderOptions): Transformer<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let done = false;
@@ -87,7 +87,7 @@ export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions
     }
   };
 
-  return new TransformStream<EventSourceMessage, StreamEvent>({
+  return {
     transform(message, controller) {
       if (done) return;
       if (message.event === 'ping' || message.data === '') return;
@@ -112,5 +112,10 @@ export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions
       done = true;
       controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended without message_stop' } });
     },
-  });
+  };
+}
+
+/** The same, as a stream: `upstream.pipeThrough(createAnthropicStreamDecoder(opts))`. */
+export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions): TransformStream<EventSourceMessage, StreamEvent> {
+  return new TransformStream(anthropicStreamDecoderTransformer(opts));
 }

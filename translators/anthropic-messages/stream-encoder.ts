@@ -32,7 +32,7 @@ export function anthropicErrorEvent(error: StreamError): string {
  * Anthropic does, 1 output token. An `error` becomes `event: error` and the stream ends without
  * `message_stop`, so `@anthropic-ai/sdk` rejects `finalMessage()`.
  */
-export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions): TransformStream<StreamEvent, string> {
+export function anthropicStreamEncoderTransformer(opts: AnthropicStreamEncoderOptions): Transformer<StreamEvent, string> {
   const blocks = createBlockQueue();
   let started = false;
   let done = false;
@@ -100,7 +100,7 @@ export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions
     }
   };
 
-  return new TransformStream<StreamEvent, string>({
+  return {
     transform(event, controller) {
       if (done) return;
       for (const text of encode(event)) controller.enqueue(text);
@@ -110,5 +110,10 @@ export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions
       done = true;
       controller.enqueue(anthropicErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the message was complete' }));
     },
-  });
+  };
+}
+
+/** The same, as a stream: `upstream.pipeThrough(createAnthropicStreamEncoder(opts))`. */
+export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions): TransformStream<StreamEvent, string> {
+  return new TransformStream(anthropicStreamEncoderTransformer(opts));
 }

@@ -33,7 +33,7 @@ function upstreamError(data: Json): StreamEvent | undefined {
  * data ends the stream with one canonical error; an end with neither finish_reason nor `[DONE]`
  * is `stream_truncated`.
  */
-export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): TransformStream<EventSourceMessage, StreamEvent> {
+export function chatStreamDecoderTransformer(opts: ChatStreamDecoderOptions): Transformer<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let done = false;
@@ -78,7 +78,7 @@ export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): Transfo
     return [...closing, { type: 'finish', finishReason: finishReason ?? fromChatFinishReason(undefined), usage }];
   };
 
-  return new TransformStream<EventSourceMessage, StreamEvent>({
+  return {
     transform(message, controller) {
       if (done || message.data === '') return;
       const fail = (code: string, text: string) => {
@@ -109,5 +109,10 @@ export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): Transfo
       if (finishReason) controller.enqueue({ type: 'finish', finishReason, usage });
       else controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before a finish_reason' } });
     },
-  });
+  };
+}
+
+/** The same, as a stream: `upstream.pipeThrough(createChatStreamDecoder(opts))`. */
+export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): TransformStream<EventSourceMessage, StreamEvent> {
+  return new TransformStream(chatStreamDecoderTransformer(opts));
 }

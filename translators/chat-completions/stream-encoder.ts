@@ -35,7 +35,7 @@ export function chatErrorEvent(error: StreamError): string {
  * An error becomes `chatErrorEvent` and nothing follows; an input that ends without a finish
  * ends with a `stream_truncated` error.
  */
-export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): TransformStream<StreamEvent, string> {
+export function chatStreamEncoderTransformer(opts: ChatStreamEncoderOptions): Transformer<StreamEvent, string> {
   const toolOrdinals = new Map<number, number>();
   let started = false;
   let done = false;
@@ -103,7 +103,7 @@ export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): Transfo
     }
   };
 
-  return new TransformStream<StreamEvent, string>({
+  return {
     transform(event, controller) {
       if (done) return;
       for (const text of encode(event)) controller.enqueue(text);
@@ -113,5 +113,10 @@ export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): Transfo
       done = true;
       controller.enqueue(chatErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the completion was complete' }));
     },
-  });
+  };
+}
+
+/** The same, as a stream: `upstream.pipeThrough(createChatStreamEncoder(opts))`. */
+export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): TransformStream<StreamEvent, string> {
+  return new TransformStream(chatStreamEncoderTransformer(opts));
 }

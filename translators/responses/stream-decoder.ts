@@ -16,7 +16,7 @@ const TERMINAL: Record<string, string> = { 'response.completed': 'completed', 'r
  * event or garbage ends the stream with one canonical error; no terminal event means
  * `stream_truncated`.
  */
-export function createResponsesStreamDecoder(opts: { model: string }): TransformStream<EventSourceMessage, StreamEvent> {
+export function responsesStreamDecoderTransformer(opts: { model: string }): Transformer<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let stopped = false;
@@ -78,7 +78,7 @@ export function createResponsesStreamDecoder(opts: { model: string }): Transform
     return []; // lifecycle, reasoning, built-in tool and annotation events carry nothing canonical
   };
 
-  return new TransformStream<EventSourceMessage, StreamEvent>({
+  return {
     transform(message, controller) {
       if (stopped) return;
       if (message.data === '[DONE]') return;
@@ -97,5 +97,10 @@ export function createResponsesStreamDecoder(opts: { model: string }): Transform
       if (finish) controller.enqueue({ type: 'finish', ...finish });
       else if (!stopped) controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' } });
     },
-  });
+  };
+}
+
+/** The same, as a stream: `upstream.pipeThrough(createResponsesStreamDecoder(opts))`. */
+export function createResponsesStreamDecoder(opts: { model: string }): TransformStream<EventSourceMessage, StreamEvent> {
+  return new TransformStream(responsesStreamDecoderTransformer(opts));
 }

@@ -29,7 +29,7 @@ const EMPTY_TEXT = { type: 'output_text', text: '', annotations: [], logprobs: [
  * top level as documented and nested under `error` as OpenAI sends them (the SDKs throw on that) —
  * followed by `response.failed`.
  */
-export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions): TransformStream<StreamEvent, string> {
+export function responsesStreamEncoderTransformer(opts: ResponsesStreamEncoderOptions): Transformer<StreamEvent, string> {
   const echo = resolveEcho(opts);
   const items = createStreamItems(opts.itemId ?? itemIdsFor(opts.responseId));
   let sequence = 0;
@@ -133,7 +133,7 @@ export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions
     return out;
   };
 
-  return new TransformStream<StreamEvent, string>({
+  return {
     transform(event, controller) {
       if (ended) return;
       const out = !started && event.type !== 'message-start' && event.type !== 'error' ? [...start(), ...handle(event)] : handle(event);
@@ -143,5 +143,10 @@ export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions
       // Decoders always end with finish or error; a stream cut short must still not look healthy.
       if (!ended) for (const chunk of fail('stream_truncated', 'The response stream ended before the response was complete.')) controller.enqueue(chunk);
     },
-  });
+  };
+}
+
+/** The same, as a stream: `upstream.pipeThrough(createResponsesStreamEncoder(opts))`. */
+export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions): TransformStream<StreamEvent, string> {
+  return new TransformStream(responsesStreamEncoderTransformer(opts));
 }

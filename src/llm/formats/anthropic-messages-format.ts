@@ -1,5 +1,5 @@
 import {
-  createAnthropicStreamEncoder,
+  anthropicStreamEncoderTransformer,
   decodeAnthropicRequest,
   encodeAnthropicResponse,
 } from '../../../translators/anthropic-messages/index.ts';
@@ -21,5 +21,5 @@ export const anthropicMessagesFormat: ClientFormat = {
     return { request: value, warnings, includeUsage: true };
   },
   encodeResponse: (response, ctx) => encodeAnthropicResponse({ ...response, id: ctx.id, model: ctx.model }),
-  createEncoder: (ctx) => createAnthropicStreamEncoder({ id: ctx.id, model: ctx.model }),
+  encoder: (ctx) => anthropicStreamEncoderTransformer({ id: ctx.id, model: ctx.model }),
 };

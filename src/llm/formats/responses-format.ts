@@ -1,5 +1,5 @@
 import {
-  createResponsesStreamEncoder,
+  responsesStreamEncoderTransformer,
   decodeResponsesRequest,
   encodeResponsesResponse,
   type ResponsesEcho,
@@ -31,6 +31,6 @@ export const responsesFormat: ClientFormat = {
   },
   encodeResponse: (response, ctx) =>
     encodeResponsesResponse({ ...response, id: ctx.id, model: ctx.model }, { ...echoOf(ctx), responseId: ctx.id, completedAt: now() }),
-  createEncoder: (ctx) =>
-    createResponsesStreamEncoder({ ...echoOf(ctx), responseId: ctx.id, model: ctx.model, createdAt: ctx.created, now }),
+  encoder: (ctx) =>
+    responsesStreamEncoderTransformer({ ...echoOf(ctx), responseId: ctx.id, model: ctx.model, createdAt: ctx.created, now }),
 };
