@@ -7,6 +7,8 @@ import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { RateLimiter } from '../ops/rate-limiter.ts';
 import type { Store } from '../store/store.ts';
+import type { FileStore } from '../storage/file-store.ts';
+import type { Storage } from '../storage/storage.ts';
 
 /** The services every route module is built from; created once in main.ts. */
 export interface AppContext {
@@ -19,6 +21,10 @@ export interface AppContext {
   keys: KeyCache;
   accounts: AccountCache;
   rateLimiter: RateLimiter;
+  /** Where file bytes live (local disk or S3). */
+  storage: Storage;
+  /** Stored files: bytes in `storage`, rows in `stored_files`, public `{upload_url}/files/<id>` URLs. */
+  files: FileStore;
   log: Logger;
   /** Account id of each authenticated request, for the request log (never the key). */
   requestAccount: WeakMap<Request, number>;
