@@ -1,4 +1,5 @@
-import type { ProviderConfig } from '../src/config/gateway-config.ts';
+import type * as v from 'valibot';
+import type { ModelConfig, ProviderConfig } from '../src/config/gateway-config.ts';
 import type { CanonicalRequest, CanonicalResponse, StreamEvent, TranslationWarning } from '../translators/canonical/index.ts';
 
 /** What a provider is told about the model being called. */
@@ -28,11 +29,56 @@ export interface LlmAdapter {
   stream(call: LlmCall): Promise<LlmStream>;
 }
 
-/** A configured upstream: what it can do. Media and resources join in later adapters. */
+/** What a media job produced: bytes in hand, or a URL the gateway copies into its storage. */
+export type MediaOutput =
+  | { kind: MediaKind; body: Uint8Array; contentType: string }
+  | { kind: MediaKind; url: string; contentType?: string };
+
+export type MediaKind = 'image' | 'video' | 'audio';
+
+/**
+ * One step of a media job (start, then polls). `operation` is opaque to the gateway: it is stored
+ * on the task row and handed back to `poll`, so any instance can resume a job after a crash.
+ */
+export type JobStep =
+  | { state: 'running'; operation: unknown; pollAfterMs: number }
+  | { state: 'succeeded'; outputs: MediaOutput[] }
+  | { state: 'failed'; message: string; detail?: unknown };
+
+export interface MediaJob {
+  taskId: string;
+  model: ModelRef;
+  /** The validated input (the schema's output). */
+  input: Record<string, unknown>;
+  /** Aborted when the instance stops or the job's deadline passes. */
+  signal: AbortSignal;
+}
+
+export interface MediaModel {
+  /** Validates the client's `input`; its issues name the field (422). */
+  schema: v.GenericSchema<unknown, Record<string, unknown>>;
+  /** USD charged at creation: the price, or its ceiling when the output count is the model's choice. */
+  price(input: Record<string, unknown>): number;
+  /** USD finally due once the outputs are known; defaults to `price`. The difference is refunded. */
+  finalPrice?(input: Record<string, unknown>, outputs: MediaOutput[]): number;
+  start(job: MediaJob): Promise<JobStep>;
+  poll(job: MediaJob, operation: unknown): Promise<JobStep>;
+  /** A job still running after this long fails (and is cancelled upstream where possible). */
+  deadlineMs?: number;
+  cancel?(job: MediaJob, operation: unknown): Promise<void>;
+}
+
+export interface MediaAdapter {
+  /** The model behind a catalog entry of this provider, or undefined when it has none. */
+  model(config: ModelConfig): MediaModel | undefined;
+}
+
+/** A configured upstream: what it can do. */
 export interface Provider {
   id: string;
   kind: string;
   llm?: LlmAdapter;
+  media?: MediaAdapter;
 }
 
 export type ProviderFactory = (config: ProviderConfig) => Provider;

@@ -7,6 +7,9 @@ async function main(): Promise<void> {
   const { ctx, services, database, firstKey } = await bootstrap();
   const app = buildApp(ctx, services);
   const http = serve(ctx, app);
+  // Background work starts once the instance serves: media tasks and webhook deliveries.
+  services.runner.start();
+  services.webhooks.start();
   ctx.log.info('listening', { url: ctx.env.publicUrl, database: database.kind, store: ctx.store.kind, instance: ctx.env.instanceId });
   ctx.log.flush();
 
@@ -23,6 +26,8 @@ async function main(): Promise<void> {
     stopping = true;
     ctx.log.info('shutting down', { signal, in_flight: http.inFlight() });
     await http.stop();
+    await services.runner.stop();
+    await services.webhooks.stop();
     await services.usage.stop();
     ctx.rateLimiter.stop();
     await ctx.rateLimiter.flush();

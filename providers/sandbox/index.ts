@@ -1,9 +1,11 @@
 import type { ProviderFactory } from '../types.ts';
 import { echoAdapter } from './echo-adapter.ts';
+import { sandboxMedia } from './media-adapter.ts';
 
 /** The offline, deterministic provider of DESIGN.md §4. */
 export const createSandboxProvider: ProviderFactory = (config) => ({
   id: config.id,
   kind: 'sandbox',
   llm: echoAdapter,
+  media: sandboxMedia,
 });

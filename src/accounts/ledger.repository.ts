@@ -28,7 +28,9 @@ export async function applyLedgerMovement(trx: DbOrTrx, move: LedgerMovement): P
       updated_at: sql`now()`,
     })
     .where('id', '=', move.accountId)
-    .where(sql<boolean>`balance_usd + ${amount}::numeric >= 0`)
+    // Only a debit can be refused; a credit (top-up, refund) always lands, even on a balance that
+    // post-paid LLM usage took below zero.
+    .$if(move.amountUsd < 0, (q) => q.where(sql<boolean>`balance_usd + ${amount}::numeric >= 0`))
     .returning('balance_usd')
     .executeTakeFirst();
   if (!updated) return null;

@@ -12,3 +12,22 @@ export function toUsdString(amount: number): string {
 export function roundUsd(amount: number): number {
   return Number(amount.toFixed(10));
 }
+
+/** Units of 1e-10 USD, the columns' precision: exact integer arithmetic for balances in JS. */
+const SCALE = 10_000_000_000n;
+
+/** A numeric column's text (`'12.5000000000'`, `'-0.01'`) or a JS amount → exact units. */
+export function toUnits(amount: string | number): bigint {
+  const text = typeof amount === 'number' ? toUsdString(amount) : amount.trim();
+  const negative = text.startsWith('-');
+  const [whole = '0', fraction = ''] = text.replace(/^[-+]/, '').split('.');
+  const units = BigInt(whole) * SCALE + BigInt((fraction + '0000000000').slice(0, 10));
+  return negative ? -units : units;
+}
+
+/** Exact units → the numeric text Postgres stores. */
+export function fromUnits(units: bigint): string {
+  const negative = units < 0n;
+  const abs = negative ? -units : units;
+  return `${negative ? '-' : ''}${abs / SCALE}.${(abs % SCALE).toString().padStart(10, '0')}`;
+}

@@ -10,15 +10,19 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { Logger } from '../ops/logger.ts';
 import { RateLimiter } from '../ops/rate-limiter.ts';
 import { connectStore } from '../store/connect.ts';
+import { connectStorage } from '../storage/connect.ts';
+import { FileStore } from '../storage/file-store.ts';
 import { createProviders, isProviderKind } from '../../providers/registry.ts';
 import type { LlmAdapter } from '../../providers/types.ts';
 import { LlmService } from '../llm/llm-service.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
 import type { AppContext } from './context.ts';
+import { createTaskServices, type TaskServices } from './task-services.ts';
+import { saveTaskOutput } from '../tasks/save-task-output.ts';
 
 export interface Started {
   ctx: AppContext;
-  services: { llm: LlmService; usage: UsageRecorder };
+  services: { llm: LlmService; usage: UsageRecorder } & TaskServices;
   database: DatabaseHandle;
   /** Set on the very first start only: the key of the account created then. */
   firstKey?: { email: string; apiKey: string; balanceUsd: number };
@@ -40,6 +44,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const keys = new KeyCache(database.db, store);
   const accounts = new AccountCache(database.db, store);
   await Promise.all([keys.start(), accounts.start()]);
+  const storage = connectStorage(env);
 
   const ctx: AppContext = {
     env,
@@ -51,6 +56,8 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     keys,
     accounts,
     rateLimiter: new RateLimiter(store),
+    storage,
+    files: new FileStore(database.db, storage, { uploadUrl: env.uploadUrl, maxBytes: env.maxUploadBytes }),
     log,
     requestAccount: new WeakMap(),
   };
@@ -59,7 +66,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const llmAdapters = new Map<string, LlmAdapter>();
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
   const usage = new UsageRecorder(database.db, accounts, log);
-  const services = { llm: new LlmService(ctx, llmAdapters, usage), usage };
+  const services = { llm: new LlmService(ctx, llmAdapters, usage), usage, ...createTaskServices(ctx, providers, saveTaskOutput(ctx)) };
 
   let firstKey: Started['firstKey'];
   if ((await countAccounts(database.db)) === 0) {

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { errorHandler } from '../http/error-handler.ts';
 import { accountRoutes } from '../routes/account.routes.ts';
+import { fileRoutes } from '../routes/files.routes.ts';
 import { adminRoutes } from '../routes/admin.routes.ts';
 import { healthRoutes } from '../routes/health.routes.ts';
 import { llmErrorShapers, llmRoutes } from '../routes/llm.routes.ts';
@@ -9,17 +10,20 @@ import { openApiRoutes } from '../routes/openapi.routes.ts';
 import { taskRoutes } from '../routes/tasks.routes.ts';
 import type { AppContext } from './context.ts';
 import type { LlmService } from '../llm/llm-service.ts';
+import type { TaskService } from '../tasks/task-service.ts';
+import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 
 /** The whole HTTP surface: error mapping first, then one module per route group. */
-export function buildApp(ctx: AppContext, services: { llm: LlmService }) {
+export function buildApp(ctx: AppContext, services: { llm: LlmService; tasks: TaskService; webhooks: WebhookDeliverer }) {
   return new Elysia()
     .use(errorHandler(ctx.log, llmErrorShapers))
     .use(healthRoutes(ctx))
+    .use(fileRoutes(ctx))
     .use(openApiRoutes())
     .use(adminRoutes(ctx))
     .use(modelRoutes(ctx))
     .use(accountRoutes(ctx))
-    .use(taskRoutes(ctx))
+    .use(taskRoutes(ctx, services.tasks, services.webhooks))
     .use(llmRoutes(ctx, services.llm));
 }
 

@@ -33,6 +33,13 @@ const EnvSchema = v.object({
   INITIAL_BALANCE_USD: v.optional(v.pipe(v.string(), v.decimal('expected a decimal number'), v.transform(Number)), '10'),
   LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   INSTANCE_ID: v.optional(v.string()),
+  TASK_CONCURRENCY: v.optional(positiveInt, '16'),
+  MAX_UPLOAD_BYTES: v.optional(positiveInt, String(2 * 1024 ** 3)),
+  S3_BUCKET: v.optional(v.pipe(v.string(), v.minLength(1))),
+  S3_ENDPOINT: v.optional(url),
+  S3_REGION: v.optional(v.string()),
+  S3_ACCESS_KEY_ID: v.optional(v.string()),
+  S3_SECRET_ACCESS_KEY: v.optional(v.string()),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -54,6 +61,12 @@ export interface Env {
   initialBalanceUsd: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   instanceId: string;
+  /** Media tasks one instance runs at once. */
+  taskConcurrency: number;
+  /** Largest single file accepted or fetched (uploads, task outputs, voice samples). */
+  maxUploadBytes: number;
+  /** Set when `S3_BUCKET` is: files go to any S3-compatible store instead of `DATA_DIR/files`. */
+  s3?: { bucket: string; endpoint?: string; region?: string; accessKeyId?: string; secretAccessKey?: string };
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -84,5 +97,10 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     initialBalanceUsd: e.INITIAL_BALANCE_USD,
     logLevel: e.LOG_LEVEL,
     instanceId: e.INSTANCE_ID ?? `${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    taskConcurrency: e.TASK_CONCURRENCY,
+    maxUploadBytes: e.MAX_UPLOAD_BYTES,
+    s3: e.S3_BUCKET
+      ? { bucket: e.S3_BUCKET, endpoint: e.S3_ENDPOINT, region: e.S3_REGION, accessKeyId: e.S3_ACCESS_KEY_ID, secretAccessKey: e.S3_SECRET_ACCESS_KEY }
+      : undefined,
   };
 }

@@ -2,15 +2,47 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound, unprocessable } from '../http/errors.ts';
+import { parseCreateTask, parseLegacyGenerate } from '../tasks/create-request.ts';
+import type { TaskService } from '../tasks/task-service.ts';
+import { scheduleRedelivery } from '../webhooks/redeliver.ts';
+import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 import { parseTaskListQuery } from '../tasks/list-query.ts';
-import { taskView } from '../tasks/task-view.ts';
+import { attemptView, taskView } from '../tasks/task-view.ts';
 import { callbackLogs, findTask, listTasks } from '../tasks/tasks.repository.ts';
 
-/** Reading tasks (spec "Tasks"): the list with its filters and pagination, and one task by id. */
-export function taskRoutes(ctx: AppContext) {
-  return new Elysia({ name: 'tasks', prefix: '/v1/tasks' })
+/** `Idempotency-Key` (beyond the spec, as payment APIs have it): 1–255 visible ASCII characters. */
+function idempotencyKey(headers: Headers): string | undefined {
+  const key = headers.get('idempotency-key');
+  if (key === null) return undefined;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw unprocessable('Idempotency-Key: must be 1 to 255 visible ASCII characters');
+  return key;
+}
+
+const catalogCategory = (ctx: AppContext) => (id: string) => ctx.catalog.get(id)?.object.category;
+
+/**
+ * Tasks (spec "Tasks"): create, the list with its filters and pagination, one task by id, and
+ * the legacy per-model `POST /{model-slug}/generate` (the model id with `/` written as `-`, e.g.
+ * `/sandbox-image/generate`, or the bare model name when no other provider has it).
+ */
+export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: WebhookDeliverer) {
+  const legacy = new Elysia({ name: 'tasks-legacy' })
     .use(authPlugin(ctx))
+    .post('/:slug/generate', async ({ auth, body, params, request }) => {
+      const model = tasks.registry.bySlug(params.slug);
+      if (!model) throw notFound(`no model for /${params.slug}/generate`);
+      const req = parseLegacyGenerate(model.ref.id, body);
+      return envelope(await tasks.create(auth, req, model, idempotencyKey(request.headers)));
+    });
+
+  const current = new Elysia({ name: 'tasks', prefix: '/v1/tasks' })
+    .use(authPlugin(ctx))
+    .post('', async ({ auth, body, request }) => {
+      const req = parseCreateTask(body);
+      const model = tasks.resolve(req.model, catalogCategory(ctx));
+      return envelope(await tasks.create(auth, req, model, idempotencyKey(request.headers)));
+    })
     .get('', async ({ auth, query }) => {
       const { page, pageSize, filter } = parseTaskListQuery(query);
       const { rows, total } = await listTasks(ctx.db, auth.accountId, filter, { limit: pageSize, offset: (page - 1) * pageSize });
@@ -27,5 +59,14 @@ export function taskRoutes(ctx: AppContext) {
       if (!row) throw notFound(`task ${params.task_id} not found`);
       const logs = row.callback_url ? await callbackLogs(ctx.db, [row.id]) : new Map();
       return envelope(taskView(row, logs.get(row.id) ?? [], ctx.catalog));
+    })
+    // DESIGN.md: one more attempt, answered with its new log entry; 409 once the log holds 10.
+    .post('/:task_id/callbacks/redeliver', async ({ auth, params }) => {
+      const deliveryId = await scheduleRedelivery(ctx.db, auth.accountId, params.task_id, ctx.env.instanceId);
+      const result = await webhooks.deliverNow(deliveryId);
+      if (!result) throw new Error(`redelivery ${deliveryId} could not be claimed`);
+      return envelope(attemptView({ sent_at: result.sentAt, status: result.status, status_text: result.statusText }));
     });
+
+  return new Elysia().use(current).use(legacy);
 }

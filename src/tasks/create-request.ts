@@ -1,0 +1,41 @@
+import * as v from 'valibot';
+import { parseOr422 } from '../http/parse.ts';
+
+/** `POST /v1/tasks` (spec "Tasks"); `input` is validated afterwards against the model's own schema. */
+const CreateTaskSchema = v.object({
+  model: v.pipe(v.string(), v.nonEmpty('must not be empty')),
+  input: v.record(v.string(), v.unknown(), 'must be an object'),
+  callback_url: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string(),
+        v.url('must be an absolute URL'),
+        // valibot runs every step of a pipe even after `url` failed, so this one must not throw.
+        v.check((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'must be an http or https URL'),
+      ),
+    ),
+  ),
+  dry_run: v.optional(v.boolean()),
+});
+
+export interface CreateTaskRequest {
+  model: string;
+  input: Record<string, unknown>;
+  callbackUrl?: string;
+  dryRun: boolean;
+}
+
+export function parseCreateTask(body: unknown): CreateTaskRequest {
+  const req = parseOr422(CreateTaskSchema, body);
+  return { model: req.model, input: req.input, callbackUrl: req.callback_url ?? undefined, dryRun: req.dry_run ?? false };
+}
+
+/**
+ * Legacy `POST /{model-slug}/generate`: the model's fields at the top level, `callback_url` (and
+ * `dry_run`) beside them.
+ */
+export function parseLegacyGenerate(model: string, body: unknown): CreateTaskRequest {
+  const fields = parseOr422(v.record(v.string(), v.unknown(), 'request body must be a JSON object'), body);
+  const { callback_url, dry_run, ...input } = fields;
+  return parseCreateTask({ model, input, callback_url, dry_run });
+}

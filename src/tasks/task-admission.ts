@@ -1,0 +1,181 @@
+import { sql } from 'kysely';
+import type { AccountCache } from '../accounts/account-cache.ts';
+import { fromUnits, toUnits } from '../accounts/money.ts';
+import type { Db, DbOrTrx } from '../db/database.ts';
+
+/** A task ready to be created: validated and priced. */
+export interface Admission {
+  taskId: string;
+  accountId: number;
+  model: string;
+  provider: string;
+  category: string;
+  /** The input as submitted, stored for the task record. */
+  input: Record<string, unknown>;
+  callbackUrl: string | null;
+  chargeUnits: bigint;
+  idempotency?: { key: string; hash: string };
+}
+
+export type AdmissionResult =
+  | { kind: 'created'; taskId: string }
+  /** The same Idempotency-Key and body within 24 h: the earlier task, charged once. */
+  | { kind: 'replayed'; taskId: string }
+  | { kind: 'insufficient_balance' }
+  | { kind: 'idempotency_conflict' };
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+interface Waiting {
+  item: Admission;
+  resolve(result: AdmissionResult): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Creates tasks and charges for them in batches (group commit). Requests arriving while a batch
+ * is being written wait for the next one, so under load one transaction admits many tasks:
+ * the accounts concerned are locked in id order (`FOR UPDATE`, so instances never deadlock and
+ * concurrent creates can never overdraw), each task is admitted only while the exact balance
+ * covers it, and the balances, ledger rows and task rows are written with one statement each.
+ * Idempotency keys are checked under the same account lock, so a repeated key can never create
+ * a second task, on any instance.
+ */
+export class TaskAdmitter {
+  private queue: Waiting[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly accounts: AccountCache,
+    private readonly maxBatch = 500,
+    private readonly maxInFlight = 2,
+  ) {}
+
+  admit(item: Admission): Promise<AdmissionResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.inFlight++;
+      this.write(batch)
+        .catch((err: unknown) => {
+          for (const w of batch) w.reject(err);
+        })
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+        });
+    }
+  }
+
+  private async write(batch: Waiting[]): Promise<void> {
+    const results = await this.db.transaction().execute((trx) => admitBatch(trx, batch.map((w) => w.item)));
+    const changed = new Set<number>();
+    batch.forEach((w, i) => {
+      const result = results[i] ?? { kind: 'insufficient_balance' };
+      if (result.kind === 'created') changed.add(w.item.accountId);
+      w.resolve(result);
+    });
+    // The local cache entry is dropped at once; other instances hear it through pub/sub.
+    for (const id of changed) void this.accounts.changed(id);
+  }
+}
+
+/** The batch's decisions, in order, with every write inside the caller's transaction. */
+async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionResult[]> {
+  const ids = [...new Set(items.map((i) => i.accountId))].sort((a, b) => a - b);
+  const locked = await trx.selectFrom('accounts').select(['id', 'balance_usd']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  const balances = new Map(locked.map((row) => [row.id, toUnits(row.balance_usd)]));
+  const known = await findKeyedTasks(trx, items);
+
+  const results: AdmissionResult[] = [];
+  const admitted: Array<{ item: Admission; balanceAfter: bigint }> = [];
+  for (const item of items) {
+    const keyId = item.idempotency && `${item.accountId}:${item.idempotency.key}`;
+    const earlier = keyId ? known.get(keyId) : undefined;
+    if (earlier && item.idempotency) {
+      results.push(earlier.hash === item.idempotency.hash ? { kind: 'replayed', taskId: earlier.taskId } : { kind: 'idempotency_conflict' });
+      continue;
+    }
+    const balance = balances.get(item.accountId);
+    if (balance === undefined || balance < item.chargeUnits) {
+      results.push({ kind: 'insufficient_balance' });
+      continue;
+    }
+    const after = balance - item.chargeUnits;
+    balances.set(item.accountId, after);
+    admitted.push({ item, balanceAfter: after });
+    if (keyId && item.idempotency) known.set(keyId, { taskId: item.taskId, hash: item.idempotency.hash });
+    results.push({ kind: 'created', taskId: item.taskId });
+  }
+  if (admitted.length === 0) return results;
+
+  const touched = [...new Set(admitted.map((a) => a.item.accountId))];
+  const rows = touched.map((id) => sql`(${id}::int, ${fromUnits(balances.get(id) ?? 0n)}::numeric)`);
+  await sql`update accounts as a set balance_usd = v.balance, updated_at = now()
+            from (values ${sql.join(rows)}) as v(id, balance) where a.id = v.id`.execute(trx);
+  await trx
+    .insertInto('tasks')
+    .values(
+      admitted.map(({ item }) => ({
+        id: item.taskId,
+        account_id: item.accountId,
+        model: item.model,
+        provider: item.provider,
+        category: item.category,
+        status: 'processing' as const,
+        input: JSON.stringify(item.input),
+        cost_usd: fromUnits(item.chargeUnits),
+        callback_url: item.callbackUrl,
+        idempotency_key: item.idempotency?.key ?? null,
+        request_hash: item.idempotency?.hash ?? null,
+      })),
+    )
+    .execute();
+  const charged = admitted.filter(({ item }) => item.chargeUnits > 0n);
+  if (charged.length) {
+    await trx
+      .insertInto('ledger_entries')
+      .values(
+        charged.map(({ item, balanceAfter }) => ({
+          account_id: item.accountId,
+          amount_usd: fromUnits(-item.chargeUnits),
+          balance_after_usd: fromUnits(balanceAfter),
+          kind: 'charge' as const,
+          task_id: item.taskId,
+          category: item.category,
+          note: item.model,
+        })),
+      )
+      .execute();
+  }
+  return results;
+}
+
+/**
+ * Earlier tasks holding the batch's idempotency keys. A key older than the 24 h window is
+ * released (cleared on the old task) so it can name a new task.
+ */
+async function findKeyedTasks(trx: DbOrTrx, items: Admission[]): Promise<Map<string, { taskId: string; hash: string }>> {
+  const found = new Map<string, { taskId: string; hash: string }>();
+  const keyed = items.filter((i) => i.idempotency);
+  if (keyed.length === 0) return found;
+  const rows = await trx
+    .selectFrom('tasks')
+    .select(['id', 'account_id', 'idempotency_key', 'request_hash', 'created_at'])
+    .where((eb) => eb.or(keyed.map((i) => eb.and([eb('account_id', '=', i.accountId), eb('idempotency_key', '=', i.idempotency?.key ?? '')]))))
+    .execute();
+  const stale: string[] = [];
+  for (const row of rows) {
+    if (Date.now() - row.created_at.getTime() > IDEMPOTENCY_WINDOW_MS) stale.push(row.id);
+    else found.set(`${row.account_id}:${row.idempotency_key}`, { taskId: row.id, hash: row.request_hash ?? '' });
+  }
+  if (stale.length) await trx.updateTable('tasks').set({ idempotency_key: null }).where('id', 'in', stale).execute();
+  return found;
+}

@@ -1,0 +1,195 @@
+import { sql } from 'kysely';
+import * as v from 'valibot';
+import type { JobStep, MediaJob, MediaOutput } from '../../providers/types.ts';
+import { toUnits } from '../accounts/money.ts';
+import type { Db } from '../db/database.ts';
+import type { Logger } from '../ops/logger.ts';
+import { errorFields } from '../ops/logger.ts';
+import { formatIssues } from '../http/validation.ts';
+import type { MediaRegistry } from './media-registry.ts';
+import { finishTask, type ClaimedTask, type Ending } from './task-finish.ts';
+import { outputObject } from './task-output.ts';
+
+/** Copies one output into the gateway's storage and returns its URL. */
+export type SaveOutput = (task: { id: string; accountId: number }, output: MediaOutput, signal: AbortSignal) => Promise<string>;
+
+export interface TaskRunnerOptions {
+  instanceId: string;
+  concurrency: number;
+  /** How long a claimed task stays this instance's without a heartbeat. */
+  leaseMs: number;
+  /** How often to look for due work when nothing woke the runner. */
+  idleMs?: number;
+  /** A job running longer than this fails, unless its model says otherwise. */
+  defaultDeadlineMs?: number;
+}
+
+const RETRY_MAX_MS = 30_000;
+
+/**
+ * The durable queue of media tasks. Any instance claims due tasks with `FOR UPDATE SKIP LOCKED`
+ * and a lease it renews while working; one claim runs one step (start, or poll of the stored
+ * upstream `operation`) and then releases the task until its next poll. A killed instance's
+ * leases expire and another instance (or itself, restarted) resumes from the task row.
+ */
+export class TaskRunner {
+  private active = 0;
+  private stopping = false;
+  private timer?: ReturnType<typeof setTimeout>;
+  private claiming = false;
+  private readonly inFlight = new Map<string, AbortController>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly registry: MediaRegistry,
+    private readonly saveOutput: SaveOutput,
+    private readonly onFinished: (task: ClaimedTask, refunded: boolean) => void,
+    private readonly log: Logger,
+    private readonly opts: TaskRunnerOptions,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** New work was created here: look now instead of at the next idle tick. */
+  wake(): void {
+    if (!this.stopping) this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    if (this.stopping || this.claiming) return;
+    const free = this.opts.concurrency - this.active;
+    if (free <= 0) return;
+    this.claiming = true;
+    let claimed: ClaimedTask[] = [];
+    try {
+      claimed = await this.claim(free);
+    } catch (err) {
+      this.log.error('task claim failed', errorFields(err));
+    } finally {
+      this.claiming = false;
+    }
+    for (const task of claimed) {
+      this.active++;
+      void this.run(task).finally(() => {
+        this.active--;
+        this.schedule(0);
+      });
+    }
+    // A full claim may mean more is due; otherwise wait for the next tick or a wake.
+    this.schedule(claimed.length === free ? 0 : (this.opts.idleMs ?? 200));
+  }
+
+  private async claim(limit: number): Promise<ClaimedTask[]> {
+    const result = await sql<ClaimedTask>`
+      update tasks set lease_owner = ${this.opts.instanceId},
+        lease_expires_at = now() + ${this.opts.leaseMs} * interval '1 millisecond',
+        attempts = attempts + 1, updated_at = now()
+      where id in (
+        select id from tasks
+        where status = 'processing' and category <> 'llm' and run_after <= now()
+          and (lease_expires_at is null or lease_expires_at < now())
+        order by run_after limit ${limit} for update skip locked)
+      returning id, account_id, model, category, input, operation, attempts, cost_usd, callback_url, created_at`.execute(this.db);
+    return result.rows;
+  }
+
+  private async run(task: ClaimedTask): Promise<void> {
+    const abort = new AbortController();
+    this.inFlight.set(task.id, abort);
+    const heartbeat = setInterval(() => void this.renewLease(task.id), Math.max(250, this.opts.leaseMs / 3));
+    try {
+      await this.step(task, abort.signal);
+    } catch (err) {
+      if (this.stopping) return;
+      // A transient failure (upstream down, storage hiccup): try the same step again later.
+      const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** Math.min(task.attempts, 6));
+      this.log.warn('task step failed; will retry', { task_id: task.id, retry_in_ms: delay, ...errorFields(err) });
+      await this.release(task.id, { run_after_ms: delay });
+    } finally {
+      clearInterval(heartbeat);
+      this.inFlight.delete(task.id);
+    }
+  }
+
+  private async step(task: ClaimedTask, signal: AbortSignal): Promise<void> {
+    const model = this.registry.get(task.model);
+    if (!model) return this.finish(task, { status: 'failed', message: `model ${task.model} is no longer available` });
+    const parsed = v.safeParse(model.media.schema, task.input);
+    if (!parsed.success) return this.finish(task, { status: 'failed', message: `input no longer valid: ${formatIssues(parsed.issues)}` });
+    const job: MediaJob = { taskId: task.id, model: model.ref, input: parsed.output, signal };
+    const deadline = task.created_at.getTime() + (model.media.deadlineMs ?? this.opts.defaultDeadlineMs ?? 30 * 60_000);
+    if (Date.now() > deadline) {
+      if (task.operation !== null) await model.media.cancel?.(job, task.operation).catch(() => undefined);
+      return this.finish(task, { status: 'failed', message: 'the task did not finish in time' });
+    }
+
+    const next: JobStep = task.operation === null ? await model.media.start(job) : await model.media.poll(job, task.operation);
+    switch (next.state) {
+      case 'running':
+        return this.release(task.id, { operation: next.operation ?? {}, run_after_ms: Math.max(0, next.pollAfterMs) });
+      case 'failed':
+        return this.finish(task, { status: 'failed', message: next.message, detail: next.detail });
+      case 'succeeded': {
+        const files = [];
+        for (const output of next.outputs) files.push({ kind: output.kind, url: await this.saveOutput({ id: task.id, accountId: task.account_id }, output, signal) });
+        const final = model.media.finalPrice?.(parsed.output, next.outputs) ?? model.media.price(parsed.output);
+        return this.finish(task, { status: 'completed', output: outputObject(files), finalUnits: toUnits(final) });
+      }
+      default: {
+        const exhaustive: never = next;
+        throw new Error(`unknown job step ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  }
+
+  private async finish(task: ClaimedTask, ending: Ending): Promise<void> {
+    const done = await this.db.transaction().execute((trx) => finishTask(trx, task, this.opts.instanceId, ending));
+    if (done) this.onFinished(task, done.refunded);
+    else this.log.warn('task was finished elsewhere', { task_id: task.id });
+  }
+
+  private async release(taskId: string, next: { operation?: unknown; run_after_ms: number }): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set({
+        ...(next.operation !== undefined ? { operation: JSON.stringify(next.operation) } : {}),
+        run_after: sql`now() + ${next.run_after_ms} * interval '1 millisecond'`,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', taskId)
+      .where('lease_owner', '=', this.opts.instanceId)
+      .execute();
+  }
+
+  private async renewLease(taskId: string): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set({ lease_expires_at: sql`now() + ${this.opts.leaseMs} * interval '1 millisecond'` })
+      .where('id', '=', taskId)
+      .where('lease_owner', '=', this.opts.instanceId)
+      .execute()
+      .catch((err: unknown) => this.log.warn('lease renewal failed', { task_id: taskId, ...errorFields(err) }));
+  }
+
+  /** Stops claiming, aborts running steps and hands their tasks back at once for any instance. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    const ids = [...this.inFlight.keys()];
+    for (const abort of this.inFlight.values()) abort.abort(new Error('instance stopping'));
+    if (ids.length) {
+      await this.db.updateTable('tasks').set({ lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).where('lease_owner', '=', this.opts.instanceId).execute();
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import * as v from 'valibot';
+import { toUnits, roundUsd } from '../accounts/money.ts';
+import type { AuthContext } from '../auth/key-cache.ts';
+import { EnvelopeError, insufficientBalance, unprocessable } from '../http/errors.ts';
+import { formatIssues } from '../http/validation.ts';
+import type { CreateTaskRequest } from './create-request.ts';
+import type { MediaRegistry, ResolvedMediaModel } from './media-registry.ts';
+import { requestHash } from './request-hash.ts';
+import type { TaskAdmitter } from './task-admission.ts';
+
+/** Refuses a URL the gateway must not call (private address, bad scheme); throws with the reason. */
+export type UrlCheck = (url: string) => Promise<void>;
+
+export type CreateResult = { task_id: string; status: 'processing' } | { cost: number };
+
+/**
+ * Creating a media task (spec "Tasks", DESIGN.md decisions): the model must be a media model of
+ * the catalog, the input must pass its provider's schema, the callback URL must be public, and
+ * the price is charged atomically with the insert. A dry run stops after pricing.
+ */
+export class TaskService {
+  constructor(
+    readonly registry: MediaRegistry,
+    private readonly admitter: TaskAdmitter,
+    private readonly checkCallbackUrl: UrlCheck,
+    private readonly onCreated: () => void,
+  ) {}
+
+  resolve(modelId: string, catalogHas: (id: string) => string | undefined): ResolvedMediaModel {
+    const model = this.registry.get(modelId);
+    if (model) return model;
+    const category = catalogHas(modelId);
+    if (category === 'llm') throw unprocessable(`model: ${modelId} is an LLM; use POST /v1/chat/completions, /v1/responses or /v1/messages`);
+    throw unprocessable(`model: unknown model ${modelId}`);
+  }
+
+  async create(auth: AuthContext, req: CreateTaskRequest, model: ResolvedMediaModel, idempotencyKey?: string): Promise<CreateResult> {
+    const parsed = v.safeParse(model.media.schema, req.input);
+    if (!parsed.success) throw unprocessable(formatIssues(parsed.issues.map((issue) => ({ ...issue, path: [{ key: 'input' } as never, ...(issue.path ?? [])] }))));
+    if (req.callbackUrl) {
+      try {
+        await this.checkCallbackUrl(req.callbackUrl);
+      } catch (err) {
+        // The guard's message names the field (`callback_url: resolves to a private address …`).
+        throw unprocessable((err as Error).message);
+      }
+    }
+    const price = roundUsd(model.media.price(parsed.output));
+    if (req.dryRun) return { cost: price };
+
+    const taskId = crypto.randomUUID();
+    const result = await this.admitter.admit({
+      taskId,
+      accountId: auth.accountId,
+      model: model.ref.id,
+      provider: model.entry.provider.id,
+      category: model.entry.object.category,
+      input: req.input,
+      callbackUrl: req.callbackUrl ?? null,
+      chargeUnits: toUnits(price),
+      idempotency: idempotencyKey ? { key: idempotencyKey, hash: requestHash({ model: model.ref.id, input: req.input, callbackUrl: req.callbackUrl }) } : undefined,
+    });
+    switch (result.kind) {
+      case 'created':
+        this.onCreated();
+        return { task_id: result.taskId, status: 'processing' };
+      case 'replayed':
+        return { task_id: result.taskId, status: 'processing' };
+      case 'insufficient_balance':
+        throw insufficientBalance();
+      case 'idempotency_conflict':
+        throw new EnvelopeError(422, 'Idempotency-Key: already used with a different request body');
+      default: {
+        const exhaustive: never = result;
+        throw new Error(`unknown admission result ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,152 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { Logger } from '../ops/logger.ts';
+import { errorFields } from '../ops/logger.ts';
+import { recordResults, type ClaimedDelivery, type DeliveryResult } from './delivery-results.ts';
+import { webhookHeaders } from './webhook-signature.ts';
+
+/** POSTs one webhook (no redirects, private targets refused at send time); throws when no HTTP answer came. */
+export type SendWebhook = (url: string, body: string, headers: Record<string, string>) => Promise<{ status: number; statusText: string }>;
+
+export interface DelivererOptions {
+  instanceId: string;
+  retryDelaysSec: number[];
+  /** Deliveries in flight at once on this instance. */
+  concurrency?: number;
+  leaseMs?: number;
+  idleMs?: number;
+}
+
+/**
+ * Webhook deliveries, scheduled as rows in Postgres and claimed like tasks (`SKIP LOCKED` and a
+ * lease), so every due delivery is made at least once whichever instance is alive. Sends run
+ * concurrently; their results are written in small batches (log entry, done mark, next retry)
+ * so one slow receiver never holds up the others.
+ */
+export class WebhookDeliverer {
+  private active = 0;
+  private stopping = false;
+  private timer?: ReturnType<typeof setTimeout>;
+  private claiming = false;
+  private results: DeliveryResult[] = [];
+  private flushTimer?: ReturnType<typeof setTimeout>;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly send: SendWebhook,
+    private readonly log: Logger,
+    private readonly opts: DelivererOptions,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  wake(): void {
+    if (!this.stopping) this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    const free = (this.opts.concurrency ?? 256) - this.active;
+    if (this.stopping || this.claiming || free <= 0) return;
+    this.claiming = true;
+    let claimed: ClaimedDelivery[] = [];
+    try {
+      claimed = await this.claim(Math.min(free, 500));
+    } catch (err) {
+      this.log.error('webhook claim failed', errorFields(err));
+    } finally {
+      this.claiming = false;
+    }
+    for (const delivery of claimed) {
+      this.active++;
+      void this.attempt(delivery)
+        .then((result) => this.queueResult(result))
+        .finally(() => {
+          this.active--;
+          this.schedule(0);
+        });
+    }
+    this.schedule(claimed.length === free ? 0 : (this.opts.idleMs ?? 200));
+  }
+
+  private async claim(limit: number, onlyId?: number): Promise<ClaimedDelivery[]> {
+    const due = onlyId === undefined ? sql`state = 'pending' and due_at <= now() and (lease_expires_at is null or lease_expires_at < now())` : sql`id = ${onlyId} and state = 'pending' and lease_owner = ${this.opts.instanceId}`;
+    const result = await sql<ClaimedDelivery>`
+      with claimed as (
+        update webhook_deliveries set lease_owner = ${this.opts.instanceId},
+          lease_expires_at = now() + ${this.opts.leaseMs ?? 30_000} * interval '1 millisecond'
+        where id in (select id from webhook_deliveries where ${due} order by due_at limit ${limit} for update skip locked)
+        returning id, task_id, attempt_no, trigger, payload)
+      select c.id, c.task_id, c.attempt_no, c.trigger, c.payload, t.callback_url, t.finished_at,
+             a.webhook_signing_enabled, a.webhook_secret
+      from claimed c join tasks t on t.id = c.task_id join accounts a on a.id = t.account_id`.execute(this.db);
+    return result.rows.map((row) => ({ ...row, id: Number(row.id) }));
+  }
+
+  /** One POST, signed afresh with the account's current secret. Never throws. */
+  private async attempt(delivery: ClaimedDelivery): Promise<DeliveryResult> {
+    const sentAt = new Date();
+    if (!delivery.callback_url) return { delivery, sentAt, status: 0, statusText: 'the task has no callback_url' };
+    const body = JSON.stringify(delivery.payload);
+    const headers = webhookHeaders(body, { enabled: delivery.webhook_signing_enabled, secret: delivery.webhook_secret }, sentAt.getTime());
+    try {
+      const res = await this.send(delivery.callback_url, body, headers);
+      return { delivery, sentAt, status: res.status, statusText: res.statusText };
+    } catch (err) {
+      return { delivery, sentAt, status: 0, statusText: (err as Error).message || String(err) };
+    }
+  }
+
+  private queueResult(result: DeliveryResult): void {
+    this.results.push(result);
+    this.flushTimer ??= setTimeout(() => void this.flush(), 5);
+  }
+
+  /** Writes the queued results; on a database error they are kept and written later. */
+  async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    this.flushing = this.flushing.then(async () => {
+      const batch = this.results.splice(0);
+      if (batch.length === 0) return;
+      try {
+        await this.db.transaction().execute((trx) => recordResults(trx, batch, this.opts.retryDelaysSec));
+      } catch (err) {
+        this.log.error('webhook results write failed; will retry', { results: batch.length, ...errorFields(err) });
+        this.results.unshift(...batch);
+        this.flushTimer ??= setTimeout(() => void this.flush(), 1000);
+      }
+    });
+    return this.flushing;
+  }
+
+  /**
+   * Sends a delivery this instance just scheduled (manual redelivery) and writes its result
+   * before returning it. Were the process to die first, the delivery stays pending and is made
+   * by whichever instance claims it.
+   */
+  async deliverNow(deliveryId: number): Promise<DeliveryResult | undefined> {
+    const [delivery] = await this.claim(1, deliveryId);
+    if (!delivery) return undefined;
+    const result = await this.attempt(delivery);
+    await this.db.transaction().execute((trx) => recordResults(trx, [result], this.opts.retryDelaysSec));
+    return result;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    const deadline = Date.now() + 11_000;
+    while (this.active > 0 && Date.now() < deadline) await Bun.sleep(20);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,15 @@
+import { expect, test } from 'bun:test';
+import { fromUnits, toUnits, toUsdString } from '../../src/accounts/money.ts';
+
+test('USD amounts convert to exact 1e-10 units and back', () => {
+  expect(toUnits('12.5000000000')).toBe(125_000_000_000n);
+  expect(toUnits('-0.01')).toBe(-100_000_000n);
+  expect(toUnits('3')).toBe(30_000_000_000n);
+  expect(toUnits(0.0000000001)).toBe(1n);
+  expect(fromUnits(125_000_000_000n)).toBe('12.5000000000');
+  expect(fromUnits(-100_000_000n)).toBe('-0.0100000000');
+  expect(fromUnits(5n)).toBe('0.0000000005');
+  // 0.1 + 0.2 drifts in floats, never in units.
+  expect(fromUnits(toUnits(0.1) + toUnits(0.2))).toBe('0.3000000000');
+  expect(fromUnits(toUnits(toUsdString(1 / 3)))).toBe('0.3333333333');
+});
