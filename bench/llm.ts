@@ -4,7 +4,7 @@
  *
  *   bun run bench/llm.ts [--seconds 5] [--streams 1000] [--ttfb 200] [--max-http-requests N] [--only ttfb,wrk,streams]
  *
- * `--max-http-requests N` starts the gateway with BUN_CONFIG_MAX_HTTP_REQUESTS=N (Bun's fetch
+ * `--max-http-requests N` (default 4096, as `npm start` sets) starts the gateway with BUN_CONFIG_MAX_HTTP_REQUESTS=N (Bun's fetch
  * keeps at most 256 upstream requests in flight per process by default; the rest queue).
  *
  * Starts, as separate processes, the fake upstream (bench/lib/fake-openai-upstream.ts) and the
@@ -36,7 +36,7 @@ const arg = (name: string, fallback: number) => {
 const SECONDS = arg('--seconds', 10);
 const STREAMS = arg('--streams', 1000);
 const TTFB_SAMPLES = arg('--ttfb', 200);
-const MAX_HTTP_REQUESTS = arg('--max-http-requests', 0);
+const MAX_HTTP_REQUESTS = arg('--max-http-requests', 4096);
 const onlyAt = process.argv.indexOf('--only');
 /** `--only ttfb,wrk,streams` runs a subset (all by default). */
 const SECTIONS = new Set(onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : ['ttfb', 'wrk', 'streams']);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { AccountCache } from '../accounts/account-cache.ts';
-import { toUsdString } from '../accounts/money.ts';
+import { fromUnits, toUnits, toUsdString } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
@@ -41,7 +41,7 @@ export class UsageRecorder {
 
   record(rec: LlmCallRecord): void {
     this.queue.push(rec);
-    if (this.queue.length >= this.maxBatch) void this.flush();
+    if (this.queue.length >= this.maxBatch && !this.flushing) void this.flush();
     else this.schedule(this.flushMs);
   }
 
@@ -53,10 +53,10 @@ export class UsageRecorder {
     }, ms);
   }
 
-  /** Writes everything queued so far; concurrent callers share one write. */
-  async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    if (this.queue.length === 0) return;
+  /** Writes what is queued, one batch at a time; a caller during a write shares it and the rest follows. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (this.queue.length === 0) return Promise.resolve();
     const batch = this.queue.splice(0, this.maxBatch);
     this.flushing = this.write(batch)
       .then(() => {
@@ -66,69 +66,58 @@ export class UsageRecorder {
         this.queue.unshift(...batch);
         this.failures++;
         this.log.error('llm usage write failed; will retry', { records: batch.length, ...errorFields(err) });
-        this.schedule(Math.min(5_000, 100 * 2 ** this.failures));
       })
       .finally(() => {
         this.flushing = undefined;
+        if (this.queue.length) this.schedule(this.failures ? Math.min(5_000, 100 * 2 ** this.failures) : 0);
       });
-    await this.flushing;
-    if (this.queue.length && this.failures === 0) this.schedule(0);
+    return this.flushing;
   }
 
+  /**
+   * One transaction per batch, three statements whatever its size: the task rows and ledger rows
+   * go in as `unnest` arrays (no per-row query building on the event loop), the balances as one
+   * update over the per-account totals.
+   */
   private async write(batch: LlmCallRecord[]): Promise<void> {
-    const charged = new Map<number, LlmCallRecord[]>();
-    for (const rec of batch) {
-      if (rec.costUsd <= 0) continue;
-      const list = charged.get(rec.accountId) ?? [];
-      list.push(rec);
-      charged.set(rec.accountId, list);
-    }
+    const finishedAt = new Date().toISOString();
+    // Summed in exact units, so the balance always equals the sum of the ledger rows.
+    const totals = new Map<number, bigint>();
+    for (const rec of batch) if (rec.costUsd > 0) totals.set(rec.accountId, (totals.get(rec.accountId) ?? 0n) + toUnits(rec.costUsd));
+    const col = <T>(pick: (rec: LlmCallRecord) => T) => batch.map(pick);
     await this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('tasks')
-        .values(
-          batch.map((rec) => ({
-            id: rec.taskId,
-            account_id: rec.accountId,
-            model: rec.model,
-            provider: rec.provider,
-            category: 'llm',
-            status: rec.status,
-            input: JSON.stringify(rec.input),
-            output: rec.output === null ? null : JSON.stringify(rec.output),
-            error_message: rec.errorMessage ?? null,
-            cost_usd: toUsdString(rec.costUsd),
-            created_at: rec.createdAt,
-            finished_at: new Date(),
-          })),
-        )
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
-      const ledgerRows = [];
-      for (const [accountId, recs] of charged) {
-        const total = recs.reduce((sum, r) => sum + r.costUsd, 0);
-        // Post-paid usage: charged in full even below zero; the next call is then refused.
-        const updated = await trx
-          .updateTable('accounts')
-          .set({ balance_usd: sql`balance_usd - ${toUsdString(total)}::numeric`, updated_at: sql`now()` })
-          .where('id', '=', accountId)
-          .returning('balance_usd')
-          .executeTakeFirst();
-        if (!updated) continue;
-        // Walk back from the new balance so each ledger row carries the balance right after it.
-        let after = Number(updated.balance_usd);
-        const rows = [];
-        for (let i = recs.length - 1; i >= 0; i--) {
-          const rec = recs[i];
-          if (!rec) continue;
-          rows.unshift({ account_id: accountId, amount_usd: toUsdString(-rec.costUsd), balance_after_usd: toUsdString(after), kind: 'charge' as const, task_id: rec.taskId, category: 'llm', note: rec.model });
-          after += rec.costUsd;
-        }
-        ledgerRows.push(...rows);
+      await sql`insert into tasks (id, account_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at)
+        select id, account_id, model, provider, 'llm', status, input, output, error_message, cost_usd, created_at, ${finishedAt}::timestamptz
+        from unnest(${col((r) => r.taskId)}::text[], ${col((r) => r.accountId)}::int[], ${col((r) => r.model)}::text[],
+                    ${col((r) => r.provider)}::text[], ${col((r) => r.status)}::text[], ${col((r) => JSON.stringify(r.input))}::jsonb[],
+                    ${col((r) => (r.output === null ? null : JSON.stringify(r.output)))}::jsonb[], ${col((r) => r.errorMessage ?? null)}::text[],
+                    ${col((r) => toUsdString(r.costUsd))}::numeric[], ${col((r) => r.createdAt.toISOString())}::timestamptz[])
+          as t(id, account_id, model, provider, status, input, output, error_message, cost_usd, created_at)
+        on conflict (id) do nothing`.execute(trx);
+      if (totals.size === 0) return;
+      // Post-paid usage: charged in full even below zero; the next call is then refused.
+      const ids = [...totals.keys()];
+      const balances = await sql<{ id: number; balance_usd: string }>`
+        update accounts as a set balance_usd = a.balance_usd - t.total, updated_at = now()
+        from unnest(${ids}::int[], ${ids.map((id) => fromUnits(totals.get(id) ?? 0n))}::numeric[]) as t(id, total)
+        where a.id = t.id returning a.id, a.balance_usd`.execute(trx);
+      // Walk back from each new balance so every ledger row carries the balance right after it.
+      const after = new Map(balances.rows.map((row) => [row.id, toUnits(row.balance_usd)]));
+      const charged = batch.filter((r) => r.costUsd > 0 && after.has(r.accountId));
+      const balanceAfter: string[] = new Array(charged.length);
+      for (let i = charged.length - 1; i >= 0; i--) {
+        const rec = charged[i] as LlmCallRecord;
+        const units = after.get(rec.accountId) ?? 0n;
+        balanceAfter[i] = fromUnits(units);
+        after.set(rec.accountId, units + toUnits(rec.costUsd));
       }
-      if (ledgerRows.length) await trx.insertInto('ledger_entries').values(ledgerRows).execute();
+      await sql`insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
+        select account_id, amount_usd, balance_after_usd, 'charge', task_id, 'llm', note
+        from unnest(${charged.map((r) => r.accountId)}::int[], ${charged.map((r) => toUsdString(-r.costUsd))}::numeric[],
+                    ${balanceAfter}::numeric[], ${charged.map((r) => r.taskId)}::text[], ${charged.map((r) => r.model)}::text[])
+          as l(account_id, amount_usd, balance_after_usd, task_id, note)`.execute(trx);
     });
-    await Promise.all([...charged.keys()].map((id) => this.accounts.changed(id)));
+    for (const id of totals.keys()) void this.accounts.changed(id);
   }
 
   async stop(): Promise<void> {

@@ -36,6 +36,8 @@ export async function startGateway(env: Record<string, string>, opts: { waitRead
     HOST: '127.0.0.1',
     ADMIN_TOKEN,
     LOG_LEVEL: 'info',
+    // As `npm start` sets it: Bun caps concurrent outbound fetches at 256 otherwise.
+    BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
     ...env,
   };
   const proc = Bun.spawn([process.execPath, 'run', join(ROOT, 'src/main.ts')], {
