@@ -1,7 +1,7 @@
 import type { ImagePart, TextPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { Base64SourceSchema, BlockTypeSchema, ImageBlockSchema, TextBlockSchema, UrlSourceSchema } from './request-schema.ts';
-import { invalid, parseAt } from './validation.ts';
+import { invalid, parseAt } from '../shared/validation.ts';
 
 /** Decoders of single client content blocks (text, image, tool_result contents), shared by every role. */
 

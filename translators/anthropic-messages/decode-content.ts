@@ -2,7 +2,7 @@ import type { AssistantContentPart, CanonicalMessage, TextPart, ToolResultPart, 
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeImage, decodeText, decodeToolResultContent, dropped, DROPPED_BLOCKS } from './content-blocks.ts';
 import { BlockTypeSchema, MessageSchema, ToolResultBlockSchema, ToolUseBlockSchema } from './request-schema.ts';
-import { invalid, parseAt } from './validation.ts';
+import { invalid, parseAt } from '../shared/validation.ts';
 
 function decodeToolResult(block: unknown, path: string, warnings: TranslationWarning[]): ToolResultPart {
   const result = parseAt(ToolResultBlockSchema, block, path);

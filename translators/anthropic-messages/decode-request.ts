@@ -4,7 +4,7 @@ import { InvalidRequestError } from '../canonical/errors.ts';
 import { decodeMessages, decodeSystem } from './decode-content.ts';
 import { JsonSchemaFormatSchema, RequestSchema } from './request-schema.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { asObject, invalid, isSet, parseAt } from './validation.ts';
+import { asObject, invalid, isSet, parseAt } from '../shared/validation.ts';
 
 /** Settings the gateway cannot honour: dropped with a warning. `cache_control` is silently ignored (caching only). */
 const DROPPED = [

@@ -3,7 +3,7 @@ import type { CanonicalResponse } from '../canonical/response.ts';
 import { mintId } from '../shared/ids.ts';
 import { fromAnthropicStopReason } from './finish-reason.ts';
 import { fromAnthropicUsage } from './usage.ts';
-import { asObject, asString } from './validation.ts';
+import { asObject, asString } from '../shared/validation.ts';
 
 export interface DecodeResponseOptions {
   /** Unix seconds; Anthropic messages carry no timestamp. Defaults to now. */

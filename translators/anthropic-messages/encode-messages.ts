@@ -1,6 +1,6 @@
 import type { CanonicalMessage, ImagePart, TextPart, ToolCallPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { asObject } from './validation.ts';
+import { asObject } from '../shared/validation.ts';
 import type {
   AnthropicContentParam,
   AnthropicImageParam,

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { asObject, nonEmptyText, numberBetween, text } from './validation.ts';
+import { asObject, nonEmptyText, numberBetween, text } from '../shared/validation.ts';
 
 /**
  * valibot schemas of a `POST /v1/messages` body, as the spec and `@anthropic-ai/sdk`'s

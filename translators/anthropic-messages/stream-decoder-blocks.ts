@@ -1,5 +1,5 @@
 import type { StreamEvent } from '../canonical/stream.ts';
-import { asObject, asString, type Json } from './validation.ts';
+import { asObject, asString, type Json } from '../shared/validation.ts';
 
 /** A stream that breaks Anthropic's own grammar; the decoder turns it into `invalid_upstream_stream`. */
 export class UpstreamStreamError extends Error {

@@ -4,7 +4,7 @@ import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import { fromAnthropicStopReason } from './finish-reason.ts';
 import { createBlockTracker, UpstreamStreamError } from './stream-decoder-blocks.ts';
 import { inputUsage, mergeUsageParts, readAnthropicUsage, toCanonicalUsage, type AnthropicUsageParts } from './usage.ts';
-import { asNumber, asObject, asString, type Json } from './validation.ts';
+import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 
 export interface AnthropicStreamDecoderOptions {
   /** The gateway's model id, named in `message-start`. */

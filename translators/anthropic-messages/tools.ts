@@ -1,7 +1,7 @@
 import type { ToolChoice, ToolDefinition } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { ToolChoiceSchema, ToolSchema } from './request-schema.ts';
-import { asObject, invalid, isSet, parseAt } from './validation.ts';
+import { asObject, invalid, isSet, parseAt } from '../shared/validation.ts';
 import type { AnthropicToolChoice, AnthropicToolParam } from './wire-types.ts';
 
 /** Tool fields with no canonical equivalent; `cache_control` and `eager_input_streaming` change nothing visible. */

@@ -1,7 +1,7 @@
 import type { ImagePart, TextPart, UserContentPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { ImageUrlSchema, PartTypeSchema, RefusalPartSchema, TextPartSchema } from './request-schema.ts';
-import { invalid, parseAt } from './validation.ts';
+import { invalid, parseAt } from '../shared/validation.ts';
 
 /** Decoders of client content parts (`ChatCompletionContentPart` and friends), one part at a time. */
 

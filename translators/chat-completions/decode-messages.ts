@@ -2,7 +2,7 @@ import type { AssistantContentPart, CanonicalMessage, ToolResultPart } from '../
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeAssistantContent, decodeTextContent, decodeUserContent } from './decode-content.ts';
 import { AssistantMessageSchema, ContentMessageSchema, MessageSchema, ToolCallSchema, ToolMessageSchema } from './request-schema.ts';
-import { invalid, isSet, parseAt, type Json } from './validation.ts';
+import { invalid, isSet, parseAt, type Json } from '../shared/validation.ts';
 
 /** Participant `name`s have no canonical field; dropping one is reported. */
 function dropName(message: { name?: string | null }, path: string, warnings: TranslationWarning[]): void {

@@ -5,7 +5,7 @@ import { decodeMessages } from './decode-messages.ts';
 import { RequestSchema } from './request-schema.ts';
 import { decodeResponseFormat } from './response-format.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { asObject, invalid, isSet, parseAt } from './validation.ts';
+import { asObject, invalid, isSet, parseAt } from '../shared/validation.ts';
 
 /** Settings the gateway cannot honour: dropped with a warning (their defaults — null, false, 0 — pass quietly). */
 const DROPPED = [

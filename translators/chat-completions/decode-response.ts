@@ -3,7 +3,7 @@ import type { CanonicalResponse } from '../canonical/response.ts';
 import { mintId } from '../shared/ids.ts';
 import { fromChatFinishReason } from './finish-reason.ts';
 import { fromChatUsage } from './usage.ts';
-import { asNumber, asObject, asString, type Json } from './validation.ts';
+import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 
 const fail = (why: string): never => {
   throw new Error(`invalid upstream chat completion: ${why}`);

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { asObject, nonEmptyText, nullishBoolean, numberBetween, positiveInteger, text } from './validation.ts';
+import { asObject, nonEmptyText, nullishBoolean, numberBetween, positiveInteger, text } from '../shared/validation.ts';
 
 /**
  * valibot schemas of a `POST /v1/chat/completions` body, as the spec's table and the openai SDK's

@@ -1,6 +1,6 @@
 import type { ResponseFormat } from '../canonical/request.ts';
 import { JsonSchemaSchema } from './request-schema.ts';
-import { asObject, invalid, parseAt } from './validation.ts';
+import { asObject, invalid, parseAt } from '../shared/validation.ts';
 import type { ChatResponseFormat } from './wire-types.ts';
 
 /** `response_format` → canonical: `text`, `json_object` (JSON mode) or `json_schema` (structured outputs). */

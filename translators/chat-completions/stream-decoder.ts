@@ -6,7 +6,7 @@ import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import { fromChatFinishReason } from './finish-reason.ts';
 import { createBlockTracker, UpstreamStreamError } from './stream-decoder-blocks.ts';
 import { readChatUsage } from './usage.ts';
-import { asNumber, asObject, asString, type Json } from './validation.ts';
+import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 
 export interface ChatStreamDecoderOptions {
   /** The gateway's model id, named in `message-start`. */

@@ -4,7 +4,7 @@ import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { decodeInput } from './input-items.ts';
 import { decodeTextFormat, decodeToolChoice, decodeTools } from './tools.ts';
 import { InvalidRequestError } from '../canonical/errors.ts';
-import { invalid, isRecord, nullishBoolean, nullishString, numberBetween, parseAt } from './validation.ts';
+import { invalid, isRecord, nullishBoolean, nullishString, numberBetween, parseAt } from '../shared/validation.ts';
 import { defaultEcho, type ResponsesEcho } from './wire-types.ts';
 
 const RequestSchema = v.looseObject({

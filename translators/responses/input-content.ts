@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { ImagePart, TextPart, UserContentPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { invalid, isRecord, nullishString, parseAt, str } from './validation.ts';
+import { invalid, isRecord, nullishString, parseAt, str } from '../shared/validation.ts';
 
 const TextSchema = v.looseObject({ text: str() });
 const RefusalSchema = v.looseObject({ refusal: str() });

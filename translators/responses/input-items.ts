@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { AssistantContentPart, CanonicalMessage, ToolResultPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeAssistantContent, decodeSystemContent, decodeToolOutput, decodeUserContent } from './input-content.ts';
-import { invalid, isRecord, parseAt, str } from './validation.ts';
+import { invalid, isRecord, parseAt, str } from '../shared/validation.ts';
 
 const MessageSchema = v.looseObject({
   role: v.picklist(['user', 'assistant', 'system', 'developer'], 'must be one of user, assistant, system, developer'),

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { InvalidRequestError } from '../canonical/errors.ts';
 
-/** `messages[2].content[0].image_url` from a base path and valibot's path keys. */
+/** `messages[2].content[0].image_url` from a base path and valibot's path keys. Shared by every wire format's request decoder. */
 export function joinPath(base: string, keys: ReadonlyArray<unknown>): string {
   let out = base;
   for (const key of keys) {
@@ -36,6 +36,11 @@ export function invalid(param: string, message: string): never {
 
 export type Json = Record<string, unknown>;
 
+/** True for a plain JSON object. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** A plain JSON object, or undefined. */
 export const asObject = (value: unknown): Json | undefined =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
@@ -49,6 +54,8 @@ export const asNumber = (value: unknown): number | undefined =>
 export const isSet = (value: unknown): boolean => value !== undefined && value !== null;
 
 export const text = () => v.string('must be a string');
+export const str = (what = 'must be a string') => v.string(what);
+export const nullishString = () => v.nullish(v.string('must be a string'));
 export const nonEmptyText = () => v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'));
 export const nullishBoolean = () => v.nullish(v.boolean('must be a boolean'));
 export const positiveInteger = () =>
