@@ -5,6 +5,7 @@ import { toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
+import { ClaimLoop } from '../ops/claim-loop.ts';
 import { formatIssues } from '../http/validation.ts';
 import type { MediaRegistry } from './media-registry.ts';
 import { finishTask, type ClaimedTask, type Ending } from './task-finish.ts';
@@ -33,10 +34,8 @@ const RETRY_MAX_MS = 30_000;
  * leases expire and another instance (or itself, restarted) resumes from the task row.
  */
 export class TaskRunner {
-  private active = 0;
   private stopping = false;
-  private timer?: ReturnType<typeof setTimeout>;
-  private claiming = false;
+  private readonly loop: ClaimLoop<ClaimedTask>;
   private readonly inFlight = new Map<string, AbortController>();
 
   constructor(
@@ -46,46 +45,24 @@ export class TaskRunner {
     private readonly onFinished: (task: ClaimedTask, refunded: boolean) => void,
     private readonly log: Logger,
     private readonly opts: TaskRunnerOptions,
-  ) {}
+  ) {
+    this.loop = new ClaimLoop({
+      name: 'task',
+      concurrency: opts.concurrency,
+      idleMs: opts.idleMs,
+      claim: (limit) => this.claim(limit),
+      run: (task) => this.run(task),
+      log,
+    });
+  }
 
   start(): void {
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** New work was created here: look now instead of at the next idle tick. */
   wake(): void {
-    if (!this.stopping) this.schedule(0);
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopping) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), ms);
-  }
-
-  private async tick(): Promise<void> {
-    this.timer = undefined;
-    if (this.stopping || this.claiming) return;
-    const free = this.opts.concurrency - this.active;
-    if (free <= 0) return;
-    this.claiming = true;
-    let claimed: ClaimedTask[] = [];
-    try {
-      claimed = await this.claim(free);
-    } catch (err) {
-      this.log.error('task claim failed', errorFields(err));
-    } finally {
-      this.claiming = false;
-    }
-    for (const task of claimed) {
-      this.active++;
-      void this.run(task).finally(() => {
-        this.active--;
-        this.schedule(0);
-      });
-    }
-    // A full claim may mean more is due; otherwise wait for the next tick or a wake.
-    this.schedule(claimed.length === free ? 0 : (this.opts.idleMs ?? 200));
+    this.loop.wake();
   }
 
   private async claim(limit: number): Promise<ClaimedTask[]> {
@@ -185,7 +162,7 @@ export class TaskRunner {
   /** Stops claiming, aborts running steps and hands their tasks back at once for any instance. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.loop.stop();
     const ids = [...this.inFlight.keys()];
     for (const abort of this.inFlight.values()) abort.abort(new Error('instance stopping'));
     if (ids.length) {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
+import { ClaimLoop } from '../ops/claim-loop.ts';
 import { recordResults, type ClaimedDelivery, type DeliveryResult } from './delivery-results.ts';
 import { webhookHeaders } from './webhook-signature.ts';
 
@@ -24,10 +25,7 @@ export interface DelivererOptions {
  * so one slow receiver never holds up the others.
  */
 export class WebhookDeliverer {
-  private active = 0;
-  private stopping = false;
-  private timer?: ReturnType<typeof setTimeout>;
-  private claiming = false;
+  private readonly loop: ClaimLoop<ClaimedDelivery>;
   private results: DeliveryResult[] = [];
   private flushTimer?: ReturnType<typeof setTimeout>;
   private flushing: Promise<void> = Promise.resolve();
@@ -37,45 +35,24 @@ export class WebhookDeliverer {
     private readonly send: SendWebhook,
     private readonly log: Logger,
     private readonly opts: DelivererOptions,
-  ) {}
+  ) {
+    this.loop = new ClaimLoop({
+      name: 'webhook',
+      concurrency: opts.concurrency ?? 256,
+      maxClaim: 500,
+      idleMs: opts.idleMs,
+      claim: (limit) => this.claim(limit),
+      run: async (delivery) => this.queueResult(await this.attempt(delivery)),
+      log,
+    });
+  }
 
   start(): void {
-    this.schedule(0);
+    this.loop.start();
   }
 
   wake(): void {
-    if (!this.stopping) this.schedule(0);
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopping) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), ms);
-  }
-
-  private async tick(): Promise<void> {
-    this.timer = undefined;
-    const free = (this.opts.concurrency ?? 256) - this.active;
-    if (this.stopping || this.claiming || free <= 0) return;
-    this.claiming = true;
-    let claimed: ClaimedDelivery[] = [];
-    try {
-      claimed = await this.claim(Math.min(free, 500));
-    } catch (err) {
-      this.log.error('webhook claim failed', errorFields(err));
-    } finally {
-      this.claiming = false;
-    }
-    for (const delivery of claimed) {
-      this.active++;
-      void this.attempt(delivery)
-        .then((result) => this.queueResult(result))
-        .finally(() => {
-          this.active--;
-          this.schedule(0);
-        });
-    }
-    this.schedule(claimed.length === free ? 0 : (this.opts.idleMs ?? 200));
+    this.loop.wake();
   }
 
   private async claim(limit: number, onlyId?: number): Promise<ClaimedDelivery[]> {
@@ -142,10 +119,10 @@ export class WebhookDeliverer {
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.loop.stop();
+    // In-flight sends end within their 10 s timeout; their results are written before we go.
     const deadline = Date.now() + 11_000;
-    while (this.active > 0 && Date.now() < deadline) await Bun.sleep(20);
+    while (this.loop.running > 0 && Date.now() < deadline) await Bun.sleep(20);
     if (this.flushTimer) clearTimeout(this.flushTimer);
     await this.flush();
   }
