@@ -90,7 +90,9 @@ export class TaskAdmitter {
 /** The batch's decisions, in order, with every write inside the caller's transaction. */
 async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionResult[]> {
   const ids = [...new Set(items.map((i) => i.accountId))].sort((a, b) => a - b);
-  const locked = await trx.selectFrom('accounts').select(['id', 'balance_usd']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  // NO KEY UPDATE: balances change, keys never do, so foreign-key checks elsewhere (a stored file
+  // of the same account) do not wait for this lock.
+  const locked = await trx.selectFrom('accounts').select(['id', 'balance_usd']).where('id', 'in', ids).orderBy('id').forNoKeyUpdate().execute();
   const balances = new Map(locked.map((row) => [row.id, toUnits(row.balance_usd)]));
   const known = await findKeyedTasks(trx, items);
 
@@ -116,45 +118,32 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
   }
   if (admitted.length === 0) return results;
 
+  // Every write of the batch in one statement, so the account locks are held one round trip.
   const touched = [...new Set(admitted.map((a) => a.item.accountId))];
-  const rows = touched.map((id) => sql`(${id}::int, ${fromUnits(balances.get(id) ?? 0n)}::numeric)`);
-  await sql`update accounts as a set balance_usd = v.balance, updated_at = now()
-            from (values ${sql.join(rows)}) as v(id, balance) where a.id = v.id`.execute(trx);
-  await trx
-    .insertInto('tasks')
-    .values(
-      admitted.map(({ item }) => ({
-        id: item.taskId,
-        account_id: item.accountId,
-        model: item.model,
-        provider: item.provider,
-        category: item.category,
-        status: 'processing' as const,
-        input: JSON.stringify(item.input),
-        cost_usd: fromUnits(item.chargeUnits),
-        callback_url: item.callbackUrl,
-        idempotency_key: item.idempotency?.key ?? null,
-        request_hash: item.idempotency?.hash ?? null,
-      })),
-    )
-    .execute();
+  const rows = admitted.map((a) => a.item);
   const charged = admitted.filter(({ item }) => item.chargeUnits > 0n);
-  if (charged.length) {
-    await trx
-      .insertInto('ledger_entries')
-      .values(
-        charged.map(({ item, balanceAfter }) => ({
-          account_id: item.accountId,
-          amount_usd: fromUnits(-item.chargeUnits),
-          balance_after_usd: fromUnits(balanceAfter),
-          kind: 'charge' as const,
-          task_id: item.taskId,
-          category: item.category,
-          note: item.model,
-        })),
-      )
-      .execute();
-  }
+  await sql`
+    with balances as (
+      update accounts as a set balance_usd = v.balance, updated_at = now()
+      from unnest(${touched}::int[], ${touched.map((id) => fromUnits(balances.get(id) ?? 0n))}::numeric[]) as v(id, balance)
+      where a.id = v.id
+      returning a.id
+    ), created as (
+      insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, callback_url, idempotency_key, request_hash)
+      select id, account_id, model, provider, category, 'processing', input, cost_usd, callback_url, idempotency_key, request_hash
+      from unnest(${rows.map((i) => i.taskId)}::text[], ${rows.map((i) => i.accountId)}::int[], ${rows.map((i) => i.model)}::text[],
+                  ${rows.map((i) => i.provider)}::text[], ${rows.map((i) => i.category)}::text[], ${rows.map((i) => JSON.stringify(i.input))}::jsonb[],
+                  ${rows.map((i) => fromUnits(i.chargeUnits))}::numeric[], ${rows.map((i) => i.callbackUrl)}::text[],
+                  ${rows.map((i) => i.idempotency?.key ?? null)}::text[], ${rows.map((i) => i.idempotency?.hash ?? null)}::text[])
+        as t(id, account_id, model, provider, category, input, cost_usd, callback_url, idempotency_key, request_hash)
+      returning id
+    )
+    insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
+    select account_id, amount_usd, balance_after_usd, 'charge', task_id, category, note
+    from unnest(${charged.map(({ item }) => item.accountId)}::int[], ${charged.map(({ item }) => fromUnits(-item.chargeUnits))}::numeric[],
+                ${charged.map(({ balanceAfter }) => fromUnits(balanceAfter))}::numeric[], ${charged.map(({ item }) => item.taskId)}::text[],
+                ${charged.map(({ item }) => item.category)}::text[], ${charged.map(({ item }) => item.model)}::text[])
+      as l(account_id, amount_usd, balance_after_usd, task_id, category, note)`.execute(trx);
   return results;
 }
 
