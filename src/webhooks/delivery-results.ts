@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/database.ts';
+import { MAX_CALLBACK_ATTEMPTS } from './redeliver.ts';
 
 /** One delivery as claimed, with what sending it needs. */
 export interface ClaimedDelivery {
@@ -27,7 +28,7 @@ export const delivered = (status: number) => status >= 200 && status < 300;
 /**
  * Records a set of attempts in one transaction: the log rows (`callback_result`), the deliveries
  * marked done, and for each failed automatic attempt the next one, due at the task's finish plus
- * the next retry delay — until the delays run out.
+ * the next retry delay — until the delays run out or the log is full.
  */
 export async function recordResults(trx: DbOrTrx, results: DeliveryResult[], retryDelaysSec: number[]): Promise<void> {
   if (results.length === 0) return;
@@ -42,23 +43,16 @@ export async function recordResults(trx: DbOrTrx, results: DeliveryResult[], ret
     .execute();
   const retries = results.filter((r) => !delivered(r.status) && r.delivery.trigger === 'auto' && r.delivery.attempt_no <= retryDelaysSec.length);
   if (retries.length === 0) return;
-  await trx
-    .insertInto('webhook_deliveries')
-    .values(
-      retries.map((r) => {
-        const delaySec = retryDelaysSec[r.delivery.attempt_no - 1] ?? 0;
-        const base = r.delivery.finished_at ?? r.sentAt;
-        return {
-          task_id: r.delivery.task_id,
-          attempt_no: r.delivery.attempt_no + 1,
-          trigger: 'auto' as const,
-          due_at: sql<Date>`${base}::timestamptz + ${delaySec} * interval '1 second'`,
-          state: 'pending' as const,
-          payload: JSON.stringify(r.delivery.payload),
-          lease_owner: null,
-          lease_expires_at: null,
-        };
-      }),
-    )
-    .execute();
+  // The log's cap counts automatic and manual attempts together: under the same task row lock
+  // redelivery takes, a retry is only scheduled while fewer than 10 are made or pending.
+  const taskIds = [...new Set(retries.map((r) => r.delivery.task_id))].sort();
+  await trx.selectFrom('tasks').select('id').where('id', 'in', taskIds).orderBy('id').forUpdate().execute();
+  await sql`
+    insert into webhook_deliveries (task_id, attempt_no, trigger, due_at, state, payload)
+    select r.task_id, r.attempt_no, 'auto', r.base + r.delay_sec * interval '1 second', 'pending', r.payload
+    from unnest(${retries.map((r) => r.delivery.task_id)}::text[], ${retries.map((r) => r.delivery.attempt_no + 1)}::int[],
+                ${retries.map((r) => (r.delivery.finished_at ?? r.sentAt).toISOString())}::timestamptz[],
+                ${retries.map((r) => retryDelaysSec[r.delivery.attempt_no - 1] ?? 0)}::int[],
+                ${retries.map((r) => JSON.stringify(r.delivery.payload))}::jsonb[]) as r(task_id, attempt_no, base, delay_sec, payload)
+    where (select count(*) from webhook_deliveries d where d.task_id = r.task_id) < ${MAX_CALLBACK_ATTEMPTS}`.execute(trx);
 }
