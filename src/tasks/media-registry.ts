@@ -1,5 +1,6 @@
 import type { MediaModel, ModelRef, Provider } from '../../providers/types.ts';
 import type { Catalog, CatalogEntry } from '../catalog/catalog.ts';
+import { ConfigError } from '../config/config-error.ts';
 
 export interface ResolvedMediaModel {
   entry: CatalogEntry;
@@ -18,7 +19,7 @@ export class MediaRegistry {
     for (const entry of catalog.entries) {
       if (entry.object.category === 'llm') continue;
       const media = providers.get(entry.provider.id)?.media?.model(entry.config);
-      if (!media) throw new Error(`model ${entry.object.id}: provider ${entry.provider.id} (${entry.provider.kind}) cannot run ${entry.object.category} tasks`);
+      if (!media) throw new ConfigError(`models: ${entry.object.id}: provider ${entry.provider.id} (kind ${entry.provider.kind}) cannot run ${entry.object.category} tasks`);
       const upstreamModel = entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1);
       this.byId.set(entry.object.id, { entry, ref: { id: entry.object.id, upstreamModel }, media });
     }

@@ -71,6 +71,14 @@ describe('configuration', () => {
     expect(json.output).toContain('is not valid JSON');
   });
 
+  test('a media model whose provider cannot run it is refused at start', async () => {
+    const yaml = GOOD_YAML.replace('id: acme/chat-small\n    category: llm', 'id: acme/chat-small\n    category: image');
+    expect(yaml).toContain('category: image');
+    const { code, output } = await refusedStart({ GATEWAY_CONFIG: await tempFile('m.yaml', yaml) });
+    expect(code).toBe(1);
+    expect(output).toContain('configuration error: models: acme/chat-small: provider acme (kind openai) cannot run image tasks');
+  });
+
   test('a valid YAML file with ${ENV} references is served as the catalog', async () => {
     const path = await tempFile('good.yaml', GOOD_YAML);
     const gw = await startGateway({ DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-good-')), GATEWAY_CONFIG: path, ACME_API_KEY: 'sk-test' });
