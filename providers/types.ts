@@ -1,6 +1,7 @@
 import type * as v from 'valibot';
 import type { ModelConfig, ProviderConfig } from '../src/config/gateway-config.ts';
 import type { CanonicalRequest, CanonicalResponse, StreamEvent, TranslationWarning } from '../translators/canonical/index.ts';
+import type { ProviderResources } from './shared/resources.ts';
 
 /** What a provider is told about the model being called. */
 export interface ModelRef {
@@ -54,9 +55,33 @@ export interface MediaJob {
   signal: AbortSignal;
 }
 
+/** A custom voice the caller made with `POST /v1/resources/<provider>/voices`. */
+export interface CustomVoiceRef {
+  voice_id: string;
+  name: string;
+}
+
+/** What a model's `validate` hook may ask the gateway about the caller. */
+export interface MediaValidationContext {
+  accountId: number;
+  /** The caller's own custom voice of this provider; undefined for an unknown id or another account's. */
+  customVoice(voiceId: string): Promise<CustomVoiceRef | undefined>;
+}
+
+/** A problem `validate` found; `path` is inside `input` (`voice_id`), the gateway adds `input.`. */
+export interface MediaInputIssue {
+  path: string;
+  message: string;
+}
+
 export interface MediaModel {
   /** Validates the client's `input`; its issues name the field (422). */
   schema: v.GenericSchema<unknown, Record<string, unknown>>;
+  /**
+   * Checks no static schema can: what depends on the caller (their custom voices). Runs on the
+   * schema's output at creation and on dry runs; any issue is a 422.
+   */
+  validate?(input: Record<string, unknown>, ctx: MediaValidationContext): Promise<MediaInputIssue[]>;
   /** USD charged at creation: the price, or its ceiling when the output count is the model's choice. */
   price(input: Record<string, unknown>): number;
   /** USD finally due once the outputs are known; defaults to `price`. The difference is refunded. */
@@ -79,6 +104,8 @@ export interface Provider {
   kind: string;
   llm?: LlmAdapter;
   media?: MediaAdapter;
+  /** Voice and motion presets etc. served under `/v1/resources/<id>/…` (spec "Provider resources"). */
+  resources?: ProviderResources;
 }
 
 export type ProviderFactory = (config: ProviderConfig) => Provider;

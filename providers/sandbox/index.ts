@@ -1,6 +1,7 @@
 import type { ProviderFactory } from '../types.ts';
 import { echoAdapter } from './echo-adapter.ts';
 import { sandboxMedia } from './media-adapter.ts';
+import { sandboxResources } from './resources/index.ts';
 
 /** The offline, deterministic provider of DESIGN.md §4. */
 export const createSandboxProvider: ProviderFactory = (config) => ({
@@ -8,4 +9,5 @@ export const createSandboxProvider: ProviderFactory = (config) => ({
   kind: 'sandbox',
   llm: echoAdapter,
   media: sandboxMedia,
+  resources: sandboxResources,
 });

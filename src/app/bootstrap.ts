@@ -13,7 +13,7 @@ import { connectStore } from '../store/connect.ts';
 import { connectStorage } from '../storage/connect.ts';
 import { FileStore } from '../storage/file-store.ts';
 import { createProviders, isProviderKind } from '../../providers/registry.ts';
-import type { LlmAdapter } from '../../providers/types.ts';
+import type { LlmAdapter, Provider } from '../../providers/types.ts';
 import { LlmService } from '../llm/llm-service.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
 import type { AppContext } from './context.ts';
@@ -22,7 +22,7 @@ import { saveTaskOutput } from '../tasks/save-task-output.ts';
 
 export interface Started {
   ctx: AppContext;
-  services: { llm: LlmService; usage: UsageRecorder } & TaskServices;
+  services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; usage: UsageRecorder } & TaskServices;
   database: DatabaseHandle;
   /** Set on the very first start only: the key of the account created then. */
   firstKey?: { email: string; apiKey: string; balanceUsd: number };
@@ -66,7 +66,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const llmAdapters = new Map<string, LlmAdapter>();
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
   const usage = new UsageRecorder(database.db, accounts, log);
-  const services = { llm: new LlmService(ctx, llmAdapters, usage), usage, ...createTaskServices(ctx, providers, saveTaskOutput(ctx)) };
+  const services = { providers, llm: new LlmService(ctx, llmAdapters, usage), usage, ...createTaskServices(ctx, providers, saveTaskOutput(ctx)) };
 
   let firstKey: Started['firstKey'];
   if ((await countAccounts(database.db)) === 0) {

@@ -7,14 +7,16 @@ import { healthRoutes } from '../routes/health.routes.ts';
 import { llmErrorShapers, llmRoutes } from '../routes/llm.routes.ts';
 import { modelRoutes } from '../routes/models.routes.ts';
 import { openApiRoutes } from '../routes/openapi.routes.ts';
+import { resourceRoutes } from '../routes/resources.routes.ts';
 import { taskRoutes } from '../routes/tasks.routes.ts';
+import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from './context.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 
 /** The whole HTTP surface: error mapping first, then one module per route group. */
-export function buildApp(ctx: AppContext, services: { llm: LlmService; tasks: TaskService; webhooks: WebhookDeliverer }) {
+export function buildApp(ctx: AppContext, services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; tasks: TaskService; webhooks: WebhookDeliverer }) {
   return new Elysia()
     .use(errorHandler(ctx.log, llmErrorShapers))
     .use(healthRoutes(ctx))
@@ -24,6 +26,7 @@ export function buildApp(ctx: AppContext, services: { llm: LlmService; tasks: Ta
     .use(modelRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(taskRoutes(ctx, services.tasks, services.webhooks))
+    .use(resourceRoutes(ctx, { providers: services.providers }))
     .use(llmRoutes(ctx, services.llm));
 }
 

@@ -2,6 +2,7 @@ import type { MediaOutput, Provider } from '../../providers/types.ts';
 import { safeFetch } from '../net/safe-fetch.ts';
 import { checkUrl } from '../net/address-guard.ts';
 import { UnsafeUrlError } from '../net/net-errors.ts';
+import { CustomVoicesRepository } from '../resources/custom-voices.repository.ts';
 import { MediaRegistry } from '../tasks/media-registry.ts';
 import { TaskAdmitter } from '../tasks/task-admission.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
@@ -61,6 +62,7 @@ export function createTaskServices(ctx: AppContext, providers: ReadonlyMap<strin
       }
     },
     () => runner.wake(),
+    new CustomVoicesRepository(db),
   );
   return { tasks, runner, webhooks };
 }

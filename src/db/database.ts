@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AccountsTable } from './tables/accounts.table.ts';
 import type { ApiKeysTable } from './tables/api-keys.table.ts';
 import type { CallbackAttemptsTable, WebhookDeliveriesTable } from './tables/callbacks.table.ts';
+import type { CustomVoicesTable } from './tables/custom-voices.table.ts';
 import type { LedgerEntriesTable } from './tables/ledger-entries.table.ts';
 import type { LlmResponsesTable } from './tables/llm-responses.table.ts';
 import type { ModelRegistryTable } from './tables/model-registry.table.ts';
@@ -18,6 +19,7 @@ export interface Database {
   stored_files: StoredFilesTable;
   llm_responses: LlmResponsesTable;
   model_registry: ModelRegistryTable;
+  custom_voices: CustomVoicesTable;
 }
 
 export type Db = Kysely<Database>;

@@ -3,6 +3,7 @@ import { toUnits, roundUsd } from '../accounts/money.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import { EnvelopeError, insufficientBalance, unprocessable } from '../http/errors.ts';
 import { formatIssues } from '../http/validation.ts';
+import { type CustomVoiceLookup, NO_CUSTOM_VOICES } from '../resources/custom-voices.repository.ts';
 import type { CreateTaskRequest } from './create-request.ts';
 import type { MediaRegistry, ResolvedMediaModel } from './media-registry.ts';
 import { requestHash } from './request-hash.ts';
@@ -24,6 +25,8 @@ export class TaskService {
     private readonly admitter: TaskAdmitter,
     private readonly checkCallbackUrl: UrlCheck,
     private readonly onCreated: () => void,
+    /** The callers' own custom voices, for models' `validate` hooks. */
+    private readonly customVoices: CustomVoiceLookup = NO_CUSTOM_VOICES,
   ) {}
 
   resolve(modelId: string, catalogHas: (id: string) => string | undefined): ResolvedMediaModel {
@@ -37,6 +40,9 @@ export class TaskService {
   async create(auth: AuthContext, req: CreateTaskRequest, model: ResolvedMediaModel, idempotencyKey?: string): Promise<CreateResult> {
     const parsed = v.safeParse(model.media.schema, req.input);
     if (!parsed.success) throw unprocessable(formatIssues(parsed.issues.map((issue) => ({ ...issue, path: [{ key: 'input' } as never, ...(issue.path ?? [])] }))));
+    const provider = model.entry.provider.id;
+    const issues = (await model.media.validate?.(parsed.output, { accountId: auth.accountId, customVoice: (id) => this.customVoices.find(provider, auth.accountId, id) })) ?? [];
+    if (issues.length) throw unprocessable(issues.map((issue) => `input.${issue.path}: ${issue.message}`).join('; '));
     if (req.callbackUrl) {
       try {
         await this.checkCallbackUrl(req.callbackUrl);

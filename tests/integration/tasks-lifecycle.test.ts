@@ -174,7 +174,7 @@ for (const mode of MODES) {
 
     test('sandbox/speech: a 16 kHz mono WAV whose length follows the text', async () => {
       for (const text of ['Hello from the sandbox speech model', 'hi']) {
-        const id = await create(gw, key, { model: 'sandbox/speech', input: { text, voice_id: 'v1', delay_ms: 0 } });
+        const id = await create(gw, key, { model: 'sandbox/speech', input: { text, voice_id: 'amelia', delay_ms: 0 } });
         const task = await settle(gw, key, id);
         expect(task).toMatchObject({ status: 'completed', category: 'audio', model: 'sandbox/speech' });
         expect(task.cost).toBeCloseTo(Math.max(0.001, text.length * 0.0001), 10);

@@ -1,0 +1,36 @@
+import type { ProviderResources } from '../../providers/shared/resources.ts';
+import type { AppContext } from '../app/context.ts';
+import type { CustomVoicesRepository } from './custom-voices.repository.ts';
+import { keepVoiceSamples, keptSample } from './keep-voice-samples.ts';
+
+/** The name a voice gets when the client gives none: the spec's name is a label, not an id. */
+const DEFAULT_NAME = 'Custom voice';
+
+export interface CreatedCustomVoice {
+  voice_id: string;
+  name: string;
+  /** URLs of the kept copies, not of the sources. */
+  samples: string[];
+}
+
+/**
+ * `POST /v1/resources/<provider>/voices`: keep copies of the samples, let the provider make the
+ * voice from them, and record who owns it. Nothing is left behind when a step fails.
+ */
+export async function createCustomVoice(
+  ctx: Pick<AppContext, 'files' | 'env'>,
+  repo: CustomVoicesRepository,
+  provider: { id: string; resources: Required<Pick<ProviderResources, 'createCustomVoice'>> },
+  req: { accountId: number; samples: string[]; name?: string },
+): Promise<CreatedCustomVoice> {
+  const files = await keepVoiceSamples(req.samples, req.accountId, { files: ctx.files, allowPrivate: ctx.env.allowPrivateUrls, maxBytes: ctx.env.maxUploadBytes });
+  const name = req.name ?? DEFAULT_NAME;
+  try {
+    const { voice_id } = await provider.resources.createCustomVoice({ accountId: req.accountId, name, samples: files.map(keptSample) });
+    await repo.insert({ provider: provider.id, voiceId: voice_id, accountId: req.accountId, name, sampleFileIds: files.map((f) => f.id) });
+    return { voice_id, name, samples: files.map((f) => f.url) };
+  } catch (err) {
+    await Promise.all(files.map((f) => ctx.files.remove(f.id).catch(() => undefined)));
+    throw err;
+  }
+}
