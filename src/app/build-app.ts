@@ -9,6 +9,7 @@ import { modelRoutes } from '../routes/models.routes.ts';
 import { openApiRoutes } from '../routes/openapi.routes.ts';
 import { resourceRoutes } from '../routes/resources.routes.ts';
 import { taskRoutes } from '../routes/tasks.routes.ts';
+import { uploadRoutes } from '../routes/upload.routes.ts';
 import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from './context.ts';
 import type { LlmService } from '../llm/llm-service.ts';
@@ -21,6 +22,7 @@ export function buildApp(ctx: AppContext, services: { providers: ReadonlyMap<str
     .use(errorHandler(ctx.log, llmErrorShapers))
     .use(healthRoutes(ctx))
     .use(fileRoutes(ctx))
+    .use(uploadRoutes(ctx))
     .use(openApiRoutes())
     .use(adminRoutes(ctx))
     .use(modelRoutes(ctx))
