@@ -52,6 +52,22 @@ export const taskOpenApiPaths: Record<string, unknown> = {
       responses: { 200: { description: 'task created', content: json(created) }, ...errors(401, 402, 404, 422) },
     },
   },
+  '/upload': {
+    put: {
+      summary: 'Store a file ({upload_url}/upload): JSON {base64} (raw or data URI), JSON {file_url}, or multipart field `file`',
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': { schema: { oneOf: [{ type: 'object', required: ['base64'], properties: { base64: { type: 'string' } } }, { type: 'object', required: ['file_url'], properties: { file_url: { type: 'string', format: 'uri' } } }] } },
+          'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } },
+        },
+      },
+      responses: {
+        200: { description: 'stored', content: json({ type: 'object', properties: { success: { const: true }, file_url: { type: 'string' } } }) },
+        ...errors(401, 413, 415, 422, 429),
+      },
+    },
+  },
   '/files/{file}': {
     get: {
       summary: 'A stored file (task output or upload); the unguessable name is the capability, no key needed',
