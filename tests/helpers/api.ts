@@ -43,3 +43,12 @@ export async function createAccount(gw: GatewayProcess, email: string, balanceUs
 
 let counter = 0;
 export const uniqueEmail = (label = 'user') => `${label}-${Date.now()}-${counter++}@example.com`;
+
+/**
+ * Rate limits use fixed windows aligned to the minute: a test counting requests against one
+ * must not straddle a boundary, so it starts with at least `seconds` left in the window.
+ */
+export async function awayFromMinuteBoundary(seconds = 15): Promise<void> {
+  const left = 60 - (Date.now() % 60_000) / 1000;
+  if (left < seconds) await Bun.sleep(left * 1000 + 50);
+}

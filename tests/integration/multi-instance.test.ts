@@ -1,6 +1,6 @@
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { afterAll, describe, expect, test } from 'bun:test';
-import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { api, awayFromMinuteBoundary, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
 
@@ -38,6 +38,7 @@ describe('two instances sharing Postgres and Redis', () => {
     const b = await startGateway(env);
     running.push(a, b);
     const acct = await createAccount(a, uniqueEmail('multirl'));
+    await awayFromMinuteBoundary();
     let ok = 0;
     for (let i = 0; i < 8; i++) if ((await api(a, 'GET', '/v1/account', { key: acct.key })).status === 200) ok++;
     await Bun.sleep(100); // let both instances sync their counts with Redis

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { resolve } from 'node:path';
-import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { api, awayFromMinuteBoundary, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { ADMIN_TOKEN, MODES, startGateway } from '../helpers/gateway-process.ts';
 
 const ROOT = resolve(import.meta.dir, '../..');
@@ -12,6 +12,7 @@ describe('operations', () => {
       try {
         const a = await createAccount(gw, uniqueEmail('rl'));
         const b = await createAccount(gw, uniqueEmail('rl'));
+        await awayFromMinuteBoundary();
         const statuses: number[] = [];
         for (let i = 0; i < 7; i++) statuses.push((await api(gw, 'GET', '/v1/account', { key: a.key })).status);
         expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
