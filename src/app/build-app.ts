@@ -3,6 +3,7 @@ import { errorHandler } from '../http/error-handler.ts';
 import { accountRoutes } from '../routes/account.routes.ts';
 import { fileRoutes } from '../routes/files.routes.ts';
 import { adminRoutes } from '../routes/admin.routes.ts';
+import { dashboardRoutes } from '../routes/dashboard.routes.ts';
 import { healthRoutes } from '../routes/health.routes.ts';
 import { llmErrorShapers, llmRoutes } from '../routes/llm.routes.ts';
 import { modelRoutes } from '../routes/models.routes.ts';
@@ -27,6 +28,7 @@ export function buildApp(ctx: AppContext, services: { providers: ReadonlyMap<str
     .use(adminRoutes(ctx))
     .use(modelRoutes(ctx))
     .use(accountRoutes(ctx))
+    .use(dashboardRoutes(ctx))
     .use(taskRoutes(ctx, services.tasks, services.webhooks))
     .use(resourceRoutes(ctx, { providers: services.providers }))
     .use(llmRoutes(ctx, services.llm));

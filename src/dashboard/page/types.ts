@@ -1,0 +1,74 @@
+/** The API's shapes as the page reads them (spec "Resources and their fields"). */
+
+export type Category = 'audio' | 'image' | 'video' | 'llm';
+
+export interface Account {
+  user_id: number;
+  email: string;
+  balance_usd: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SpendDay {
+  day: string;
+  llm: number;
+  image: number;
+  video: number;
+  audio: number;
+}
+
+export interface Signing {
+  enabled: boolean;
+  secret?: string | null;
+}
+
+export interface CallbackEntry {
+  sent_at: number;
+  status: number;
+  status_text: string;
+}
+
+export interface Task {
+  task_id: string;
+  model: string;
+  category: Category | null;
+  status: 'processing' | 'completed' | 'failed';
+  cost: number;
+  created_at: number;
+  input?: Record<string, unknown>;
+  output?: Record<string, unknown> | null;
+  callback_url?: string | null;
+  callback_result?: CallbackEntry[] | null;
+  error_message?: string;
+}
+
+export interface Pagination {
+  page: number;
+  page_size: number;
+  total: number;
+  total_pages: number;
+  has_next: boolean;
+  has_previous: boolean;
+}
+
+export interface Pricing {
+  input_per_mtok?: number;
+  output_per_mtok?: number;
+  per_request?: number;
+  per_image?: number;
+  per_second?: number;
+  per_1k_chars?: number;
+  minimum?: number;
+}
+
+export interface Model {
+  id: string;
+  owned_by: string;
+  provider_display?: string;
+  display_name: string;
+  category: Category;
+  context_length?: number;
+  max_output?: number;
+  pricing?: Pricing;
+}
