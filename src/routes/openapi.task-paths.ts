@@ -52,6 +52,13 @@ export const taskOpenApiPaths: Record<string, unknown> = {
       responses: { 200: { description: 'task created', content: json(created) }, ...errors(401, 402, 404, 422) },
     },
   },
+  '/v1/account/spend': {
+    get: {
+      summary: 'USD spent per UTC day and category (charges minus refunds), oldest first',
+      parameters: [query('days', { type: 'integer', minimum: 1, maximum: 366, default: 30 })],
+      responses: { 200: { description: 'spend', content: json(envelope({ type: 'array', items: { type: 'object', properties: { day: { type: 'string', format: 'date' }, llm: { type: 'number' }, image: { type: 'number' }, video: { type: 'number' }, audio: { type: 'number' } } } })) }, ...errors(401, 422) },
+    },
+  },
   '/upload': {
     put: {
       summary: 'Store a file ({upload_url}/upload): JSON {base64} (raw or data URI), JSON {file_url}, or multipart field `file`',
