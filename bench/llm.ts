@@ -26,6 +26,7 @@ import pg from 'pg';
 import { createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gateway-process.ts';
 import { POSTGRES_URL } from '../tests/helpers/services.ts';
+import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { openSockets, rawStream, type StreamResult } from './lib/raw-stream.ts';
 import { peakRssMb, requireWrk, runWrk, table, type LoadResult } from './lib/wrk.ts';
 
@@ -106,33 +107,9 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 // ---------------------------------------------------------------- processes
 
 async function startUpstream(): Promise<number> {
-  const proc = Bun.spawn([process.execPath, 'run', resolve(import.meta.dir, 'lib/fake-openai-upstream.ts')], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0' },
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  upstream = proc;
-  const reader = proc.stdout.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  const deadline = Date.now() + 15_000;
-  while (!text.includes('\n')) {
-    const left = deadline - Date.now();
-    if (left <= 0) throw new Error('fake upstream did not start within 15 s');
-    const next = await Promise.race([reader.read(), Bun.sleep(left).then(() => ({ done: true, value: undefined }))]);
-    if (next.done) throw new Error(`fake upstream exited: ${await new Response(proc.stderr).text()}`);
-    text += decoder.decode(next.value, { stream: true });
-  }
-  void (async () => {
-    while (!(await reader.read()).done) {
-      // keep draining stdout so the child never blocks on a full pipe
-    }
-  })().catch(() => {});
-  void new Response(proc.stderr).arrayBuffer().catch(() => {});
-  const port = Number(JSON.parse(text.split('\n')[0] ?? '{}').port);
-  if (!port) throw new Error(`fake upstream printed no port: ${text}`);
-  return port;
+  const started = await spawnPortPrinter(resolve(import.meta.dir, 'lib/fake-openai-upstream.ts'), 'fake upstream');
+  upstream = started.proc;
+  return started.port;
 }
 
 async function startBenchGateway(upstreamPort: number): Promise<GatewayProcess> {
