@@ -1,8 +1,10 @@
 import type { ProviderConfig } from '../src/config/gateway-config.ts';
 import { createAnthropicProvider } from './anthropic/index.ts';
+import { createFalProvider } from './fal/index.ts';
 import { createOpenAIProvider } from './openai/index.ts';
+import { createReplicateProvider } from './replicate/index.ts';
 import { createSandboxProvider } from './sandbox/index.ts';
-import type { Provider, ProviderFactory } from './types.ts';
+import type { Provider, ProviderFactory, ProviderHost } from './types.ts';
 
 /**
  * Adapter kinds a `GATEWAY_CONFIG` provider may name: each kind is one folder in providers/.
@@ -12,6 +14,8 @@ const FACTORIES = {
   sandbox: createSandboxProvider,
   openai: createOpenAIProvider,
   anthropic: createAnthropicProvider,
+  replicate: createReplicateProvider,
+  fal: createFalProvider,
 } satisfies Record<string, ProviderFactory>;
 
 export type ProviderKind = keyof typeof FACTORIES;
@@ -21,11 +25,11 @@ export function isProviderKind(kind: string): kind is ProviderKind {
   return Object.hasOwn(FACTORIES, kind);
 }
 
-export function createProviders(configs: ProviderConfig[]): Map<string, Provider> {
+export function createProviders(configs: ProviderConfig[], host?: ProviderHost): Map<string, Provider> {
   const providers = new Map<string, Provider>();
   for (const config of configs) {
     if (!isProviderKind(config.kind)) throw new Error(`unknown provider kind ${config.kind}`);
-    providers.set(config.id, FACTORIES[config.kind](config));
+    providers.set(config.id, FACTORIES[config.kind](config, host));
   }
   return providers;
 }

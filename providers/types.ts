@@ -96,6 +96,44 @@ export interface MediaModel {
 export interface MediaAdapter {
   /** The model behind a catalog entry of this provider, or undefined when it has none. */
   model(config: ModelConfig): MediaModel | undefined;
+  /** Receives the upstream's own completion webhooks (`POST /upstream-webhooks/<provider id>`). */
+  webhook?: UpstreamWebhook;
+}
+
+/** An upstream's webhook as it reached the gateway: the raw body, since signatures cover its bytes. */
+export interface UpstreamWebhookRequest {
+  url: URL;
+  headers: Headers;
+  body: string;
+}
+
+/**
+ * What a verified webhook says: `result` is stored on the task's operation as `webhook` (only
+ * while the task is processing and its `operation.id` is `operationId`), then the task's next
+ * `poll` step finishes it — so a webhook never finishes a task itself and racing polls are harmless.
+ */
+export type UpstreamWebhookOutcome =
+  | { accepted: true; taskId: string; operationId: string; result: unknown }
+  /** Verified but nothing to store (an event the gateway does not wait for). */
+  | { accepted: true; ignored: string }
+  | { accepted: false; status: 400 | 401; message: string };
+
+export interface UpstreamWebhook {
+  receive(request: UpstreamWebhookRequest): Promise<UpstreamWebhookOutcome>;
+}
+
+/** Recent upstream health of a provider, for `/readyz`. */
+export interface ProviderHealth {
+  /** Why the provider counts as failing now (recent consecutive upstream errors), else undefined. */
+  failing(): string | undefined;
+}
+
+/** What the gateway tells provider factories about itself. */
+export interface ProviderHost {
+  /** `PUBLIC_URL`: the base of URLs the upstream may call back (webhooks). */
+  publicUrl: string;
+  /** False when `PUBLIC_URL` is loopback or private: upstream webhooks could not reach it. */
+  publicUrlReachable: boolean;
 }
 
 /** A configured upstream: what it can do. */
@@ -106,6 +144,8 @@ export interface Provider {
   media?: MediaAdapter;
   /** Voice and motion presets etc. served under `/v1/resources/<id>/…` (spec "Provider resources"). */
   resources?: ProviderResources;
+  /** Recent upstream failures, reported on `/readyz`. */
+  health?: ProviderHealth;
 }
 
-export type ProviderFactory = (config: ProviderConfig) => Provider;
+export type ProviderFactory = (config: ProviderConfig, host?: ProviderHost) => Provider;

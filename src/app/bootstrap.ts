@@ -19,6 +19,7 @@ import { UsageRecorder } from '../llm/usage-recorder.ts';
 import type { AppContext } from './context.ts';
 import { createTaskServices, type TaskServices } from './task-services.ts';
 import { saveTaskOutput } from '../tasks/save-task-output.ts';
+import { providerHost } from '../upstreams/provider-host.ts';
 
 export interface Started {
   ctx: AppContext;
@@ -62,7 +63,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     requestAccount: new WeakMap(),
   };
 
-  const providers = createProviders(config.providers);
+  const providers = createProviders(config.providers, providerHost(env.publicUrl));
   const llmAdapters = new Map<string, LlmAdapter>();
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
   const usage = new UsageRecorder(database.db, accounts, log);

@@ -5,6 +5,7 @@ import { fileRoutes } from '../routes/files.routes.ts';
 import { adminRoutes } from '../routes/admin.routes.ts';
 import { dashboardRoutes } from '../routes/dashboard.routes.ts';
 import { healthRoutes } from '../routes/health.routes.ts';
+import { providerWebhookRoutes } from '../routes/provider-webhooks.routes.ts';
 import { llmErrorShapers, llmRoutes } from '../routes/llm.routes.ts';
 import { modelRoutes } from '../routes/models.routes.ts';
 import { openApiRoutes } from '../routes/openapi.routes.ts';
@@ -21,7 +22,8 @@ import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 export function buildApp(ctx: AppContext, services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; tasks: TaskService; webhooks: WebhookDeliverer }) {
   return new Elysia()
     .use(errorHandler(ctx.log, llmErrorShapers))
-    .use(healthRoutes(ctx))
+    .use(healthRoutes(ctx, services.providers))
+    .use(providerWebhookRoutes(ctx, services.providers))
     .use(fileRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(openApiRoutes())

@@ -72,11 +72,13 @@ export async function buildCatalog(db: Db, config: GatewayConfig): Promise<Catal
     : [];
   const added = new Map(rows.map((r) => [r.id, r.added]));
   const providers = new Map(config.providers.map((p) => [p.id, p]));
-  const entries = config.models.map((model) => {
+  const entries = config.models.flatMap((model) => {
     const provider = providers.get(model.id.split('/')[0] ?? '');
     if (!provider) throw new Error(`model ${model.id} has no provider`);
+    // A provider whose credentials are unset cannot serve: its models are neither listed nor usable.
+    if (provider.missingEnv.length) return [];
     const object = toModelObject(model, provider, added.get(model.id) ?? Math.floor(Date.now() / 1000));
-    return { object, config: model, provider, json: JSON.stringify(object) };
+    return [{ object, config: model, provider, json: JSON.stringify(object) }];
   });
   return new Catalog(entries);
 }

@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './config-error.ts';
 import { formatIssues } from '../http/validation.ts';
 import { SANDBOX_CONFIG } from './sandbox-catalog.ts';
+import { checkMediaOptions } from '../../providers/shared/config-media-model.ts';
 
 const slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]*$/, 'expected a lowercase slug'));
 const nonNegative = v.pipe(v.number(), v.minValue(0));
@@ -96,6 +97,13 @@ export function parseGatewayConfig(raw: unknown, env: Record<string, string | un
     modelIds.add(m.id);
     if (m.category === 'llm' && (m.pricing?.input_per_mtok === undefined || m.pricing.output_per_mtok === undefined)) {
       throw new ConfigError(`${source}: models[${i}].pricing: llm models need input_per_mtok and output_per_mtok`);
+    }
+    if (m.category !== 'llm') {
+      try {
+        checkMediaOptions(m.options, `models[${i}].options`);
+      } catch (err) {
+        throw err instanceof ConfigError ? new ConfigError(`${source}: ${err.message}`) : err;
+      }
     }
   });
   return { providers, models: cfg.models, rateLimitPerMinute: cfg.rate_limit_per_minute };

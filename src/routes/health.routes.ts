@@ -1,6 +1,8 @@
 import { Elysia } from 'elysia';
 import { sql } from 'kysely';
 import type { AppContext } from '../app/context.ts';
+import type { Provider } from '../../providers/types.ts';
+import { providerStatuses } from '../upstreams/provider-status.ts';
 
 async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -14,8 +16,11 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   }
 }
 
-/** `/healthz`: the process answers. `/readyz`: the database and the store answer too. */
-export function healthRoutes(ctx: AppContext) {
+/**
+ * `/healthz`: the process answers. `/readyz`: the database and the store answer too; it also
+ * lists each provider as ok, unconfigured or failing, which informs but never decides readiness.
+ */
+export function healthRoutes(ctx: AppContext, providers: ReadonlyMap<string, Provider> = new Map()) {
   return new Elysia({ name: 'health' })
     .get('/healthz', () => ({ status: 'ok' }))
     .get('/readyz', async ({ set }) => {
@@ -38,6 +43,7 @@ export function healthRoutes(ctx: AppContext) {
       return {
         status: ready ? 'ready' : 'not_ready',
         checks: { database: { kind: ctx.dbKind, ...database }, store: { kind: ctx.store.kind, ...store } },
+        providers: providerStatuses(ctx.config.providers, providers),
       };
     });
 }

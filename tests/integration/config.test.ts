@@ -72,11 +72,13 @@ describe('configuration', () => {
   });
 
   test('a media model whose provider cannot run it is refused at start', async () => {
-    const yaml = GOOD_YAML.replace('id: acme/chat-small\n    category: llm', 'id: acme/chat-small\n    category: image');
-    expect(yaml).toContain('category: image');
-    const { code, output } = await refusedStart({ GATEWAY_CONFIG: await tempFile('m.yaml', yaml) });
+    // `openai` runs image and audio tasks (its media endpoints), not video; with its key set, so
+    // that the model is in the catalog at all.
+    const yaml = GOOD_YAML.replace('id: acme/chat-small\n    category: llm', 'id: acme/chat-small\n    category: video');
+    expect(yaml).toContain('category: video');
+    const { code, output } = await refusedStart({ GATEWAY_CONFIG: await tempFile('m.yaml', yaml), ACME_API_KEY: 'sk-test' });
     expect(code).toBe(1);
-    expect(output).toContain('configuration error: models: acme/chat-small: provider acme (kind openai) cannot run image tasks');
+    expect(output).toContain('configuration error: models: acme/chat-small: provider acme (kind openai) cannot run video tasks');
   });
 
   test('a valid YAML file with ${ENV} references is served as the catalog', async () => {

@@ -1,0 +1,123 @@
+import { UpstreamError, kindForStatus, upstreamMessage } from './upstream-error.ts';
+import type { RetryPolicy } from './upstream-fetch.ts';
+import type { UpstreamHealth } from './upstream-health.ts';
+
+/** Longest `Retry-After` honoured inside one call; a longer one is left to the caller's schedule. */
+const MAX_INLINE_WAIT_MS = 5_000;
+const RETRYABLE = (status: number) => status === 429 || status === 408 || status >= 500;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+function retryAfterSeconds(headers: Headers): number | undefined {
+  const raw = headers.get('retry-after');
+  if (raw === null) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds;
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? Math.max(0, (date - Date.now()) / 1000) : undefined;
+}
+
+export interface UpstreamCall {
+  method: 'GET' | 'POST' | 'PUT';
+  url: string;
+  headers: Record<string, string>;
+  body?: unknown;
+  policy: RetryPolicy;
+  signal: AbortSignal;
+  health?: UpstreamHealth;
+  /** Error answers handed back as they are (not retried, not thrown): the caller reads them. */
+  passStatus?: (status: number, headers: Headers) => boolean;
+  /** Reads an error body's message; defaults to OpenAI-style `error.message`, `message`, `detail`. */
+  message?: (body: string, status: number) => string;
+}
+
+/** `detail` (FastAPI-style, a string or a list of `{msg}`) besides the usual `error.message`. */
+export function defaultMessage(body: string, status: number): string {
+  try {
+    const parsed = JSON.parse(body) as { detail?: unknown; title?: unknown };
+    if (typeof parsed.detail === 'string') return parsed.detail;
+    if (Array.isArray(parsed.detail)) {
+      const parts = parsed.detail.map((d: { msg?: unknown; loc?: unknown }) => (typeof d?.msg === 'string' ? (Array.isArray(d.loc) ? `${d.loc.join('.')}: ${d.msg}` : d.msg) : JSON.stringify(d)));
+      if (parts.length) return parts.join('; ');
+    }
+  } catch {
+    // not JSON: the generic reader below copes
+  }
+  return upstreamMessage(body, status);
+}
+
+/**
+ * One JSON call to an upstream with retries: connect errors, timeouts, 408, 429 and 5xx are
+ * retried up to `policy.maxRetries` times with exponential backoff, honouring a short
+ * `Retry-After`. Answers the 2xx response; anything else becomes an UpstreamError (with the
+ * upstream's status, message and `Retry-After`). Every outcome is recorded on `health`.
+ */
+export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
+  const { policy, signal } = call;
+  const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
+  let lastError: UpstreamError | undefined;
+  for (let attempt = 0; attempt <= policy.maxRetries; attempt++) {
+    if (attempt > 0) {
+      const backoff = (policy.baseDelayMs ?? 200) * 2 ** (attempt - 1) * (0.5 + Math.random());
+      const asked = lastError?.retryAfterSeconds;
+      if (asked !== undefined && asked * 1000 > MAX_INLINE_WAIT_MS) break;
+      await sleep(asked !== undefined ? asked * 1000 : backoff, signal);
+    }
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), policy.timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(call.url, {
+        method: call.method,
+        headers: { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), accept: 'application/json', ...call.headers },
+        body: payload,
+        signal: AbortSignal.any([signal, timeout.signal]),
+        redirect: 'error',
+      });
+    } catch (err) {
+      clearTimeout(timer);
+      if (signal.aborted) throw signal.reason ?? err;
+      lastError = timeout.signal.aborted
+        ? new UpstreamError('timeout', `upstream did not answer within ${policy.timeoutMs} ms`)
+        : new UpstreamError('unreachable', `upstream unreachable: ${(err as Error).message}`);
+      call.health?.failed(lastError.message);
+      continue;
+    }
+    clearTimeout(timer);
+    if (response.ok || call.passStatus?.(response.status, response.headers)) {
+      call.health?.succeeded();
+      return response;
+    }
+    const text = await response.text().catch(() => '');
+    const kind = kindForStatus(response.status);
+    lastError = new UpstreamError(kind, (call.message ?? defaultMessage)(text, response.status), response.status, retryAfterSeconds(response.headers));
+    if (RETRYABLE(response.status) || kind === 'auth') call.health?.failed(`${response.status} ${lastError.message}`);
+    else call.health?.succeeded();
+    if (!RETRYABLE(response.status)) throw lastError;
+  }
+  throw lastError ?? new UpstreamError('unreachable', 'upstream unreachable');
+}
+
+/** The JSON body of a 2xx answer; a body that is not JSON is an upstream fault. */
+export async function jsonBody<T>(response: Response): Promise<T> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new UpstreamError('server_error', `upstream answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`, response.status);
+  }
+}
+
+/** Transient: worth trying the same step again later (the task runner retries a throwing step). */
+export function isTransient(err: unknown): boolean {
+  return err instanceof UpstreamError && (err.kind === 'unreachable' || err.kind === 'timeout' || err.kind === 'rate_limited' || err.kind === 'server_error' || err.upstreamStatus === 408);
+}
