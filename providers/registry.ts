@@ -1,5 +1,6 @@
 import type { ProviderConfig } from '../src/config/gateway-config.ts';
 import { createAnthropicProvider } from './anthropic/index.ts';
+import { createElevenLabsProvider } from './elevenlabs/index.ts';
 import { createFalProvider } from './fal/index.ts';
 import { createOpenAIProvider } from './openai/index.ts';
 import { createReplicateProvider } from './replicate/index.ts';
@@ -14,6 +15,7 @@ const FACTORIES = {
   sandbox: createSandboxProvider,
   openai: createOpenAIProvider,
   anthropic: createAnthropicProvider,
+  elevenlabs: createElevenLabsProvider,
   replicate: createReplicateProvider,
   fal: createFalProvider,
 } satisfies Record<string, ProviderFactory>;

@@ -1,8 +1,16 @@
+import { UpstreamHealth } from '../shared/upstream-health.ts';
 import type { ProviderFactory } from '../types.ts';
 import { createChatAdapter } from './chat-adapter.ts';
+import { createOpenAIMedia } from './media-adapter.ts';
 
-export const createOpenAIProvider: ProviderFactory = (config) => ({
-  id: config.id,
-  kind: 'openai',
-  llm: createChatAdapter(config),
-});
+export const createOpenAIProvider: ProviderFactory = (config) => {
+  // Fed by the media calls; `/readyz` reports the provider failing after repeated upstream errors.
+  const health = new UpstreamHealth();
+  return {
+    id: config.id,
+    kind: 'openai',
+    llm: createChatAdapter(config),
+    media: createOpenAIMedia(config, health),
+    health,
+  };
+};

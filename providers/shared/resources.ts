@@ -60,6 +60,8 @@ export type PhraseLanguage = (typeof PHRASE_LANGUAGES)[number];
 export interface KeptSample {
   url: string;
   contentType: string;
+  /** The kept bytes, read from the gateway's storage: for providers that upload samples upstream. */
+  read?(): Promise<ReadableStream<Uint8Array> | undefined>;
 }
 
 export interface CustomVoiceRequest {

@@ -26,7 +26,7 @@ export async function createCustomVoice(
   const files = await keepVoiceSamples(req.samples, req.accountId, { files: ctx.files, allowPrivate: ctx.env.allowPrivateUrls, maxBytes: ctx.env.maxUploadBytes });
   const name = req.name ?? DEFAULT_NAME;
   try {
-    const { voice_id } = await provider.resources.createCustomVoice({ accountId: req.accountId, name, samples: files.map(keptSample) });
+    const { voice_id } = await provider.resources.createCustomVoice({ accountId: req.accountId, name, samples: files.map((f) => keptSample(f, ctx.files)) });
     await repo.insert({ provider: provider.id, voiceId: voice_id, accountId: req.accountId, name, sampleFileIds: files.map((f) => f.id) });
     return { voice_id, name, samples: files.map((f) => f.url) };
   } catch (err) {

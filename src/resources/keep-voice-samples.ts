@@ -92,4 +92,9 @@ function asSampleError(field: string, err: unknown, what: string): EnvelopeError
   return unprocessable(message.startsWith(field) ? message : `${field}: ${message}`);
 }
 
-export const keptSample = (file: SavedFile): KeptSample => ({ url: file.url, contentType: file.contentType });
+/** A kept sample as providers see it; `read` streams its stored bytes (the storage key is the file id). */
+export const keptSample = (file: SavedFile, files: Pick<FileStore, 'storage'>): KeptSample => ({
+  url: file.url,
+  contentType: file.contentType,
+  read: () => files.storage.read(file.id),
+});
