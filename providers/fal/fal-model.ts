@@ -1,14 +1,12 @@
 import { ConfigError } from '../../src/config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../../src/config/gateway-config.ts';
-import { configuredMedia } from '../shared/config-media-model.ts';
-import { kindOf } from '../shared/media-outputs.ts';
-import { msOption, nextPollMs, pollSchedule } from '../shared/poll-schedule.ts';
+import { asyncJobSettings } from '../shared/async-job-settings.ts';
+import { nextPollMs } from '../shared/poll-schedule.ts';
 import { stepForUpstreamError } from '../shared/upstream-step.ts';
 import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import type { FalQueue, FalRequestUrls, FalStatus, FalSubmitted } from './fal-queue.ts';
 import { falOutputs } from './fal-result.ts';
 
-const DEFAULT_DEADLINE_MS = 30 * 60_000;
 
 /** What the task row keeps of a fal job between steps. */
 interface FalOperation {
@@ -45,19 +43,9 @@ function errorText(error: unknown): string {
 export function falModel(config: ModelConfig, provider: ProviderConfig, queue: FalQueue): MediaModel | undefined {
   if (config.category === 'llm') return undefined;
   const path = `models[${config.id}]`;
-  const options = config.options ?? {};
   const modelId = config.upstream_model;
   if (!modelId || !/^[A-Za-z0-9._-]+\/[A-Za-z0-9._\/-]+$/.test(modelId)) throw new ConfigError(`${path}.upstream_model: fal needs the model id, e.g. fal-ai/flux/dev`);
-  if (options.output_field !== undefined && typeof options.output_field !== 'string') throw new ConfigError(`${path}.options.output_field: expected a field path`);
-  const media = configuredMedia(config);
-  const kind = kindOf(config.category);
-  const outputField = options.output_field as string | undefined;
-  const layers = [
-    { options: provider.options, path: `providers[${provider.id}].options` },
-    { options, path: `${path}.options` },
-  ];
-  const schedule = pollSchedule(layers);
-  const deadlineMs = msOption('deadline_ms', layers) ?? DEFAULT_DEADLINE_MS;
+  const { media, kind, outputField, schedule, deadlineMs } = asyncJobSettings(config, provider);
 
   const running = (op: FalOperation): JobStep => ({ state: 'running', operation: op, pollAfterMs: nextPollMs(schedule, op.polls, { webhook: false, startedAt: op.started_at, deadlineMs }) });
   const rateLimited = (op: FalOperation) => (delayMs: number): JobStep => ({ state: 'running', operation: { ...op, limited: (op.limited ?? 0) + 1 }, pollAfterMs: delayMs });

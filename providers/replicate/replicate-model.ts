@@ -1,15 +1,13 @@
 import { ConfigError } from '../../src/config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../../src/config/gateway-config.ts';
-import { configuredMedia } from '../shared/config-media-model.ts';
-import { kindOf } from '../shared/media-outputs.ts';
-import { msOption, nextPollMs, pollSchedule } from '../shared/poll-schedule.ts';
+import { asyncJobSettings } from '../shared/async-job-settings.ts';
+import { nextPollMs } from '../shared/poll-schedule.ts';
 import { stepForUpstreamError } from '../shared/upstream-step.ts';
 import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import { parseTarget, type ReplicateApi } from './replicate-api.ts';
 import { finishedStep, isPrediction, TERMINAL, type Prediction } from './replicate-prediction.ts';
 import type { ReplicateSettings } from './replicate-settings.ts';
 
-const DEFAULT_DEADLINE_MS = 30 * 60_000;
 
 /** What the task row keeps of a Replicate job between steps. */
 interface ReplicateOperation {
@@ -41,19 +39,10 @@ export function replicateModel(config: ModelConfig, provider: ProviderConfig, se
   const options = config.options ?? {};
   if (!config.upstream_model) throw new ConfigError(`${path}.upstream_model: replicate needs owner/name or a version id`);
   if (options.deployment !== undefined && typeof options.deployment !== 'boolean') throw new ConfigError(`${path}.options.deployment: expected true or false`);
-  if (options.output_field !== undefined && typeof options.output_field !== 'string') throw new ConfigError(`${path}.options.output_field: expected a field name`);
   const target = parseTarget(config.upstream_model, options.deployment === true);
   if (!target) throw new ConfigError(`${path}.upstream_model: expected owner/name, owner/name:<version> or a version id, got "${config.upstream_model}"`);
 
-  const media = configuredMedia(config);
-  const kind = kindOf(config.category);
-  const outputField = options.output_field as string | undefined;
-  const layers = [
-    { options: provider.options, path: `providers[${provider.id}].options` },
-    { options, path: `${path}.options` },
-  ];
-  const schedule = pollSchedule(layers);
-  const deadlineMs = msOption('deadline_ms', layers) ?? DEFAULT_DEADLINE_MS;
+  const { media, kind, outputField, schedule, deadlineMs } = asyncJobSettings(config, provider);
   const webhook = settings.webhookUrl !== undefined;
 
   const running = (op: ReplicateOperation): JobStep => ({
