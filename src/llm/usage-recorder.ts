@@ -84,15 +84,25 @@ export class UsageRecorder {
     // Summed in exact units, so the balance always equals the sum of the ledger rows.
     const totals = new Map<number, bigint>();
     for (const rec of batch) if (rec.costUsd > 0) totals.set(rec.accountId, (totals.get(rec.accountId) ?? 0n) + toUnits(rec.costUsd));
-    const col = <T>(pick: (rec: LlmCallRecord) => T) => batch.map(pick);
     await this.db.transaction().execute(async (trx) => {
+      // The rows travel as one JSON document: one JSON.stringify for the batch, no per-element
+      // escaping of a jsonb[] array literal by the driver (the inputs are the bulk of the bytes).
+      const rows = batch.map((r) => ({
+        id: r.taskId,
+        account_id: r.accountId,
+        model: r.model,
+        provider: r.provider,
+        status: r.status,
+        input: r.input,
+        output: r.output,
+        error_message: r.errorMessage ?? null,
+        cost_usd: toUsdString(r.costUsd),
+        created_at: r.createdAt.toISOString(),
+      }));
       await sql`insert into tasks (id, account_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at)
         select id, account_id, model, provider, 'llm', status, input, output, error_message, cost_usd, created_at, ${finishedAt}::timestamptz
-        from unnest(${col((r) => r.taskId)}::text[], ${col((r) => r.accountId)}::int[], ${col((r) => r.model)}::text[],
-                    ${col((r) => r.provider)}::text[], ${col((r) => r.status)}::text[], ${col((r) => JSON.stringify(r.input))}::jsonb[],
-                    ${col((r) => (r.output === null ? null : JSON.stringify(r.output)))}::jsonb[], ${col((r) => r.errorMessage ?? null)}::text[],
-                    ${col((r) => toUsdString(r.costUsd))}::numeric[], ${col((r) => r.createdAt.toISOString())}::timestamptz[])
-          as t(id, account_id, model, provider, status, input, output, error_message, cost_usd, created_at)
+        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+          as t(id text, account_id int, model text, provider text, status text, input jsonb, output jsonb, error_message text, cost_usd numeric, created_at timestamptz)
         on conflict (id) do nothing`.execute(trx);
       if (totals.size === 0) return;
       // Post-paid usage: charged in full even below zero; the next call is then refused.
