@@ -1,3 +1,4 @@
+import { recordRequest, type Recorded } from './recorded-request.ts';
 import { join } from 'node:path';
 import type { Server } from 'bun';
 
@@ -25,14 +26,6 @@ async function fixture(name: string): Promise<Record<string, any>> {
   const { _doc, ...body } = (await Bun.file(join(FIXTURES, `${name}.json`)).json()) as Record<string, any>;
   void _doc;
   return body;
-}
-
-export interface Recorded {
-  at: number;
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: any;
 }
 
 export interface FakeFalRequest {
@@ -112,14 +105,7 @@ export async function startFakeFal(opts: { key?: string; videoModels?: string[] 
     hostname: '127.0.0.1',
     async fetch(req) {
       const url = new URL(req.url);
-      const text = req.method === 'GET' ? '' : await req.text();
-      let body: any;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        body = text;
-      }
-      requests.push({ at: Date.now(), method: req.method, path: url.pathname, headers: Object.fromEntries(req.headers), body });
+      const { body } = await recordRequest(req, requests);
       const file = /^\/files\/([^/]+)$/.exec(url.pathname);
       if (file && req.method === 'GET') {
         const bytes = files.get(file[1]!);
@@ -178,3 +164,4 @@ export async function startFakeFal(opts: { key?: string; videoModels?: string[] 
     stop: () => server.stop(true),
   };
 }
+
