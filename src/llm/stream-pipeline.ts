@@ -56,6 +56,38 @@ const readFailure = (err: unknown): StreamEvent => ({
   error: { code: 'upstream_stream_failed', message: `upstream stream failed: ${(err as Error).message}` },
 });
 
+/** Canonical events from an upstream, one read at a time; a read failure is thrown to the caller. */
+interface EventSource {
+  next(): Promise<{ events: StreamEvent[]; done: boolean }>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/** A provider that emits canonical events itself (the sandbox). */
+function canonicalSource(events: ReadableStream<StreamEvent>): EventSource {
+  const reader = events.getReader();
+  return {
+    async next() {
+      const read = await reader.read();
+      return read.done ? { events: [], done: true } : { events: [read.value], done: false };
+    },
+    cancel: (reason) => reader.cancel(reason).catch(() => undefined),
+  };
+}
+
+/** An upstream wire stream, decoded by its format's decoder as each read completes messages. */
+function decodedSource(upstream: Extract<LlmStream, { kind: 'wire' }>, model: ModelRef): EventSource {
+  const source = sseMessages(upstream.body);
+  const decoder = runSync(upstreamDecoder(upstream.format, model.id));
+  return {
+    async next() {
+      const read = await source.next();
+      const events = read.messages.flatMap((m) => decoder.push(m));
+      return { events: read.done ? [...events, ...decoder.end()] : events, done: read.done };
+    },
+    cancel: source.cancel,
+  };
+}
+
 /** Any upstream whose events are translated into another wire format (or come as canonical events). */
 function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, ctx: EncodeContext, tap: OutcomeTap) {
   const encoder = runSync(format.encoder(ctx));
@@ -65,33 +97,16 @@ function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, 
     tap.end();
     return { text, done: true };
   };
-  if (upstream.kind === 'canonical') {
-    const reader = upstream.events.getReader();
-    return {
-      async next(): Promise<Step> {
-        let read: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          read = await reader.read();
-        } catch (err) {
-          return finish([readFailure(err)]);
-        }
-        return read.done ? finish([]) : { text: await emit([read.value]), done: false };
-      },
-      cancel: (reason?: unknown) => reader.cancel(reason).catch(() => undefined),
-    };
-  }
-  const source = sseMessages(upstream.body);
-  const decoder = runSync(upstreamDecoder(upstream.format, model.id));
+  const source = upstream.kind === 'canonical' ? canonicalSource(upstream.events) : decodedSource(upstream, model);
   return {
     async next(): Promise<Step> {
-      let read: Awaited<ReturnType<typeof source.next>>;
+      let read: Awaited<ReturnType<EventSource['next']>>;
       try {
         read = await source.next();
       } catch (err) {
         return finish([readFailure(err)]);
       }
-      const events = read.messages.flatMap((m) => decoder.push(m));
-      return read.done ? finish([...events, ...decoder.end()]) : { text: await emit(events), done: false };
+      return read.done ? finish(read.events) : { text: await emit(read.events), done: false };
     },
     cancel: source.cancel,
   };
