@@ -10,6 +10,7 @@ async function main(): Promise<void> {
   // Background work starts once the instance serves: media tasks and webhook deliveries.
   services.runner.start();
   services.webhooks.start();
+  services.reservations.start();
   if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256) < 1024) {
     // Read by Bun at start only: every upstream call beyond 256 at once would queue.
     ctx.log.warn('outbound fetches are capped at 256 at once; start with BUN_CONFIG_MAX_HTTP_REQUESTS=4096 (npm start does)');
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     await services.runner.stop();
     await services.webhooks.stop();
     await services.usage.stop();
+    await services.reservations.stop();
     ctx.rateLimiter.stop();
     await ctx.rateLimiter.flush();
     await ctx.store.close();

@@ -14,7 +14,7 @@ export interface LedgerMovement {
 }
 
 /**
- * Moves money: one conditional UPDATE of the balance (never below zero, so concurrent charges
+ * Moves money: one conditional UPDATE of the balance (never below what open reservations hold, so concurrent charges
  * cannot overdraw) and one append to the ledger, inside the caller's transaction.
  * Returns the new balance, or null when the balance was too low (nothing changed).
  */
@@ -28,9 +28,9 @@ export async function applyLedgerMovement(trx: DbOrTrx, move: LedgerMovement): P
       updated_at: sql`now()`,
     })
     .where('id', '=', move.accountId)
-    // Only a debit can be refused; a credit (top-up, refund) always lands, even on a balance that
-    // post-paid LLM usage took below zero.
-    .$if(move.amountUsd < 0, (q) => q.where(sql<boolean>`balance_usd + ${amount}::numeric >= 0`))
+    // Only a debit can be refused, and never into money held by open LLM reservations; a credit
+    // (top-up, refund) always lands, even on a balance the post-paid era left below zero.
+    .$if(move.amountUsd < 0, (q) => q.where(sql<boolean>`balance_usd - reserved_usd + ${amount}::numeric >= 0`))
     .returning('balance_usd')
     .executeTakeFirst();
   if (!updated) return null;

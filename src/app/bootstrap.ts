@@ -1,4 +1,5 @@
 import { AccountCache } from '../accounts/account-cache.ts';
+import { BalanceReservations } from '../accounts/balance-reservations.ts';
 import { countAccounts, createAccount } from '../accounts/accounts.repository.ts';
 import { KeyCache } from '../auth/key-cache.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
@@ -23,7 +24,7 @@ import { providerHost } from '../upstreams/provider-host.ts';
 
 export interface Started {
   ctx: AppContext;
-  services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; usage: UsageRecorder } & TaskServices;
+  services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; usage: UsageRecorder; reservations: BalanceReservations } & TaskServices;
   database: DatabaseHandle;
   /** Set on the very first start only: the key of the account created then. */
   firstKey?: { email: string; apiKey: string; balanceUsd: number };
@@ -66,8 +67,15 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const providers = createProviders(config.providers, providerHost(env.publicUrl));
   const llmAdapters = new Map<string, LlmAdapter>();
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
-  const usage = new UsageRecorder(database.db, accounts, log);
-  const services = { providers, llm: new LlmService(ctx, llmAdapters, usage), usage, ...createTaskServices(ctx, providers, saveTaskOutput(ctx)) };
+  const reservations = new BalanceReservations(database.db, log);
+  const usage = new UsageRecorder(database.db, accounts, reservations, log);
+  const services = {
+    providers,
+    llm: new LlmService(ctx, llmAdapters, usage, reservations),
+    usage,
+    reservations,
+    ...createTaskServices(ctx, providers, saveTaskOutput(ctx)),
+  };
 
   let firstKey: Started['firstKey'];
   if ((await countAccounts(database.db)) === 0) {

@@ -51,7 +51,7 @@ export function createTaskServices(ctx: AppContext, providers: ReadonlyMap<strin
   );
   const tasks = new TaskService(
     registry,
-    new TaskAdmitter(db, ctx.accounts),
+    new TaskAdmitter(db, ctx.accounts, ctx.log),
     async (url) => {
       try {
         await checkUrl(url, { allowPrivate: env.allowPrivateUrls, field: 'callback_url' });

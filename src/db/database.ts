@@ -3,6 +3,8 @@ import type { AccountsTable } from './tables/accounts.table.ts';
 import type { ApiKeysTable } from './tables/api-keys.table.ts';
 import type { CallbackAttemptsTable, WebhookDeliveriesTable } from './tables/callbacks.table.ts';
 import type { CustomVoicesTable } from './tables/custom-voices.table.ts';
+import type { DeadLettersTable } from './tables/dead-letters.table.ts';
+import type { LlmReservationsTable } from './tables/llm-reservations.table.ts';
 import type { LedgerEntriesTable } from './tables/ledger-entries.table.ts';
 import type { LlmResponsesTable } from './tables/llm-responses.table.ts';
 import type { ModelRegistryTable } from './tables/model-registry.table.ts';
@@ -20,6 +22,8 @@ export interface Database {
   llm_responses: LlmResponsesTable;
   model_registry: ModelRegistryTable;
   custom_voices: CustomVoicesTable;
+  llm_reservations: LlmReservationsTable;
+  dead_letters: DeadLettersTable;
 }
 
 export type Db = Kysely<Database>;

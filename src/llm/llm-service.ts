@@ -3,8 +3,10 @@ import { mintId } from '../../translators/shared/ids.ts';
 import type { LlmAdapter, ModelRef } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import type { AppContext } from '../app/context.ts';
+import type { BalanceReservations } from '../accounts/balance-reservations.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import type { CatalogEntry } from '../catalog/catalog.ts';
+import { storableString, toStorable } from '../http/hostile-json.ts';
 import { errorFields } from '../ops/logger.ts';
 import type { ClientFormat, DecodedClientRequest, EncodeContext } from './client-format.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
@@ -14,6 +16,7 @@ import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './responses-store.ts';
 import { clientStream } from './stream-pipeline.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
+import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
@@ -41,6 +44,8 @@ interface Call {
   startedAt: Date;
   /** Stored conversation this call continues (Responses), without system messages. */
   history: CanonicalMessage[];
+  /** The balance hold taken at admission; settled with the call's record. */
+  reservationId: string;
 }
 
 /**
@@ -52,6 +57,7 @@ export class LlmService {
     private readonly ctx: AppContext,
     private readonly adapters: ReadonlyMap<string, LlmAdapter>,
     private readonly recorder: UsageRecorder,
+    private readonly reservations: BalanceReservations,
   ) {}
 
   async handle(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Response> {
@@ -66,7 +72,8 @@ export class LlmService {
         const { response, warnings } = await call.adapter.generate(callArgs);
         const json = call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode);
         await this.store(call, response, json);
-        this.record(call, 'completed', response);
+        // Billed before answered: a crash after this line cannot lose the charge.
+        await this.record(call, 'completed', response);
         return Response.json(json, { headers: warningHeaders([...call.decoded.warnings, ...warnings]) });
       }
       const upstream = await call.adapter.stream(callArgs);
@@ -101,10 +108,6 @@ export class LlmService {
     }
     const adapter = this.adapters.get(entry.provider.id);
     if (!adapter) throw new LlmError(format.family, 'invalid_request', `The model '${modelId}' has no LLM adapter`, 'model');
-    const account = await this.ctx.accounts.get(auth.accountId);
-    if (!account || Number(account.balance_usd) <= 0) {
-      throw new LlmError(format.family, 'insufficient_balance', 'insufficient balance: top up the account to continue', null, 'insufficient_balance');
-    }
     let history: CanonicalMessage[] = [];
     const previous = decoded.responses?.previousResponseId;
     if (previous) {
@@ -118,7 +121,24 @@ export class LlmService {
     }
     const model: ModelRef = { id: entry.object.id, upstreamModel: entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1) };
     const encode: EncodeContext = { id: mintId(format.idPrefix), model: model.id, created: Math.floor(Date.now() / 1000), decoded };
-    return { format, decoded, entry, adapter, model, auth, body, encode, startedAt: new Date(), history };
+    const reservationId = await this.reserve(format, entry, decoded, auth);
+    return { format, decoded, entry, adapter, model, auth, body, encode, startedAt: new Date(), history, reservationId };
+  }
+
+  /**
+   * Holds the call's worst case (input bound + max_tokens or the model's ceiling, at its prices)
+   * against the account's spendable balance; refused → 402 saying what `max_tokens` would fit.
+   */
+  private async reserve(format: ClientFormat, entry: CatalogEntry, decoded: DecodedClientRequest, auth: AuthContext): Promise<string> {
+    const hold = worstCaseHold(decoded.request, entry.config);
+    const result = await this.reservations.reserve(auth.accountId, hold.units);
+    if (result.ok) return result.id;
+    const affordable = affordableOutputTokens(result.availableUnits, hold, entry.config);
+    const message =
+      affordable > 0
+        ? `insufficient balance: the balance covers at most ${affordable} output tokens for this request; lower max_tokens or top up the account`
+        : 'insufficient balance: top up the account to continue';
+    throw new LlmError(format.family, 'insufficient_balance', message, affordable > 0 ? 'max_tokens' : null, 'insufficient_balance');
   }
 
   /** Saves a Responses conversation (before the client can refer to it). */
@@ -127,27 +147,30 @@ export class LlmService {
     if (!state?.store) return;
     const encoded = (json ?? call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode)) as { output?: unknown[] };
     const assistant: CanonicalMessage = { role: 'assistant', content: response.content };
+    // Stored as Postgres can hold it: NUL and unpaired surrogates replaced (the upstream got them as sent).
     await saveResponse(this.ctx.db, {
       id: call.encode.id,
       accountId: call.auth.accountId,
       model: call.model.id,
       previousResponseId: state.previousResponseId,
-      messages: [...call.decoded.request.messages.filter((m) => m.role !== 'system'), assistant],
-      outputItems: encoded.output ?? [],
-      response: encoded,
+      messages: toStorable([...call.decoded.request.messages.filter((m) => m.role !== 'system'), assistant]) as CanonicalMessage[],
+      outputItems: toStorable(encoded.output ?? []) as unknown[],
+      response: toStorable(encoded),
     });
   }
 
-  private settle(call: Call, outcome: StreamOutcome): void {
-    if (outcome.status === 'failed') this.record(call, 'failed', outcome.response, outcome.message);
-    else this.record(call, 'completed', outcome.response, undefined, outcome.status === 'cancelled' ? 'client_disconnected' : undefined);
+  /** Resolves once the stream's charge is committed; the stream's last event waits for it. */
+  private settle(call: Call, outcome: StreamOutcome): Promise<void> {
+    if (outcome.status === 'failed') return this.record(call, 'failed', outcome.response, outcome.message);
+    return this.record(call, 'completed', outcome.response, undefined, outcome.status === 'cancelled' ? 'client_disconnected' : undefined);
   }
 
-  private record(call: Call, status: 'completed' | 'failed', response: CanonicalResponse | undefined, errorMessage?: string, endedBy?: string): void {
+  /** Records the call and settles its hold; resolves when both are durably committed. */
+  private record(call: Call, status: 'completed' | 'failed', response: CanonicalResponse | undefined, errorMessage?: string, endedBy?: string): Promise<void> {
     const usage = response?.usage;
     const text = response?.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('') ?? '';
     const toolCalls = response?.content.flatMap((p) => (p.type === 'tool-call' ? [p.name] : [])) ?? [];
-    this.recorder.record({
+    return this.recorder.record({
       taskId: crypto.randomUUID(),
       accountId: call.auth.accountId,
       model: call.model.id,
@@ -159,27 +182,30 @@ export class LlmService {
             id: call.encode.id,
             format: call.format.name,
             finish_reason: endedBy ?? response.finishReason.unified,
-            text: text.length > 2000 ? `${text.slice(0, 2000)}…` : text,
-            ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+            text: storableString(text.length > 2000 ? `${text.slice(0, 2000)}…` : text),
+            ...(toolCalls.length ? { tool_calls: toolCalls.map(storableString) } : {}),
             usage: usage && { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, total_tokens: usage.totalTokens },
           }
         : null,
-      errorMessage,
+      errorMessage: errorMessage === undefined ? undefined : storableString(errorMessage),
       costUsd: usage ? llmCost(call.entry.config.pricing, usage) : 0,
       createdAt: call.startedAt,
+      reservationId: call.reservationId,
     });
   }
 
   private failure(call: Call, err: unknown): LlmError {
     const family = call.format.family;
     if (err instanceof UpstreamError) {
-      this.record(call, 'failed', undefined, err.message);
+      void this.record(call, 'failed', undefined, err.message);
       return new LlmError(family, kindForStatus(err.status), err.message, null, `upstream_${err.kind}`, err.status);
     }
-    if (err instanceof LlmError) return err;
-    if (err instanceof InvalidRequestError) return new LlmError(family, 'invalid_request', err.message, err.param ?? null);
+    if (err instanceof LlmError || err instanceof InvalidRequestError) {
+      this.reservations.release(call.reservationId);
+      return err instanceof LlmError ? err : new LlmError(family, 'invalid_request', err.message, err.param ?? null);
+    }
     this.ctx.log.error('llm call failed', { model: call.model.id, ...errorFields(err) });
-    this.record(call, 'failed', undefined, (err as Error).message ?? String(err));
+    void this.record(call, 'failed', undefined, (err as Error).message ?? String(err));
     return new LlmError(family, 'internal', 'internal error');
   }
 }

@@ -33,25 +33,27 @@ export class OutcomeTap {
   constructor(
     private readonly model: string,
     private readonly inputEstimate: number,
-    private readonly onOutcome: (outcome: StreamOutcome) => void,
+    /** Records the outcome; what it returns (the charge's commit) is awaited before the stream's end moves on. */
+    private readonly onOutcome: (outcome: StreamOutcome) => Promise<void> | void,
     private readonly beforeFinish?: (response: CanonicalResponse) => Promise<void>,
   ) {}
 
   /**
-   * Takes one event on its way to the client. Awaits only for a `finish` with `beforeFinish`
-   * (the state must be stored before the client can see the end); otherwise settles in place.
+   * Takes one event on its way to the client. A `finish` or an `error` returns a promise the
+   * caller awaits before passing the event on: the stored state (`beforeFinish`) and the call's
+   * charge are committed before the client can see the end (a crash then cannot lose the charge).
    */
   accept(event: StreamEvent): Promise<void> | undefined {
     this.observe(event);
-    if (event.type === 'error') this.settle({ status: 'failed', message: event.error.message, response: this.response(), usageEstimated: !this.usageSeen });
+    if (event.type === 'error') return this.settle({ status: 'failed', message: event.error.message, response: this.response(), usageEstimated: !this.usageSeen });
     if (event.type !== 'finish') return undefined;
-    if (!this.beforeFinish) return void this.settle({ status: 'completed', response: this.response(), usageEstimated: false });
+    if (!this.beforeFinish) return this.settle({ status: 'completed', response: this.response(), usageEstimated: false });
     return this.beforeFinish(this.response()).then(() => this.settle({ status: 'completed', response: this.response(), usageEstimated: false }));
   }
 
   /** The stream is over. Decoders always end with finish or error; unsettled here means no events at all. */
-  end(): void {
-    this.settle({ status: 'failed', message: 'upstream stream ended without a finish', response: this.response(), usageEstimated: !this.usageSeen });
+  end(): Promise<void> | undefined {
+    return this.settle({ status: 'failed', message: 'upstream stream ended without a finish', response: this.response(), usageEstimated: !this.usageSeen });
   }
 
   /** The client went away: charge what was produced so far. */
@@ -59,10 +61,10 @@ export class OutcomeTap {
     this.settle({ status: 'cancelled', response: this.response(), usageEstimated: !this.usageSeen });
   }
 
-  private settle(outcome: StreamOutcome): void {
-    if (this.settled) return;
+  private settle(outcome: StreamOutcome): Promise<void> | undefined {
+    if (this.settled) return undefined;
     this.settled = true;
-    this.onOutcome(outcome);
+    return this.onOutcome(outcome) ?? undefined;
   }
 
   private observe(event: StreamEvent): void {

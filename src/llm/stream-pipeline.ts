@@ -94,7 +94,7 @@ function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, 
   const emit = encodeInto(tap, encoder);
   const finish = async (events: StreamEvent[]): Promise<Step> => {
     const text = (await emit(events)) + encoder.end().join('');
-    tap.end();
+    await tap.end();
     return { text, done: true };
   };
   const source = upstream.kind === 'canonical' ? canonicalSource(upstream.events) : decodedSource(upstream, model);
@@ -121,11 +121,14 @@ function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: Pa
   const billing = runSync(upstreamDecoder(upstream.format, model.id));
   const passCtx = { gatewayModel: model.id, includeUsage: ctx.decoded.includeUsage };
   const observe = async (events: StreamEvent[]) => {
-    for (const event of events) await tap.accept(event);
+    for (const event of events) {
+      const waiting = tap.accept(event);
+      if (waiting) await waiting;
+    }
   };
   const end = async (text: string, tail: StreamEvent[]): Promise<Step> => {
     await observe(tail);
-    tap.end();
+    await tap.end();
     await source.cancel();
     return { text, done: true };
   };

@@ -1,7 +1,10 @@
 import { sql } from 'kysely';
 import type { AccountCache } from '../accounts/account-cache.ts';
-import { fromUnits, toUnits } from '../accounts/money.ts';
+import { lockSpendable } from '../accounts/balance-reservations.ts';
+import { fromUnits } from '../accounts/money.ts';
 import type { Db, DbOrTrx } from '../db/database.ts';
+import { GroupCommit } from '../ops/group-commit.ts';
+import type { Logger } from '../ops/logger.ts';
 
 /** A task ready to be created: validated and priced. */
 export interface Admission {
@@ -26,78 +29,56 @@ export type AdmissionResult =
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
-interface Waiting {
-  item: Admission;
-  resolve(result: AdmissionResult): void;
-  reject(err: unknown): void;
-}
-
 /**
  * Creates tasks and charges for them in batches (group commit). Requests arriving while a batch
  * is being written wait for the next one, so under load one transaction admits many tasks:
- * the accounts concerned are locked in id order (`FOR UPDATE`, so instances never deadlock and
- * concurrent creates can never overdraw), each task is admitted only while the exact balance
- * covers it, and the balances, ledger rows and task rows are written with one statement each.
- * Idempotency keys are checked under the same account lock, so a repeated key can never create
- * a second task, on any instance.
+ * the accounts concerned are locked in id order (`FOR NO KEY UPDATE`, so instances never deadlock
+ * and concurrent creates can never overdraw), each task is admitted only while the account's
+ * spendable amount (balance minus open LLM holds) covers it, and the balances, ledger rows and
+ * task rows are written with one statement each. Idempotency keys are checked under the same
+ * account lock, so a repeated key can never create a second task, on any instance. A batch that
+ * fails is retried task by task, so only the task that cannot be written fails.
  */
 export class TaskAdmitter {
-  private queue: Waiting[] = [];
-  private inFlight = 0;
+  private readonly commit: GroupCommit<Admission, AdmissionResult>;
 
   constructor(
     private readonly db: Db,
     private readonly accounts: AccountCache,
-    private readonly maxBatch = 500,
-    private readonly maxInFlight = 2,
-  ) {}
+    log: Logger,
+    maxBatch = 500,
+    maxInFlight = 2,
+  ) {
+    this.commit = new GroupCommit((batch) => this.write(batch), { name: 'task admission', log, maxBatch, maxInFlight });
+  }
 
   admit(item: Admission): Promise<AdmissionResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      this.pump();
-    });
+    return this.commit.submit(item);
   }
 
-  private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.queue.length) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      this.inFlight++;
-      this.write(batch)
-        .catch((err: unknown) => {
-          for (const w of batch) w.reject(err);
-        })
-        .finally(() => {
-          this.inFlight--;
-          this.pump();
-        });
-    }
-  }
-
-  private async write(batch: Waiting[]): Promise<void> {
-    const results = await this.db.transaction().execute((trx) => admitBatch(trx, batch.map((w) => w.item)));
+  private async write(batch: Admission[]): Promise<AdmissionResult[]> {
+    const results = await this.db.transaction().execute((trx) => admitBatch(trx, batch));
     const changed = new Set<number>();
-    batch.forEach((w, i) => {
-      const result = results[i] ?? { kind: 'insufficient_balance' };
-      if (result.kind === 'created') changed.add(w.item.accountId);
-      w.resolve(result);
+    batch.forEach((item, i) => {
+      if (results[i]?.kind === 'created') changed.add(item.accountId);
     });
     // The local cache entry is dropped at once; other instances hear it through pub/sub.
     for (const id of changed) void this.accounts.changed(id);
+    return batch.map((_, i) => results[i] ?? { kind: 'insufficient_balance' });
   }
 }
 
 /** The batch's decisions, in order, with every write inside the caller's transaction. */
 async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionResult[]> {
-  const ids = [...new Set(items.map((i) => i.accountId))].sort((a, b) => a - b);
   // NO KEY UPDATE: balances change, keys never do, so foreign-key checks elsewhere (a stored file
   // of the same account) do not wait for this lock.
-  const locked = await trx.selectFrom('accounts').select(['id', 'balance_usd']).where('id', 'in', ids).orderBy('id').forNoKeyUpdate().execute();
-  const balances = new Map(locked.map((row) => [row.id, toUnits(row.balance_usd)]));
+  const spendable = await lockSpendable(trx, items.map((i) => i.accountId));
+  const charges = new Map<number, bigint>();
   const known = await findKeyedTasks(trx, items);
 
   const results: AdmissionResult[] = [];
-  const admitted: Array<{ item: Admission; balanceAfter: bigint }> = [];
+  // `charged`: what the batch has charged the account up to and including this task.
+  const admitted: Array<{ item: Admission; charged: bigint }> = [];
   for (const item of items) {
     const keyId = item.idempotency && `${item.accountId}:${item.idempotency.key}`;
     const earlier = keyId ? known.get(keyId) : undefined;
@@ -105,14 +86,14 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
       results.push(earlier.hash === item.idempotency.hash ? { kind: 'replayed', taskId: earlier.taskId } : { kind: 'idempotency_conflict' });
       continue;
     }
-    const balance = balances.get(item.accountId);
-    if (balance === undefined || balance < item.chargeUnits) {
+    const available = spendable.get(item.accountId);
+    if (available === undefined || available < item.chargeUnits) {
       results.push({ kind: 'insufficient_balance' });
       continue;
     }
-    const after = balance - item.chargeUnits;
-    balances.set(item.accountId, after);
-    admitted.push({ item, balanceAfter: after });
+    spendable.set(item.accountId, available - item.chargeUnits);
+    charges.set(item.accountId, (charges.get(item.accountId) ?? 0n) + item.chargeUnits);
+    admitted.push({ item, charged: charges.get(item.accountId) ?? 0n });
     if (keyId && item.idempotency) known.set(keyId, { taskId: item.taskId, hash: item.idempotency.hash });
     results.push({ kind: 'created', taskId: item.taskId });
   }
@@ -122,12 +103,13 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
   const touched = [...new Set(admitted.map((a) => a.item.accountId))];
   const rows = admitted.map((a) => a.item);
   const charged = admitted.filter(({ item }) => item.chargeUnits > 0n);
+  // Each ledger row's balance after it: the new balance plus what the batch charged the account after that row.
   await sql`
     with balances as (
-      update accounts as a set balance_usd = v.balance, updated_at = now()
-      from unnest(${touched}::int[], ${touched.map((id) => fromUnits(balances.get(id) ?? 0n))}::numeric[]) as v(id, balance)
+      update accounts as a set balance_usd = a.balance_usd - v.total, updated_at = now()
+      from unnest(${touched}::int[], ${touched.map((id) => fromUnits(charges.get(id) ?? 0n))}::numeric[]) as v(id, total)
       where a.id = v.id
-      returning a.id
+      returning a.id, a.balance_usd
     ), created as (
       insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, callback_url, idempotency_key, request_hash)
       select id, account_id, model, provider, category, 'processing', input, cost_usd, callback_url, idempotency_key, request_hash
@@ -139,11 +121,13 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
       returning id
     )
     insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
-    select account_id, amount_usd, balance_after_usd, 'charge', task_id, category, note
+    select l.account_id, l.amount_usd, b.balance_usd + v.total - l.cumulative, 'charge', l.task_id, l.category, l.note
     from unnest(${charged.map(({ item }) => item.accountId)}::int[], ${charged.map(({ item }) => fromUnits(-item.chargeUnits))}::numeric[],
-                ${charged.map(({ balanceAfter }) => fromUnits(balanceAfter))}::numeric[], ${charged.map(({ item }) => item.taskId)}::text[],
+                ${charged.map(({ charged: c }) => fromUnits(c))}::numeric[], ${charged.map(({ item }) => item.taskId)}::text[],
                 ${charged.map(({ item }) => item.category)}::text[], ${charged.map(({ item }) => item.model)}::text[])
-      as l(account_id, amount_usd, balance_after_usd, task_id, category, note)`.execute(trx);
+      as l(account_id, amount_usd, cumulative, task_id, category, note)
+    join balances as b on b.id = l.account_id
+    join unnest(${touched}::int[], ${touched.map((id) => fromUnits(charges.get(id) ?? 0n))}::numeric[]) as v(id, total) on v.id = l.account_id`.execute(trx);
   return results;
 }
 

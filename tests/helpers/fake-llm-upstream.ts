@@ -54,7 +54,9 @@ export const FAKE_INPUT_TOKENS = 1234;
 export const SLOW_HEADERS_MS = 3_000;
 export const SLOW_STREAM_INTERVAL_MS = 100;
 /** Pause before a scenario breaks its stream. */
-const BREAK_DELAY_MS = 50;
+// Long enough that a gateway whose event loop is busy (the embedded database runs on it) has read the
+// deltas before the reset: a reset discards bytes still unread in the socket buffer.
+const BREAK_DELAY_MS = 250;
 /** The tool calls of the `tools` scenario: tool 0 and tool 1 of the request (or tool 0 twice). */
 export const TOOL_ARGS = [{ city: 'Paris' }, { city: 'Tokyo' }] as const;
 /** The upstream answers with a dated variant of the model it was asked for, as the real APIs do. */

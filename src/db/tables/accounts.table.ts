@@ -12,6 +12,8 @@ export interface AccountsTable {
   email: string;
   /** Kept equal to the sum of the account's ledger entries, in the same transaction. */
   balance_usd: GeneratedNumeric;
+  /** Sum of the account's open LLM reservations (`llm_reservations`); spendable = balance − reserved. */
+  reserved_usd: GeneratedNumeric;
   /** Sum of top-ups ever made: decides the upload plan (spec "Limits"). */
   topped_up_usd: GeneratedNumeric;
   webhook_signing_enabled: Generated<boolean>;

@@ -1,0 +1,23 @@
+/**
+ * Whether a failed write failed for its data (retrying the same rows can never succeed) or for
+ * the database's sake (connection lost, server restarting: retry later).
+ *
+ * @see https://www.postgresql.org/docs/current/errcodes-appendix.html
+ */
+const POISON_CLASSES = new Set([
+  '22', // data exception: NUL in text (22P05), bad JSON/Unicode escape (22P02), out of range…
+  '23', // integrity constraint violation
+  '54', // program limit exceeded: nesting too deep for jsonb (54001), row too big
+]);
+
+export function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+export function isPoisonError(err: unknown): boolean {
+  const state = sqlState(err);
+  if (state) return POISON_CLASSES.has(state.slice(0, 2));
+  // Our own serialization of the rows failed (a value JSON cannot hold): no retry will help.
+  return err instanceof RangeError || err instanceof TypeError;
+}

@@ -1,0 +1,60 @@
+import type { CanonicalRequest } from '../../translators/canonical/index.ts';
+import type { ModelConfig } from '../config/gateway-config.ts';
+import { toUnits } from '../accounts/money.ts';
+
+/** Output ceiling of a model that declares neither `max_output` nor `context_length`. */
+const DEFAULT_MAX_OUTPUT = 8192;
+/** Tokens held for one image part: above what the vision models we know bill for one tile set. */
+const IMAGE_TOKENS = 2_000;
+/** Per-message framing tokens (role markers), generous. */
+const MESSAGE_TOKENS = 8;
+
+/**
+ * An upper bound on the request's input tokens without a tokenizer: every token of the usual
+ * byte-level tokenizers covers at least one UTF-8 byte, so the text's byte count bounds them.
+ */
+export function worstCaseInputTokens(request: CanonicalRequest): number {
+  let tokens = 0;
+  for (const message of request.messages) {
+    tokens += MESSAGE_TOKENS;
+    for (const part of message.content) {
+      if (part.type === 'text') tokens += Buffer.byteLength(part.text);
+      else if (part.type === 'image') tokens += IMAGE_TOKENS;
+      else if (part.type === 'tool-call') tokens += Buffer.byteLength(part.name) + Buffer.byteLength(part.arguments);
+      else for (const inner of part.content) tokens += inner.type === 'text' ? Buffer.byteLength(inner.text) : IMAGE_TOKENS;
+    }
+  }
+  if (request.tools?.length) tokens += Buffer.byteLength(JSON.stringify(request.tools));
+  return tokens;
+}
+
+/** The output tokens a call may produce: its `max_tokens`, else the model's ceiling. */
+export function worstCaseOutputTokens(request: CanonicalRequest, model: ModelConfig): number {
+  return request.maxTokens ?? model.max_output ?? model.context_length ?? DEFAULT_MAX_OUTPUT;
+}
+
+export interface Hold {
+  units: bigint;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What admission reserves for a call: its worst case at the model's prices, in 1e-10 USD units. */
+export function worstCaseHold(request: CanonicalRequest, model: ModelConfig): Hold {
+  const inputTokens = worstCaseInputTokens(request);
+  const outputTokens = worstCaseOutputTokens(request, model);
+  const p = model.pricing;
+  const usd = (inputTokens * (p?.input_per_mtok ?? 0) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
+  // Rounded up to the next unit so the hold never falls short of the priced cost.
+  return { units: toUnits(usd) + 1n, inputTokens, outputTokens };
+}
+
+/** How many output tokens `availableUnits` affords after the input, for the 402 message. */
+export function affordableOutputTokens(availableUnits: bigint, hold: Hold, model: ModelConfig): number {
+  const p = model.pricing;
+  const inputUsd = (hold.inputTokens * (p?.input_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
+  const left = Number(availableUnits) / 1e10 - inputUsd;
+  const perToken = (p?.output_per_mtok ?? 0) / 1_000_000;
+  if (left <= 0) return 0;
+  return perToken > 0 ? Math.floor(left / perToken) : Number.MAX_SAFE_INTEGER;
+}
