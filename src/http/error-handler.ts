@@ -1,15 +1,27 @@
 import { Elysia } from 'elysia';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
-import { EnvelopeError, HttpError } from './errors.ts';
+import { EnvelopeError, HttpError, OpenAIStyleError } from './errors.ts';
+import { requestTargetProblem } from './request-target.ts';
 
 /**
  * Turns a generic failure (bad JSON, unknown route, crash) into an HttpError in the shape the
  * path's clients expect. LLM routes register their own format's shape by path prefix.
  */
-export type ErrorShaper = (status: number, message: string, kind: 'invalid_json' | 'not_found' | 'internal') => HttpError;
+export type ErrorShaper = (status: number, message: string, kind: 'invalid_json' | 'not_found' | 'internal' | 'bad_request') => HttpError;
 
 const envelopeShaper: ErrorShaper = (status, message) => new EnvelopeError(status, message);
+
+/** The model endpoints answer every error in their OpenAI-style shape. */
+const modelShapers: Array<{ prefix: string; shape: ErrorShaper }> = [
+  {
+    prefix: '/v1/models',
+    shape: (status, message, kind) =>
+      status >= 500
+        ? new OpenAIStyleError(status, message, 'internal_error', 'server_error')
+        : new OpenAIStyleError(status, message, kind === 'not_found' ? 'not_found' : 'invalid_request', 'invalid_request_error'),
+  },
+];
 
 function render(error: HttpError): Response {
   return new Response(JSON.stringify(error.body()), {
@@ -20,22 +32,31 @@ function render(error: HttpError): Response {
 
 /** Registered first on the root app: the one place errors become responses. */
 export function errorHandler(log: Logger, shapers: Array<{ prefix: string; shape: ErrorShaper }> = []) {
+  const all = [...shapers, ...modelShapers];
   const shaperFor = (request: Request): ErrorShaper => {
     const path = new URL(request.url).pathname;
-    return shapers.find((s) => path.startsWith(s.prefix))?.shape ?? envelopeShaper;
+    return all.find((s) => path.startsWith(s.prefix))?.shape ?? envelopeShaper;
   };
-  return new Elysia({ name: 'error-handler' }).onError({ as: 'global' }, ({ code, error, request }) => {
-    if (error instanceof HttpError) return render(error);
-    const shape = shaperFor(request);
-    switch (code) {
-      case 'PARSE':
-        return render(shape(422, 'request body is not valid JSON', 'invalid_json'));
-      case 'NOT_FOUND':
-        return render(shape(404, `no route for ${request.method} ${new URL(request.url).pathname}`, 'not_found'));
-      default:
-        // Never leak internals: the client gets a plain 500, the log gets the stack.
-        log.error('unhandled error', { code: String(code), path: new URL(request.url).pathname, ...errorFields(error) });
-        return render(shape(500, 'internal error', 'internal'));
-    }
-  });
+  return new Elysia({ name: 'error-handler' })
+    // Before routing and auth: a path or query value that cannot be decoded, or holds NUL, is a
+    // 4xx in the path's own shape and never reaches a handler (src/http/request-target.ts).
+    // onRequest runs for every request of the app, whichever plugin registers it.
+    .onRequest(({ request }) => {
+      const problem = requestTargetProblem(request.url);
+      if (problem) return render(shaperFor(request)(problem.status, problem.message, 'bad_request'));
+    })
+    .onError({ as: 'global' }, ({ code, error, request }) => {
+      if (error instanceof HttpError) return render(error);
+      const shape = shaperFor(request);
+      switch (code) {
+        case 'PARSE':
+          return render(shape(422, 'request body is not valid JSON', 'invalid_json'));
+        case 'NOT_FOUND':
+          return render(shape(404, `no route for ${request.method} ${new URL(request.url).pathname}`, 'not_found'));
+        default:
+          // Never leak internals: the client gets a plain 500, the log gets the stack.
+          log.error('unhandled error', { code: String(code), path: new URL(request.url).pathname, ...errorFields(error) });
+          return render(shape(500, 'internal error', 'internal'));
+      }
+    });
 }

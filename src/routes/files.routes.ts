@@ -34,7 +34,8 @@ export function fileRoutes(ctx: Pick<AppContext, 'files'>) {
         const name = path.startsWith(PREFIX) ? path.slice(PREFIX.length) : '';
         if (name && !name.includes('/')) return serveFile(ctx.files, request, name, 'HEAD');
       })
-      .get('/:name', ({ params, request }) => serveFile(ctx.files, request, params.name, 'GET'))
+      // A name Elysia could not decode arrives as null (the request-target guard refuses it first).
+      .get('/:name', ({ params, request }) => serveFile(ctx.files, request, params.name ?? '', 'GET'))
   );
 }
 

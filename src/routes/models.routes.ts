@@ -20,6 +20,14 @@ function parseCategories(raw: string | undefined): { set?: Set<Category>; key: s
   return { set, key: [...set].sort().join(',') };
 }
 
+function decodeOrUndefined(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** `GET /v1/models` and `GET /v1/models/{model_id | provider}`: answered from pre-serialised JSON. */
 export function modelRoutes(ctx: AppContext) {
   return new Elysia({ name: 'models', prefix: '/v1/models' })
@@ -29,7 +37,9 @@ export function modelRoutes(ctx: AppContext) {
       return json(ctx.catalog.listJson(ctx.catalog.list(set), key));
     })
     .get('/*', ({ params }) => {
-      const id = decodeURIComponent(params['*']);
+      // Elysia leaves the wildcard encoded; the request-target guard has refused what cannot be decoded.
+      const id = decodeOrUndefined(params['*']);
+      if (id === undefined) throw new OpenAIStyleError(400, 'model_id: is not valid percent-encoded UTF-8', 'invalid_request', 'invalid_request_error', 'model');
       const entry = ctx.catalog.get(id);
       if (entry) return json(entry.json);
       const providerModels = ctx.catalog.providerModels(id);

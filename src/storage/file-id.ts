@@ -11,6 +11,7 @@ export function newFileId(): string {
 
 /** The id in a URL's last segment, with or without its extension (`<id>` or `<id>.png`). */
 export function fileIdFromName(name: string): string | undefined {
+  if (typeof name !== 'string') return undefined;
   const dot = name.indexOf('.');
   const id = dot === -1 ? name : name.slice(0, dot);
   return ID_PATTERN.test(id) ? id : undefined;
