@@ -14,7 +14,9 @@ const CreateAccountBody = v.object({
   balance_usd: v.optional(usd),
 });
 const TopupBody = v.object({ amount_usd: v.pipe(usd, v.minValue(0.0000000001, 'must be greater than 0')) });
-const AccountId = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer user_id'), v.transform(Number));
+const AccountId = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer user_id'));
+/** Account ids are Postgres `integer`s: a larger one names no account (and must never reach a query). */
+const MAX_ACCOUNT_ID = 2_147_483_647;
 
 /** Operator API behind `ADMIN_TOKEN`; absent token → the routes do not exist (404). */
 export function adminRoutes(ctx: AppContext) {
@@ -23,7 +25,9 @@ export function adminRoutes(ctx: AppContext) {
   const tokenHash = hashApiKey(token);
 
   const loadAccount = async (rawId: string) => {
-    const id = parseOr422(AccountId, rawId, 'user_id');
+    const digits = parseOr422(AccountId, rawId, 'user_id').replace(/^0+(?=\d)/, '');
+    const id = digits.length <= 10 ? Number(digits) : Number.POSITIVE_INFINITY;
+    if (id > MAX_ACCOUNT_ID) throw notFound(`account ${digits} not found`);
     const row = await findAccountById(ctx.db, id);
     if (!row) throw notFound(`account ${id} not found`);
     return row;

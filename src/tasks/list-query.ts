@@ -1,23 +1,38 @@
 import * as v from 'valibot';
 import { unprocessable } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
+import { isStorableString } from '../http/hostile-json.ts';
 import type { TaskFilter } from './tasks.repository.ts';
 
 const PAGE_SIZES = new Set([10, 25, 50, 100]);
 const CATEGORIES = new Set(['llm', 'video', 'image', 'audio']);
 
-const integerText = (what: string) => v.optional(v.pipe(v.string(), v.regex(/^\d+$/, `must be a non-negative integer ${what}`), v.transform(Number)));
-const commaList = v.optional(v.pipe(v.string(), v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))));
+/** Highest page asked for: far past any real list, and its offset stays an exact integer. */
+export const MAX_PAGE = 1_000_000;
+/** 9999-12-31T23:59:59Z: the last second both JavaScript dates and Postgres timestamps hold. */
+export const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/** Digits only, compared as text first so `99999999999999999999` never becomes a lossy number. */
+const boundedInteger = (min: number, max: number, message: string) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d{1,16}$/, message),
+    v.transform(Number),
+    v.check((n) => Number.isSafeInteger(n) && n >= min && n <= max, message),
+  );
+const storable = v.check((s: string) => isStorableString(s), 'must not contain the NUL character or unpaired surrogates');
+const commaList = v.optional(v.pipe(v.string(), storable, v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))));
+const unixSeconds = v.optional(boundedInteger(0, MAX_UNIX_SECONDS, `must be Unix seconds, an integer from 0 to ${MAX_UNIX_SECONDS}`));
 
 const QuerySchema = v.object({
-  page: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d*$/, 'must be a positive integer'), v.transform(Number))),
+  page: v.optional(boundedInteger(1, MAX_PAGE, `must be a positive integer up to ${MAX_PAGE}`)),
   page_size: v.optional(v.string()),
   status: v.optional(v.picklist(['processing', 'completed', 'failed'], 'must be processing, completed or failed')),
-  model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'))),
+  model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), storable)),
   category: v.pipe(commaList, v.check((list) => !list || list.every((c) => CATEGORIES.has(c.toLowerCase())), 'must be a comma-separated subset of llm, video, image, audio')),
   provider: commaList,
-  created_after: integerText('(Unix seconds)'),
-  created_before: integerText('(Unix seconds)'),
+  created_after: unixSeconds,
+  created_before: unixSeconds,
 });
 
 export interface TaskListQuery {
@@ -28,7 +43,9 @@ export interface TaskListQuery {
 
 /**
  * `GET /v1/tasks` query → filter and page. Per the spec any `page_size` other than 10, 25, 50
- * or 100 becomes 25; every other bad value is a 422 naming the parameter.
+ * or 100 becomes 25; every other bad value is a 422 naming the parameter, including numbers
+ * too large for their column and strings Postgres cannot hold. `created_after` and
+ * `created_before` are whole Unix seconds, both inclusive (the repository compares them so).
  */
 export function parseTaskListQuery(query: Record<string, string | undefined>): TaskListQuery {
   const q = parseOr422(QuerySchema, query, 'query');

@@ -2,6 +2,15 @@ import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/database.ts';
 import type { CallbackAttemptRow } from '../db/tables/callbacks.table.ts';
 import type { TaskRow, TaskStatus } from '../db/tables/tasks.table.ts';
+import { isStorableString } from '../http/hostile-json.ts';
+
+/** Longest id a task can have (ours are UUIDs; LLM task ids are shorter still). */
+const MAX_TASK_ID_LENGTH = 255;
+
+/** Could `id` name a task at all? False for anything Postgres cannot hold or no task id is. */
+export function isTaskId(id: unknown): id is string {
+  return typeof id === 'string' && id.length > 0 && id.length <= MAX_TASK_ID_LENGTH && isStorableString(id);
+}
 
 /** The filters of `GET /v1/tasks`, already validated. */
 export interface TaskFilter {
@@ -9,6 +18,10 @@ export interface TaskFilter {
   model?: string;
   categories?: string[];
   providers?: string[];
+  /**
+   * Whole Unix seconds, both inclusive: a task created at 12.7 s is found by `createdAfter` 12
+   * and by `createdBefore` 12, as the task's own `created_at` (12) reads.
+   */
   createdAfter?: Date;
   createdBefore?: Date;
 }
@@ -26,7 +39,8 @@ export async function listTasks(
   if (filter.categories?.length) query = query.where('category', 'in', filter.categories);
   if (filter.providers?.length) query = query.where('provider', 'in', filter.providers);
   if (filter.createdAfter) query = query.where('created_at', '>=', filter.createdAfter);
-  if (filter.createdBefore) query = query.where('created_at', '<=', filter.createdBefore);
+  // Rows keep sub-second times: "up to and including second T" is "before T + 1 s".
+  if (filter.createdBefore) query = query.where('created_at', '<', new Date(filter.createdBefore.getTime() + 1000));
   // The total rides on each row (one query, one snapshot), so page and total always agree.
   const found = await query
     .selectAll()
@@ -45,6 +59,8 @@ export async function listTasks(
 }
 
 export async function findTask(db: DbOrTrx, accountId: number, taskId: string): Promise<TaskRow | undefined> {
+  // An id Postgres could not even compare (NUL, or no string at all) names no task.
+  if (!isTaskId(taskId)) return undefined;
   return db.selectFrom('tasks').selectAll().where('id', '=', taskId).where('account_id', '=', accountId).executeTakeFirst();
 }
 
@@ -59,4 +75,14 @@ export async function callbackLogs(db: DbOrTrx, taskIds: string[]): Promise<Map<
     logs.set(row.task_id, list);
   }
   return logs;
+}
+
+/** How long an `Idempotency-Key` names its task (task-admission.ts releases older keys). */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+/** The account's task created under `key` within the idempotency window, as it is now. */
+export async function findTaskByIdempotencyKey(db: DbOrTrx, accountId: number, key: string): Promise<TaskRow | undefined> {
+  const row = await db.selectFrom('tasks').selectAll().where('account_id', '=', accountId).where('idempotency_key', '=', key).executeTakeFirst();
+  if (!row || Date.now() - row.created_at.getTime() > IDEMPOTENCY_WINDOW_MS) return undefined;
+  return row;
 }
