@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { boundedString } from '../shared/input-schema.ts';
 import { sandboxImage } from './media/index.ts';
 import { commonFields, sandboxModel } from './sandbox-job.ts';
 
@@ -12,7 +13,7 @@ const PRICE_PER_IMAGE = 0.01;
  */
 export const sandboxImageModel = sandboxModel({
   schema: v.object({
-    prompt: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty')),
+    prompt: v.pipe(boundedString(), v.nonEmpty('must not be empty')),
     width: side,
     height: side,
     max_sequential_images: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(15, 'must be at most 15')), 1),

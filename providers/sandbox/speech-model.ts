@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { boundedString } from '../shared/input-schema.ts';
 import type { MediaModel } from '../types.ts';
 import { sandboxSpeech } from './media/index.ts';
 import { SANDBOX_SPEECH_VOICE_IDS } from './resources/speech-voices.ts';
@@ -8,7 +9,7 @@ import { commonFields, sandboxModel } from './sandbox-job.ts';
 const speechJob = sandboxModel({
   schema: v.object({
     text: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(100_000, 'must be at most 100000 characters')),
-    voice_id: v.optional(v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'))),
+    voice_id: v.optional(v.pipe(boundedString(200), v.nonEmpty('must not be empty'))),
     ...commonFields,
   }),
   price: (input) => Math.max(0.001, [...input.text].length * 0.0001),

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { boundedString } from '../shared/input-schema.ts';
 import { sandboxVideo } from './media/index.ts';
 import { normaliseStringVoice } from './resources/string-voices.ts';
 import { SANDBOX_VIDEO_VOICE_IDS } from './resources/video-voices.ts';
@@ -35,11 +36,11 @@ const integerVoice = v.pipe(
 export const sandboxVideoModel = sandboxModel({
   schema: v.pipe(
     v.object({
-      prompt: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty')),
+      prompt: v.pipe(boundedString(), v.nonEmpty('must not be empty')),
       duration: v.optional(v.picklist([5, 10], 'must be 5 or 10'), 5),
       resolution: v.optional(v.picklist(['480p', '720p', '1080p'], 'must be 480p, 720p or 1080p'), '720p'),
-      start_image_url: v.optional(v.pipe(v.string('must be a string'), v.url('must be an absolute URL'))),
-      motion_id: v.optional(v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'))),
+      start_image_url: v.optional(v.pipe(boundedString(8192), v.url('must be an absolute URL'))),
+      motion_id: v.optional(v.pipe(boundedString(200), v.nonEmpty('must not be empty'))),
       voice: v.optional(stringVoice),
       voices: v.optional(v.pipe(v.array(integerVoice, 'must be an array'), v.minLength(1, 'must not be empty'), v.maxLength(10, 'must hold at most 10 voices'))),
       ...commonFields,

@@ -10,9 +10,21 @@ import { ConfigError } from '../../src/config/config-error.ts';
  *     num_outputs:  { type: integer, min: 1, max: 4, default: 1 }
  *     aspect_ratio: { type: string, enum: ['1:1', '16:9'] }
  *
- * Fields the config does not name pass through untouched unless `strict_input: true`.
+ * Fields the config does not name pass through untouched unless `strict_input: true`. A string
+ * field without `max_length` takes at most DEFAULT_MAX_STRING_LENGTH characters.
  */
 export const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object'] as const;
+
+/**
+ * A string field without `max_length` takes at most this many characters: room for any real
+ * prompt or text, while a 20 MB "prompt" is a 422 instead of a stored, charged task.
+ */
+export const DEFAULT_MAX_STRING_LENGTH = 32_000;
+
+/** A client string of at most `max` characters (default DEFAULT_MAX_STRING_LENGTH), with the usual messages. */
+export function boundedString(max = DEFAULT_MAX_STRING_LENGTH) {
+  return v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
+}
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 export interface FieldSpec {
@@ -82,7 +94,8 @@ function fieldSchema(spec: unknown, path: string): AnySchema {
       const min = count(spec, 'min_length', path, true);
       const max = count(spec, 'max_length', path, true);
       if (min !== undefined) pipe.push(min === 1 ? v.nonEmpty('must not be empty') : v.minLength(min, `must be at least ${min} characters`));
-      if (max !== undefined) pipe.push(v.maxLength(max, `must be at most ${max} characters`));
+      const limit = max ?? DEFAULT_MAX_STRING_LENGTH;
+      pipe.push(v.maxLength(limit, `must be at most ${limit} characters`));
       if (spec.pattern !== undefined) {
         if (typeof spec.pattern !== 'string') fail(`${path}.pattern`, 'expected a regular expression');
         let re: RegExp;

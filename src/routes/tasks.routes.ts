@@ -4,12 +4,15 @@ import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
 import { notFound, unprocessable } from '../http/errors.ts';
 import { parseCreateTask, parseLegacyGenerate } from '../tasks/create-request.ts';
-import type { TaskService } from '../tasks/task-service.ts';
+import { findIdempotentReplay, type TaskService } from '../tasks/task-service.ts';
 import { scheduleRedelivery } from '../webhooks/redeliver.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 import { parseTaskListQuery } from '../tasks/list-query.ts';
 import { attemptView, taskView } from '../tasks/task-view.ts';
-import { callbackLogs, findTask, listTasks } from '../tasks/tasks.repository.ts';
+import { callbackLogs, findTask, isTaskId, listTasks } from '../tasks/tasks.repository.ts';
+import type { TaskRow } from '../db/tables/tasks.table.ts';
+import type { CreateTaskRequest } from '../tasks/create-request.ts';
+import type { AuthContext } from '../auth/key-cache.ts';
 
 /** `Idempotency-Key` (beyond the spec, as payment APIs have it): 1–255 visible ASCII characters. */
 function idempotencyKey(headers: Headers): string | undefined {
@@ -27,21 +30,32 @@ const catalogCategory = (ctx: AppContext) => (id: string) => ctx.catalog.get(id)
  * `/sandbox-image/generate`, or the bare model name when no other provider has it).
  */
 export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: WebhookDeliverer) {
+  const view = async (row: TaskRow) => {
+    const logs = row.callback_url ? await callbackLogs(ctx.db, [row.id]) : new Map();
+    return taskView(row, logs.get(row.id) ?? [], ctx.catalog);
+  };
+  /** A retried create answers the task its key already made, as it is now; otherwise validates and admits. */
+  const create = async (auth: AuthContext, req: CreateTaskRequest, headers: Headers, resolve: () => ReturnType<TaskService['resolve']>) => {
+    const key = idempotencyKey(headers);
+    const replay = await findIdempotentReplay(ctx.db, auth.accountId, req, key);
+    if (replay) return envelope(await view(replay));
+    return envelope(await tasks.create(auth, req, resolve(), key));
+  };
+
   const legacy = new Elysia({ name: 'tasks-legacy' })
     .use(authPlugin(ctx))
     .post('/:slug/generate', async ({ auth, body, params, request }) => {
-      const model = tasks.registry.bySlug(params.slug);
+      const model = tasks.registry.bySlug(params.slug ?? '');
       if (!model) throw notFound(`no model for /${params.slug}/generate`);
       const req = parseLegacyGenerate(model.ref.id, body);
-      return envelope(await tasks.create(auth, req, model, idempotencyKey(request.headers)));
+      return create(auth, req, request.headers, () => model);
     });
 
   const current = new Elysia({ name: 'tasks', prefix: '/v1/tasks' })
     .use(authPlugin(ctx))
     .post('', async ({ auth, body, request }) => {
       const req = parseCreateTask(body);
-      const model = tasks.resolve(req.model, catalogCategory(ctx));
-      return envelope(await tasks.create(auth, req, model, idempotencyKey(request.headers)));
+      return create(auth, req, request.headers, () => tasks.resolve(req.model, catalogCategory(ctx)));
     })
     .get('', async ({ auth, query }) => {
       const { page, pageSize, filter } = parseTaskListQuery(query);
@@ -57,11 +71,12 @@ export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: Webhoo
       // Another account's task is as unknown as a made-up id.
       const row = await findTask(ctx.db, auth.accountId, params.task_id);
       if (!row) throw notFound(`task ${params.task_id} not found`);
-      const logs = row.callback_url ? await callbackLogs(ctx.db, [row.id]) : new Map();
-      return envelope(taskView(row, logs.get(row.id) ?? [], ctx.catalog));
+      return envelope(await view(row));
     })
     // DESIGN.md: one more attempt, answered with its new log entry; 409 once the log holds 10.
     .post('/:task_id/callbacks/redeliver', async ({ auth, params }) => {
+      // An id no task can have is not looked up (the request-target guard refuses NUL first).
+      if (!isTaskId(params.task_id)) throw notFound(`task ${params.task_id} not found`);
       const deliveryId = await scheduleRedelivery(ctx.db, auth.accountId, params.task_id, ctx.env.instanceId);
       const result = await webhooks.deliverNow(deliveryId);
       if (!result) throw new Error(`redelivery ${deliveryId} could not be claimed`);

@@ -1,4 +1,6 @@
 import * as v from 'valibot';
+import { unprocessable } from '../http/errors.ts';
+import { findUnstorableString } from '../http/hostile-json.ts';
 import { parseOr422 } from '../http/parse.ts';
 
 /** `POST /v1/tasks` (spec "Tasks"); `input` is validated afterwards against the model's own schema. */
@@ -25,8 +27,12 @@ export interface CreateTaskRequest {
   dryRun: boolean;
 }
 
-export function parseCreateTask(body: unknown): CreateTaskRequest {
+export function parseCreateTask(body: unknown, inputPath = 'input'): CreateTaskRequest {
   const req = parseOr422(CreateTaskSchema, body);
+  // What Postgres cannot store (NUL, unpaired surrogates) or nests too deep is refused here,
+  // naming the field, so it reaches neither a lookup nor the batched insert of the admitter.
+  const bad = findUnstorableString(req.model, 'model') ?? findUnstorableString(req.input, inputPath) ?? findUnstorableString(req.callback_url, 'callback_url');
+  if (bad) throw unprocessable(`${bad.path || 'body'}: ${bad.reason}`);
   return { model: req.model, input: req.input, callbackUrl: req.callback_url ?? undefined, dryRun: req.dry_run ?? false };
 }
 
@@ -37,5 +43,6 @@ export function parseCreateTask(body: unknown): CreateTaskRequest {
 export function parseLegacyGenerate(model: string, body: unknown): CreateTaskRequest {
   const fields = parseOr422(v.record(v.string(), v.unknown(), 'request body must be a JSON object'), body);
   const { callback_url, dry_run, ...input } = fields;
-  return parseCreateTask({ model, input, callback_url, dry_run });
+  // The model's fields are the body's own top-level fields, and are named so.
+  return parseCreateTask({ model, input, callback_url, dry_run }, '');
 }

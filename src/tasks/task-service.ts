@@ -8,6 +8,16 @@ import type { CreateTaskRequest } from './create-request.ts';
 import type { MediaRegistry, ResolvedMediaModel } from './media-registry.ts';
 import { requestHash } from './request-hash.ts';
 import type { TaskAdmitter } from './task-admission.ts';
+import type { DbOrTrx } from '../db/database.ts';
+import type { TaskRow } from '../db/tables/tasks.table.ts';
+import { findTaskByIdempotencyKey } from './tasks.repository.ts';
+
+/**
+ * Longest task input, as JSON text. Model schemas bound the fields they declare (strings default
+ * to providers/shared/input-schema.ts's DEFAULT_MAX_STRING_LENGTH); this bounds the rest, which
+ * pass through to the upstream and are stored on the task row.
+ */
+export const MAX_INPUT_JSON_CHARS = 1_000_000;
 
 /** Refuses a URL the gateway must not call (private address, bad scheme); throws with the reason. */
 export type UrlCheck = (url: string) => Promise<void>;
@@ -38,6 +48,7 @@ export class TaskService {
   }
 
   async create(auth: AuthContext, req: CreateTaskRequest, model: ResolvedMediaModel, idempotencyKey?: string): Promise<CreateResult> {
+    if (JSON.stringify(req.input).length > MAX_INPUT_JSON_CHARS) throw unprocessable(`input: must be at most ${MAX_INPUT_JSON_CHARS} characters of JSON`);
     const parsed = v.safeParse(model.media.schema, req.input);
     if (!parsed.success) throw unprocessable(formatIssues(parsed.issues.map((issue) => ({ ...issue, path: [{ key: 'input' } as never, ...(issue.path ?? [])] }))));
     const provider = model.entry.provider.id;
@@ -64,7 +75,7 @@ export class TaskService {
       input: req.input,
       callbackUrl: req.callbackUrl ?? null,
       chargeUnits: toUnits(price),
-      idempotency: idempotencyKey ? { key: idempotencyKey, hash: requestHash({ model: model.ref.id, input: req.input, callbackUrl: req.callbackUrl }) } : undefined,
+      idempotency: idempotencyKey ? { key: idempotencyKey, hash: idempotencyHash({ ...req, model: model.ref.id }) } : undefined,
     });
     switch (result.kind) {
       case 'created':
@@ -75,7 +86,7 @@ export class TaskService {
       case 'insufficient_balance':
         throw insufficientBalance();
       case 'idempotency_conflict':
-        throw new EnvelopeError(422, 'Idempotency-Key: already used with a different request body');
+        throw idempotencyConflict();
       default: {
         const exhaustive: never = result;
         throw new Error(`unknown admission result ${JSON.stringify(exhaustive)}`);
@@ -83,3 +94,23 @@ export class TaskService {
     }
   }
 }
+
+/** What an Idempotency-Key is bound to. `req.model` is the resolved model's id on both create routes. */
+const idempotencyHash = (req: CreateTaskRequest) => requestHash({ model: req.model, input: req.input, callbackUrl: req.callbackUrl });
+
+/**
+ * A retry of a create whose task already exists: the task under the same `Idempotency-Key`,
+ * as it is now (its status, output and cost may have moved on). Looked up before the body is
+ * validated against the model, so a replay answers the same task even after the model's rules
+ * (or the model itself) changed. The same key with another body is a 422, as at admission.
+ * Undefined when the key names no task yet (the admitter settles races between first tries).
+ */
+export async function findIdempotentReplay(db: DbOrTrx, accountId: number, req: CreateTaskRequest, idempotencyKey: string | undefined): Promise<TaskRow | undefined> {
+  if (!idempotencyKey || req.dryRun) return undefined;
+  const row = await findTaskByIdempotencyKey(db, accountId, idempotencyKey);
+  if (!row) return undefined;
+  if (row.request_hash !== idempotencyHash(req)) throw idempotencyConflict();
+  return row;
+}
+
+const idempotencyConflict = () => new EnvelopeError(422, 'Idempotency-Key: already used with a different request body');
