@@ -1,6 +1,17 @@
 import { sql } from 'kysely';
 import type { CanonicalMessage } from '../../translators/canonical/index.ts';
 import type { Db } from '../db/database.ts';
+import { isStorableString, storableString } from '../http/hostile-json.ts';
+
+/**
+ * Could `id` name a stored response or output item at all? Ids are ours (`resp_…`, `msg_…`):
+ * short and plain. Anything else — NUL, an unpaired surrogate, no string, an absurd length — is
+ * simply not found, without a query Postgres would refuse.
+ */
+const MAX_ID_LENGTH = 255;
+function isLookupId(id: unknown): id is string {
+  return typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_LENGTH && isStorableString(id);
+}
 
 /**
  * Responses API state (`store: true`, the default): the whole conversation of each stored
@@ -27,7 +38,7 @@ export async function saveResponse(db: Db, stored: StoredResponse): Promise<void
       id: stored.id,
       account_id: stored.accountId,
       model: stored.model,
-      previous_response_id: stored.previousResponseId ?? null,
+      previous_response_id: stored.previousResponseId === undefined ? null : storableString(stored.previousResponseId),
       messages: JSON.stringify(stored.messages),
       output_items: JSON.stringify(stored.outputItems),
       response: JSON.stringify(stored.response),
@@ -36,17 +47,20 @@ export async function saveResponse(db: Db, stored: StoredResponse): Promise<void
 }
 
 export async function loadConversation(db: Db, accountId: number, id: string): Promise<CanonicalMessage[] | undefined> {
+  if (!isLookupId(id)) return undefined;
   const row = await db.selectFrom('llm_responses').select('messages').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
   return row ? (row.messages as CanonicalMessage[]) : undefined;
 }
 
 export async function loadResponse(db: Db, accountId: number, id: string): Promise<unknown> {
+  if (!isLookupId(id)) return undefined;
   const row = await db.selectFrom('llm_responses').select('response').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
   return row?.response;
 }
 
 /** Finds a stored output item by its id (`msg_…`, `fc_…`) among the account's responses. */
 export async function findOutputItem(db: Db, accountId: number, itemId: string): Promise<unknown> {
+  if (!isLookupId(itemId)) return undefined;
   const row = await db
     .selectFrom('llm_responses')
     .select('output_items')
