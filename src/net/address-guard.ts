@@ -49,7 +49,8 @@ export async function checkUrl(input: string | URL, opts: CheckUrlOptions): Prom
 
   if (literal) {
     const blocked = blockedReason(hostname);
-    if (blocked) throw new UnsafeUrlError('blocked_address', `${field}: points to ${describeBlocked(blocked, hostname)}`, hostname);
+    // The address is the client's own text, so naming it tells them nothing new.
+    if (blocked) throw new UnsafeUrlError('blocked_address', `${field}: points to a private address (${describeBlocked(blocked, hostname)})`, hostname);
     return { url, hostname, addresses: [hostname], literal };
   }
   let addresses: string[];
@@ -63,7 +64,9 @@ export async function checkUrl(input: string | URL, opts: CheckUrlOptions): Prom
   // One bad address is enough: the client may pick any of them, and an attacker controls the order.
   for (const address of addresses) {
     const blocked = blockedReason(address);
-    if (blocked) throw new UnsafeUrlError('blocked_address', `${field}: resolves to ${describeBlocked(blocked, address)}`, address);
+    // Never which address, nor which kind: the refusal must not turn the gateway into a probe
+    // of what names resolve to inside its network. `address` stays on the error for logs.
+    if (blocked) throw new UnsafeUrlError('blocked_address', `${field}: resolves to a private address`, address);
   }
   return { url, hostname, addresses, literal };
 }

@@ -140,10 +140,9 @@ export function blockedReason(address: string): Blocked | undefined {
   return embedded ? { cls, embedded } : { cls };
 }
 
-/** `a private address (10.0.0.5)`, `a loopback address (::ffff:7f00:1 → 127.0.0.1)`. */
+/** `10.0.0.5 is private`, `::ffff:7f00:1 → 127.0.0.1 is loopback`, for an address the client wrote. */
 export function describeBlocked(blocked: Blocked, address: string): string {
-  const article = /^[aeiou]/.test(blocked.cls) ? 'an' : 'a';
-  return `${article} ${blocked.cls} address (${address}${blocked.embedded ? ` → ${blocked.embedded}` : ''})`;
+  return `${address}${blocked.embedded ? ` → ${blocked.embedded}` : ''} is ${blocked.cls}`;
 }
 
 /** True when `host` is an IP literal rather than a name to resolve. */

@@ -54,7 +54,7 @@ describe('file_url downloads', () => {
   });
 
   test('private addresses, non-2xx answers and oversized bodies', async () => {
-    expect(await rejection(open('http://127.0.0.1:1/x'))).toMatchObject({ status: 422, message: 'file_url: points to a loopback address (127.0.0.1)' });
+    expect(await rejection(open('http://127.0.0.1:1/x'))).toMatchObject({ status: 422, message: 'file_url: points to a private address (127.0.0.1 is loopback)' });
     expect(await rejection(open('http://files.example.com/missing'))).toMatchObject({ status: 422, message: 'file_url: the server answered 404 Not Found, not the file' });
     expect(await rejection(open('http://files.example.com/file', 999))).toMatchObject({ status: 413 });
   });
