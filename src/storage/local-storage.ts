@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FileTooLargeError, meterStream } from './byte-limit.ts';
 import type { ByteRange, Storage, StoredObjectInfo } from './storage.ts';
+
+/** A `.part` file this old was left by a process that died mid-write: no put takes an hour to start over. */
+export const STALE_PART_AGE_MS = 3600 * 1000;
 
 /** Keys become file names: nothing that could climb out of the root or hide as a dotfile. */
 const SAFE_KEY = /^[A-Za-z0-9_-][A-Za-z0-9._-]{3,199}$/;
@@ -11,7 +14,7 @@ const SAFE_KEY = /^[A-Za-z0-9_-][A-Za-z0-9._-]{3,199}$/;
 /**
  * Files on local disk under `DATA_DIR/files`, spread over `ab/cd/<key>` so no directory grows
  * huge. A put writes to `.tmp/` on the same disk and renames into place: readers see the whole
- * file or none of it.
+ * file or none of it. Partial writes a crash left in `.tmp/` are swept at start (`sweepStaleParts`).
  */
 export class LocalStorage implements Storage {
   readonly kind = 'local' as const;
@@ -70,6 +73,37 @@ export class LocalStorage implements Storage {
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+  }
+
+  /**
+   * Removes partial writes (`.tmp/*.part`) older than `olderThanMs`: a crash between open and
+   * rename leaves one behind, and nothing else ever would. Younger ones may belong to a put still
+   * running on another process sharing the directory, so they stay. Returns how many went.
+   */
+  async sweepStaleParts(olderThanMs = STALE_PART_AGE_MS, now = Date.now()): Promise<number> {
+    const tmpDir = join(this.root, '.tmp');
+    let names: string[];
+    try {
+      names = await readdir(tmpDir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      if (!name.endsWith('.part')) continue;
+      const path = join(tmpDir, name);
+      try {
+        const s = await stat(path);
+        if (!s.isFile() || now - s.mtimeMs < olderThanMs) continue;
+        await rm(path, { force: true });
+        removed++;
+      } catch (err) {
+        // Renamed or removed meanwhile: nothing left to sweep.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    return removed;
   }
 }
 
