@@ -39,22 +39,28 @@ export interface Hold {
   outputTokens: number;
 }
 
-/** What admission reserves for a call: its worst case at the model's prices, in 1e-10 USD units. */
+/** The hold for a number of input and output tokens at the model's prices, in 1e-10 USD units. */
+function holdUnits(inputTokens: number, outputTokens: number, model: ModelConfig): bigint {
+  const p = model.pricing;
+  const usd = (inputTokens * (p?.input_per_mtok ?? 0) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
+  // One unit up, so float rounding can never make the hold fall short of the priced cost.
+  return toUnits(usd) + 1n;
+}
+
+/** What admission reserves for a call: its worst case at the model's prices. */
 export function worstCaseHold(request: CanonicalRequest, model: ModelConfig): Hold {
   const inputTokens = worstCaseInputTokens(request);
   const outputTokens = worstCaseOutputTokens(request, model);
-  const p = model.pricing;
-  const usd = (inputTokens * (p?.input_per_mtok ?? 0) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
-  // Rounded up to the next unit so the hold never falls short of the priced cost.
-  return { units: toUnits(usd) + 1n, inputTokens, outputTokens };
+  return { units: holdUnits(inputTokens, outputTokens, model), inputTokens, outputTokens };
 }
 
-/** How many output tokens `availableUnits` affords after the input, for the 402 message. */
+/** The largest `max_tokens` whose hold `availableUnits` covers (0 when not even the input fits), for the 402 message. */
 export function affordableOutputTokens(availableUnits: bigint, hold: Hold, model: ModelConfig): number {
-  const p = model.pricing;
-  const inputUsd = (hold.inputTokens * (p?.input_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
-  const left = Number(availableUnits) / 1e10 - inputUsd;
-  const perToken = (p?.output_per_mtok ?? 0) / 1_000_000;
-  if (left <= 0) return 0;
-  return perToken > 0 ? Math.floor(left / perToken) : Number.MAX_SAFE_INTEGER;
+  if (holdUnits(hold.inputTokens, 0, model) > availableUnits) return 0;
+  const perToken = model.pricing?.output_per_mtok ?? 0;
+  if (perToken === 0) return hold.outputTokens;
+  // Estimated in floating point, then corrected against the exact hold.
+  let tokens = Math.max(0, Math.floor((Number(availableUnits - holdUnits(hold.inputTokens, 0, model)) / 1e10 / perToken) * 1_000_000));
+  while (tokens > 0 && holdUnits(hold.inputTokens, tokens, model) > availableUnits) tokens--;
+  return Math.min(tokens, hold.outputTokens);
 }

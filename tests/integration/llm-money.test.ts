@@ -1,0 +1,210 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import OpenAI from 'openai';
+import pg from 'pg';
+import Anthropic from '@anthropic-ai/sdk';
+import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
+
+/**
+ * LLM money end to end (docs/money.md): a call holds its worst case before it runs, so parallel
+ * calls never overdraw; every call answered to the client is billed, even across kill -9; and a
+ * prompt full of what Postgres cannot store is answered, recorded and billed like any other.
+ */
+const running: GatewayProcess[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((gw) => gw.stop('SIGKILL')));
+});
+
+async function postgresGateway(label: string, extra: Record<string, string> = {}) {
+  const databaseUrl = await createTestDatabase(label);
+  const env = { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`, LOG_LEVEL: 'warn', ...extra };
+  const gw = await startGateway(env);
+  running.push(gw);
+  return { gw, databaseUrl, env };
+}
+
+async function ledgerAndBalance(databaseUrl: string, userId: number) {
+  const [account] = await queryDatabase<{ balance_usd: string; reserved_usd: string }>(databaseUrl, 'select balance_usd, reserved_usd from accounts where id = $1', [userId]);
+  const [ledger] = await queryDatabase<{ total: string }>(databaseUrl, 'select coalesce(sum(amount_usd), 0) as total from ledger_entries where account_id = $1', [userId]);
+  return { balance: Number(account?.balance_usd), reserved: Number(account?.reserved_usd), ledger: Number(ledger?.total), balanceText: account?.balance_usd, ledgerText: Number(ledger?.total).toFixed(10) };
+}
+
+describe('LLM money (postgres+redis)', () => {
+  test('64 parallel streams on $0.01 never take the balance below zero; the refused get 402 naming max_tokens', async () => {
+    const { gw, databaseUrl } = await postgresGateway('llmoverdraft');
+    const { userId, key } = await createAccount(gw, uniqueEmail('overdraft'), 0.01);
+    const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+    const prompt = 'spend '.repeat(200);
+    const outcomes = await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        try {
+          const stream = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: prompt }], max_tokens: 1000, stream: true });
+          for await (const _ of stream) {
+            // drain
+          }
+          return 'ok';
+        } catch (err) {
+          return err instanceof OpenAI.APIError ? err : String(err);
+        }
+      }),
+    );
+    const ok = outcomes.filter((o) => o === 'ok').length;
+    const refused = outcomes.filter((o): o is InstanceType<typeof OpenAI.APIError> => o instanceof OpenAI.APIError);
+    // Each call holds 1208 input bytes at $1/M + 1000 output tokens at $2/M ≈ $0.0032: three fit in $0.01.
+    expect(ok).toBeGreaterThanOrEqual(3);
+    expect(ok + refused.length).toBe(64);
+    expect(refused.map((e) => `${e.status} ${e.message}`).filter((text) => !text.startsWith('402'))).toEqual([]);
+    const m = await ledgerAndBalance(databaseUrl, userId);
+    expect(m.balance).toBeGreaterThanOrEqual(0);
+    expect(m.reserved).toBe(0);
+    expect(m.balanceText).toBe(m.ledgerText);
+    // Every admitted call was billed its real cost.
+    const [tasks] = await queryDatabase<{ n: string; cost: string }>(databaseUrl, "select count(*) as n, coalesce(sum(cost_usd), 0) as cost from tasks where account_id = $1 and category = 'llm'", [userId]);
+    expect(Number(tasks?.n)).toBe(ok);
+    expect(Number(tasks?.cost)).toBeCloseTo(0.01 - m.balance, 10);
+
+    // Asking for more than is left: the 402 says how many output tokens fit, and that many do.
+    const greedy = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100_000 }).catch((e: unknown) => e);
+    expect(greedy).toBeInstanceOf(OpenAI.APIError);
+    const fits = Number(/at most (\d+) output tokens/.exec((greedy as Error).message)?.[1]);
+    expect(fits).toBeGreaterThan(0);
+    const modest = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: fits });
+    expect(modest.choices[0]?.message.content).toBe('echo: hi');
+  });
+
+  test('an Anthropic client over budget gets a 402 its SDK raises as an API error', async () => {
+    const { gw } = await postgresGateway('llm402');
+    const { key } = await createAccount(gw, uniqueEmail('poor'), 0.00001);
+    const anthropic = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 });
+    const err = await anthropic.messages.create({ model: 'sandbox/echo', max_tokens: 4096, messages: [{ role: 'user', content: 'hello' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.APIError);
+    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(402);
+  });
+
+  test('NUL, lone surrogates and odd keys in a prompt: answered, recorded and billed; others keep being billed', async () => {
+    const { gw, databaseUrl } = await postgresGateway('llmhostile');
+    const hostile = await createAccount(gw, uniqueEmail('hostile'), 1);
+    const other = await createAccount(gw, uniqueEmail('other'), 1);
+    const contents = ['nul \u0000 in text', 'lone \ud800 high', 'lone \udc00 low', '\u0000'.repeat(100)];
+    const answers = await Promise.all([
+      ...contents.map((content) =>
+        api(gw, 'POST', '/v1/chat/completions', { key: hostile.key, rawBody: `{"model":"sandbox/echo","messages":[{"role":"user","content":${JSON.stringify(content)}}],"x\\u0000":1}` }),
+      ),
+      ...Array.from({ length: 8 }, (_, i) => api(gw, 'POST', '/v1/chat/completions', { key: other.key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: `plain ${i}` }] } })),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    for (const who of [hostile, other]) {
+      const [row] = await queryDatabase<{ n: string }>(databaseUrl, "select count(*) as n from tasks where account_id = $1 and category = 'llm' and cost_usd > 0", [who.userId]);
+      expect(Number(row?.n)).toBe(who === hostile ? contents.length : 8);
+      const m = await ledgerAndBalance(databaseUrl, who.userId);
+      expect(m.balance).toBeLessThan(1);
+      expect(m.balanceText).toBe(m.ledgerText);
+    }
+    const dead = await queryDatabase<{ n: string }>(databaseUrl, 'select count(*) as n from dead_letters');
+    expect(Number(dead[0]?.n)).toBe(0);
+  });
+
+  test('kill -9 under load: every call the client received in full has its record and charge after restart', async () => {
+    const { gw, databaseUrl, env } = await postgresGateway('llmkill9');
+    const { userId, key } = await createAccount(gw, uniqueEmail('kill9'), 100);
+    const answered: string[] = [];
+    let stop = false;
+    const worker = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        const stream = (w + i) % 2 === 0;
+        const body = JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: `worker ${w} call ${i} with some words` }], stream });
+        try {
+          const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+          const text = await res.text();
+          if (res.status !== 200) continue;
+          if (!stream) {
+            answered.push(JSON.parse(text).id);
+          } else if (text.trimEnd().endsWith('data: [DONE]')) {
+            // The whole stream arrived, its end included.
+            answered.push(JSON.parse(text.split('\n').find((l) => l.startsWith('data: {'))?.slice(6) ?? '{}').id);
+          }
+        } catch {
+          // the instance died mid-call: not answered
+        }
+      }
+    };
+    const workers = Array.from({ length: 32 }, (_, w) => worker(w));
+    await Bun.sleep(1_500);
+    gw.proc.kill('SIGKILL');
+    await gw.proc.exited;
+    stop = true;
+    await Promise.all(workers);
+    expect(answered.length).toBeGreaterThan(200);
+
+    const restarted = await startGateway(env);
+    running.push(restarted);
+    const rows = await queryDatabase<{ rid: string; cost: string; charged: string }>(
+      databaseUrl,
+      `select t.output->>'id' as rid, t.cost_usd as cost, coalesce(sum(-l.amount_usd), 0) as charged
+       from tasks t left join ledger_entries l on l.task_id = t.id where t.account_id = $1 and t.category = 'llm' group by t.id`,
+      [userId],
+    );
+    const billed = new Map(rows.map((r) => [r.rid, r]));
+    const missing = answered.filter((id) => !billed.has(id));
+    expect(missing).toEqual([]);
+    for (const id of answered) {
+      const row = billed.get(id);
+      expect(Number(row?.cost)).toBeGreaterThan(0);
+      expect(row?.charged).toBe(row?.cost);
+    }
+    const m = await ledgerAndBalance(databaseUrl, userId);
+    expect(m.balanceText).toBe(m.ledgerText);
+    const account = await api(restarted, 'GET', '/v1/account', { key });
+    expect(account.status).toBe(200);
+  }, 120_000);
+
+  test('the last byte waits for the charge: with the usage write held up, no call completes, and kill -9 then bills none', async () => {
+    const { gw, databaseUrl, env } = await postgresGateway('llmlastbyte');
+    // Two accounts: a held-up charge keeps its account locked, which would also hold the other call's admission.
+    const { userId, key } = await createAccount(gw, uniqueEmail('lastbyte'), 1);
+    const second = await createAccount(gw, uniqueEmail('lastbyte'), 1);
+    // Usage writes insert into tasks; a SHARE lock holds them (the holds taken at admission do not).
+    const blocker = new pg.Client({ connectionString: databaseUrl });
+    await blocker.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table tasks in share mode');
+    const body = (stream: boolean) => JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'held up words' }], stream });
+    const post = (stream: boolean) =>
+      fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${stream ? second.key : key}`, 'content-type': 'application/json' }, body: body(stream) });
+    let jsonDone = false;
+    const json = post(false).then(async (res) => {
+      await res.text();
+      jsonDone = true;
+    });
+    const seen: string[] = [];
+    const streamed = post(true).then(async (res) => {
+      expect(res.status).toBe(200);
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body as ReadableStream<Uint8Array>) seen.push(decoder.decode(chunk));
+    });
+    // The kill resets both connections: their rejections are expected.
+    json.catch(() => undefined);
+    streamed.catch(() => undefined);
+    await Bun.sleep(800);
+    // The text was produced (the stream relayed its deltas), but neither call has ended.
+    expect(jsonDone).toBe(false);
+    expect(seen.join('')).toContain('held');
+    expect(seen.join('')).not.toContain('[DONE]');
+    expect(seen.join('')).not.toContain('finish_reason":"stop');
+    gw.proc.kill('SIGKILL');
+    await gw.proc.exited;
+    await Promise.allSettled([json, streamed]);
+    await blocker.query('rollback');
+    await blocker.end();
+    expect(jsonDone).toBe(false);
+    // Nothing answered, nothing billed: the balance is whole and equals the ledger.
+    const restarted = await startGateway(env);
+    running.push(restarted);
+    for (const id of [userId, second.userId]) {
+      const m = await ledgerAndBalance(databaseUrl, id);
+      expect(m.balance).toBe(1);
+      expect(m.balanceText).toBe(m.ledgerText);
+    }
+  });
+});

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { sql } from 'kysely';
+import { AccountCache } from '../../src/accounts/account-cache.ts';
+import { BalanceReservations } from '../../src/accounts/balance-reservations.ts';
+import { createAccount } from '../../src/accounts/accounts.repository.ts';
+import { toUnits } from '../../src/accounts/money.ts';
+import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { UsageRecorder, type LlmCallRecord } from '../../src/llm/usage-recorder.ts';
+import { Logger } from '../../src/ops/logger.ts';
+import { connectStore } from '../../src/store/connect.ts';
+import type { Store } from '../../src/store/store.ts';
+import { TaskAdmitter, type Admission } from '../../src/tasks/task-admission.ts';
+import { createTestDatabase } from '../helpers/services.ts';
+
+/**
+ * The money writers against real Postgres, in process: holds never overdraw under concurrency,
+ * settlement never takes a balance below zero, and one unwritable row never fails its batch.
+ */
+let database: DatabaseHandle;
+let store: Store;
+let accounts: AccountCache;
+let reservations: BalanceReservations;
+let recorder: UsageRecorder;
+const log = new Logger('silent');
+
+beforeAll(async () => {
+  database = await connectDatabase({ databaseUrl: await createTestDatabase('moneywriters'), dataDir: '/tmp' });
+  await migrateToLatest(database.db);
+  store = await connectStore(undefined, 'mw:');
+  accounts = new AccountCache(database.db, store);
+  reservations = new BalanceReservations(database.db, log, { ttlMs: 200 });
+  recorder = new UsageRecorder(database.db, accounts, reservations, log);
+});
+afterAll(async () => {
+  await recorder.stop();
+  await store.close();
+  await database.close();
+});
+
+let n = 0;
+async function account(balanceUsd: number): Promise<number> {
+  const { account: row } = await createAccount(database.db, { email: `mw-${Date.now()}-${n++}@example.com`, balanceUsd });
+  return row.id;
+}
+
+async function money(id: number): Promise<{ balance: bigint; reserved: bigint; ledger: bigint; holds: number }> {
+  const row = await database.db.selectFrom('accounts').select(['balance_usd', 'reserved_usd']).where('id', '=', id).executeTakeFirstOrThrow();
+  const sum = await sql<{ total: string }>`select coalesce(sum(amount_usd), 0) as total from ledger_entries where account_id = ${id}`.execute(database.db);
+  const holds = await database.db.selectFrom('llm_reservations').select('id').where('account_id', '=', id).execute();
+  return { balance: toUnits(row.balance_usd), reserved: toUnits(row.reserved_usd), ledger: toUnits(sum.rows[0]?.total ?? '0'), holds: holds.length };
+}
+
+function call(accountId: number, costUsd: number, reservationId?: string, input: unknown = { messages: [] }): LlmCallRecord {
+  return { taskId: crypto.randomUUID(), accountId, model: 'sandbox/echo', provider: 'sandbox', status: 'completed', input, output: null, costUsd, createdAt: new Date(), reservationId };
+}
+
+describe('holds', () => {
+  test('200 parallel holds of $0.01 on $1 grant exactly 100; the rest are told what is left', async () => {
+    const id = await account(1);
+    const results = await Promise.all(Array.from({ length: 200 }, () => reservations.reserve(id, toUnits(0.01))));
+    expect(results.filter((r) => r.ok).length).toBe(100);
+    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.availableUnits === 0n)).toBe(true);
+    const m = await money(id);
+    expect(m.reserved).toBe(toUnits(1));
+    expect(m.holds).toBe(100);
+  });
+
+  test('settlement charges the real cost, frees the hold, and never goes below zero', async () => {
+    const id = await account(0.05);
+    const a = await reservations.reserve(id, toUnits(0.03));
+    const b = await reservations.reserve(id, toUnits(0.02));
+    expect(a.ok && b.ok).toBe(true);
+    if (!a.ok || !b.ok) return;
+    // a costs less than held; b costs far more than held and than is left: charged what is left.
+    await Promise.all([recorder.record(call(id, 0.01, a.id)), recorder.record(call(id, 0.5, b.id))]);
+    const m = await money(id);
+    expect(m.holds).toBe(0);
+    expect(m.reserved).toBe(0n);
+    expect(m.balance).toBe(0n);
+    expect(m.ledger).toBe(m.balance);
+  });
+
+  test('a call never spends money another call holds', async () => {
+    const id = await account(0.1);
+    const held = await reservations.reserve(id, toUnits(0.08));
+    const mine = await reservations.reserve(id, toUnits(0.01));
+    if (!held.ok || !mine.ok) throw new Error('holds refused');
+    await recorder.record(call(id, 1, mine.id));
+    const m = await money(id);
+    // 0.1 − 0.08 held by the other call = 0.02 spendable: charged 0.02, not 1.
+    expect(m.balance).toBe(toUnits(0.08));
+    expect(m.reserved).toBe(toUnits(0.08));
+    reservations.release(held.id);
+    await reservations.stop();
+    expect((await money(id)).reserved).toBe(0n);
+  });
+
+  test('holds of an instance that died expire and are swept', async () => {
+    const id = await account(1);
+    const other = new BalanceReservations(database.db, log, { ttlMs: 100 });
+    const hold = await other.reserve(id, toUnits(0.4));
+    expect(hold.ok).toBe(true);
+    expect((await money(id)).reserved).toBe(toUnits(0.4));
+    // `other` never renews (it "died"); any instance's sweep releases the hold once expired.
+    await Bun.sleep(250);
+    await reservations.tick();
+    const m = await money(id);
+    expect(m.reserved).toBe(0n);
+    expect(m.holds).toBe(0);
+    expect(m.balance).toBe(toUnits(1));
+  });
+});
+
+describe('one bad row never fails its batch', () => {
+  test('usage: a record Postgres cannot store goes to dead_letters; the rest of its batch is billed', async () => {
+    const ids = await Promise.all([account(1), account(1), account(1)]);
+    const good = ids.map((id) => call(id, 0.001));
+    const poison = [
+      call(ids[0] as number, 0.001, undefined, { text: 'nul \u0000 here' }),
+      call(ids[1] as number, 0.001, undefined, { text: 'lone \ud800 surrogate' }),
+      call(ids[2] as number, 0.001, undefined, JSON.parse(`${'['.repeat(20_000)}${']'.repeat(20_000)}`)),
+    ];
+    // All submitted at once: they share batches.
+    await Promise.all([...good, ...poison].map((r) => recorder.record(r)));
+    for (const id of ids) {
+      const m = await money(id);
+      expect(m.balance).toBe(toUnits(1) - toUnits(0.001));
+      expect(m.ledger).toBe(m.balance);
+    }
+    const written = await database.db.selectFrom('tasks').select('id').where('id', 'in', good.map((r) => r.taskId)).execute();
+    expect(written.length).toBe(3);
+    const dead = await database.db.selectFrom('dead_letters').select(['payload', 'error']).where('kind', '=', 'llm_usage').execute();
+    for (const p of poison) expect(dead.some((d) => d.payload.includes(p.taskId))).toBe(true);
+    // Billing goes on: the next record is written at once.
+    const next = call(ids[0] as number, 0.002);
+    await recorder.record(next);
+    expect((await money(ids[0] as number)).balance).toBe(toUnits(1) - toUnits(0.003));
+  });
+
+  test('tasks: a create Postgres cannot store fails alone; other accounts in its batch are created', async () => {
+    const admitter = new TaskAdmitter(database.db, accounts, log);
+    const ids = await Promise.all(Array.from({ length: 8 }, () => account(1)));
+    const item = (accountId: number, input: Record<string, unknown>): Admission => ({
+      taskId: crypto.randomUUID(),
+      accountId,
+      model: 'sandbox/image',
+      provider: 'sandbox',
+      category: 'image',
+      input,
+      callbackUrl: null,
+      chargeUnits: toUnits(0.01),
+    });
+    const good = ids.map((id) => item(id, { prompt: 'a fox' }));
+    const bad = [item(ids[0] as number, { prompt: 'nul \u0000' }), item(ids[1] as number, { prompt: '\udfff' })];
+    const settled = await Promise.allSettled([...good, ...bad].map((i) => admitter.admit(i)));
+    expect(settled.slice(0, good.length).every((s) => s.status === 'fulfilled' && s.value.kind === 'created')).toBe(true);
+    expect(settled.slice(good.length).every((s) => s.status === 'rejected')).toBe(true);
+    for (const id of ids) expect((await money(id)).balance).toBe(toUnits(0.99));
+  });
+});
