@@ -40,25 +40,35 @@ export class DailyByteMeter {
   /** `source`, counted; `onChunk` sees each chunk's size (the GC pacer). */
   meter(source: ReadableStream<Uint8Array>, onChunk?: (bytes: number) => void): ReadableStream<Uint8Array> {
     const reader = source.getReader();
+    // Set when the consumer gives up (the store refused a chunk: too large, disk error). A read
+    // still pending then settles afterwards, and the stream must not be touched any more: its
+    // controller is closed, and the consumer's own error is the upload's real failure.
+    let cancelled = false;
     return new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => {
           try {
             const { done, value } = await reader.read();
+            if (cancelled) return;
             if (done) return controller.close();
             this.counted += value.byteLength;
             onChunk?.(value.byteLength);
             if (this.counted - this.charged >= SYNC_BYTES) await this.sync();
+            if (cancelled) return;
             if (this.shared + (this.counted - this.charged) > this.opts.budget) throw this.opts.overBudget();
             controller.enqueue(value);
           } catch (err) {
+            if (cancelled) return;
             // Kept here because a storage backend may wrap what it read from the stream.
             this.failure ??= err;
             controller.error(err);
             await reader.cancel(err).catch(() => undefined);
           }
         },
-        cancel: (reason) => reader.cancel(reason),
+        cancel: (reason) => {
+          cancelled = true;
+          return reader.cancel(reason);
+        },
       },
       { highWaterMark: 0 },
     );
