@@ -1,4 +1,6 @@
 import { Elysia } from 'elysia';
+import { adminGuard } from '../auth/admin-guard.ts';
+import { bodyErrorHandler } from '../http/body-error-handler.ts';
 import { errorHandler } from '../http/error-handler.ts';
 import { accountRoutes } from '../routes/account.routes.ts';
 import { fileRoutes } from '../routes/files.routes.ts';
@@ -18,16 +20,21 @@ import type { LlmService } from '../llm/llm-service.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 
-/** The whole HTTP surface: error mapping first, then one module per route group. */
+/**
+ * The whole HTTP surface: error mapping first, then one module per route group. Modules with
+ * request bodies authenticate before reading them and read them within limits: authPlugin for
+ * the API, adminGuard in front of the admin routes, the sign-in route on its own.
+ */
 export function buildApp(ctx: AppContext, services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; tasks: TaskService; webhooks: WebhookDeliverer }) {
   return new Elysia()
+    .use(bodyErrorHandler(llmErrorShapers))
     .use(errorHandler(ctx.log, llmErrorShapers))
     .use(healthRoutes(ctx, services.providers))
     .use(providerWebhookRoutes(ctx, services.providers))
     .use(fileRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(openApiRoutes())
-    .use(adminRoutes(ctx))
+    .use(new Elysia({ name: 'admin-guarded' }).use(adminGuard(ctx)).use(adminRoutes(ctx)))
     .use(modelRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(dashboardRoutes(ctx))

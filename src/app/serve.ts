@@ -1,25 +1,68 @@
+import { rememberClientAddress } from '../http/client-address.ts';
+import { bodyFullyRead, hasRequestBody, LLM_BODY_MAX_BYTES } from '../http/request-body.ts';
+import { maxRequestBytes } from '../uploads/upload-request.ts';
 import type { App } from './build-app.ts';
 import type { AppContext } from './context.ts';
 
+/** Above the largest cap, so a body crossing a route's cap is refused by the route, in its shape. */
+const BODY_SIZE_HEADROOM = 1024 * 1024;
+
+/**
+ * Bun's own ceiling on request bodies: the largest body any route takes — an upload of
+ * `MAX_UPLOAD_BYTES` as base64 JSON (uploads stream, under their own limit), or an LLM request —
+ * plus a little headroom. Every route's own, smaller cap is enforced as its body arrives
+ * (src/http/request-body.ts); Bun answers a bare 413 to anything declaring more than this.
+ */
+export function maxRequestBodySize(maxUploadBytes: number): number {
+  const largest = Math.max(
+    LLM_BODY_MAX_BYTES,
+    maxRequestBytes({ kind: 'json' }, maxUploadBytes),
+    maxRequestBytes({ kind: 'multipart', boundary: '' }, maxUploadBytes),
+  );
+  return largest + BODY_SIZE_HEADROOM;
+}
+
+/**
+ * An error answered before the request's body was read to its end: the connection is closed
+ * after the answer, so the rest of the body is never read (and cannot be taken for the next
+ * request on the connection).
+ */
+function closingIfBodyUnread(request: Request, response: Response): Response {
+  if (response.status < 400 || !hasRequestBody(request) || bodyFullyRead(request)) return response;
+  try {
+    response.headers.set('connection', 'close');
+    return response;
+  } catch {
+    // Immutable headers (a fetched response): copy them.
+    const headers = new Headers(response.headers);
+    headers.set('connection', 'close');
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
+}
+
 /**
  * Bun.serve around the Elysia app: one JSON log line per request (written in batches by the
- * logger), and a count of in-flight requests so shutdown can wait for them.
+ * logger), and a count of in-flight requests so shutdown can wait for them. Each request's
+ * client address is recorded for the failed-authentication throttle.
  */
 export function serve(ctx: AppContext, app: App) {
   const handle = app.fetch;
+  const trustProxy = ctx.env.trustProxy;
   let inFlight = 0;
   const server = Bun.serve({
     port: ctx.env.port,
     hostname: ctx.env.host,
     // Streams (LLM SSE, downloads) can be long; Bun's default 10 s idle timeout would cut them.
+    // Request bodies of the JSON routes have their own, shorter deadline (BODY_TIMEOUT_MS).
     idleTimeout: 255,
-    maxRequestBodySize: 1024 * 1024 * 1024 * 4,
-    async fetch(request) {
+    maxRequestBodySize: maxRequestBodySize(ctx.env.maxUploadBytes),
+    async fetch(request, server) {
       const started = performance.now();
       inFlight++;
       let status = 500;
       try {
-        const response = await handle(request);
+        rememberClientAddress(request, server.requestIP(request)?.address, trustProxy);
+        const response = closingIfBodyUnread(request, await handle(request));
         status = response.status;
         return response;
       } finally {

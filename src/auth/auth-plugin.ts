@@ -1,9 +1,12 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../app/context.ts';
 import { forbidden, tooManyRequests, unauthorized, type HttpError } from '../http/errors.ts';
+import { clientAddress } from '../http/client-address.ts';
+import { bodyLimitsFor, parseRequestBody } from '../http/request-body.ts';
 import { csrfTokenMatches, dashboardSessions, isSafeMethod } from '../dashboard/dashboard-sessions.ts';
 import { readSessionId } from '../dashboard/session-cookie.ts';
 import { extractApiKey } from './api-keys.ts';
+import { authThrottle } from './auth-throttle.ts';
 import type { AuthContext } from './key-cache.ts';
 
 export interface AuthErrors {
@@ -11,44 +14,97 @@ export interface AuthErrors {
   rateLimited(retryAfterSeconds: number): HttpError;
   /** A session request without its CSRF token; the envelope 403 when a module has no shape of its own. */
   forbidden?(message: string): HttpError;
+  /** Too many failed authentications from the client's address; `rateLimited` when a module has none. */
+  throttled?(retryAfterSeconds: number): HttpError;
 }
+
+export const THROTTLED_MESSAGE = 'too many failed authentication attempts from this address; try again later';
 
 const envelopeErrors: AuthErrors = {
   unauthorized: () => unauthorized(),
   rateLimited: (retryAfter) => tooManyRequests('rate limit exceeded', retryAfter),
+  throttled: (retryAfter) => tooManyRequests(THROTTLED_MESSAGE, retryAfter),
 };
 
 const CSRF_MESSAGE = 'missing or invalid x-csrf-token header (required with the dashboard session cookie)';
 
+export interface AuthPluginOptions {
+  errors?: AuthErrors;
+  /** Accept `x-api-key` as well (Anthropic clients). */
+  allowXApiKey?: boolean;
+  /**
+   * `json` (default): request bodies are read by the plugin, after authentication, within the
+   * path's body limits (src/http/request-body.ts). `stream`: the module reads its own bodies
+   * (its routes say `parse: 'none'`); authentication still comes first.
+   */
+  body?: 'json' | 'stream';
+}
+
 /**
- * `resolve`s `auth` for every route of the module that uses it: bearer key → account, then the
- * per-key rate limit. Unnamed on purpose, so Elysia never deduplicates it away from a module.
- * LLM routes pass their own error shapes; `allowXApiKey` serves Anthropic clients.
+ * Authenticates every route of the module that uses it: bearer key → account, then the per-key
+ * rate limit. Unnamed on purpose, so Elysia never deduplicates it away from a module. LLM routes
+ * pass their own error shapes; `allowXApiKey` serves Anthropic clients.
+ *
+ * Authentication happens before a byte of the body is read: a route with a body is
+ * authenticated in Elysia's parse phase (which runs before `resolve`), and only then is the body
+ * read, within its limits; `resolve` hands the same result to the handler. A client address
+ * with too many failed authentications gets 429s for the rest of the minute (auth-throttle.ts).
  *
  * Without any Authorization header, the dashboard's session cookie is accepted instead (the page
  * calls the same API a client would); a state-changing method must then carry the session's
  * CSRF token in `x-csrf-token` or gets a 403. The bearer path does no extra work.
  */
-export function authPlugin(ctx: AppContext, opts: { errors?: AuthErrors; allowXApiKey?: boolean } = {}) {
+export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
   const errors = opts.errors ?? envelopeErrors;
+  const throttled = (retryAfter: number) => {
+    if (errors.throttled) return errors.throttled(retryAfter);
+    // A module without its own: its rate-limit error, saying what actually happened.
+    const error = errors.rateLimited(retryAfter);
+    error.message = THROTTLED_MESSAGE;
+    return error;
+  };
   const limit = ctx.config.rateLimitPerMinute ?? ctx.env.rateLimitPerMinute;
   const sessions = dashboardSessions(ctx);
-  const fromSession = async (request: Request): Promise<AuthContext | null> => {
-    const id = request.headers.has('authorization') ? undefined : readSessionId(request.headers);
-    const found = id ? await sessions.resolve(id) : null;
+  const throttle = authThrottle(ctx);
+
+  const fromSession = async (id: string, request: Request): Promise<AuthContext | null> => {
+    const found = await sessions.resolve(id);
     if (!found) return null;
     if (!isSafeMethod(request.method) && !csrfTokenMatches(found.session, request)) {
       throw errors.forbidden?.(CSRF_MESSAGE) ?? forbidden(CSRF_MESSAGE);
     }
     return found.auth;
   };
-  return new Elysia().resolve({ as: 'scoped' }, async ({ request }): Promise<{ auth: AuthContext }> => {
+
+  const authenticate = async (request: Request): Promise<AuthContext> => {
+    const address = clientAddress(request);
+    const wait = throttle.retryAfter(address);
+    if (wait > 0) throw throttled(wait);
     const key = extractApiKey(request.headers, opts.allowXApiKey ?? false);
-    const auth = key ? await ctx.keys.authenticate(key) : await fromSession(request);
-    if (!auth) throw errors.unauthorized();
+    const sessionId = key || request.headers.has('authorization') ? undefined : readSessionId(request.headers);
+    // No credentials at all is no attempt: refused, not counted.
+    if (!key && !sessionId) throw errors.unauthorized();
+    const auth = key ? await ctx.keys.authenticate(key) : await fromSession(sessionId as string, request);
+    if (!auth) {
+      const retryAfter = await throttle.fail(address);
+      throw retryAfter > 0 ? throttled(retryAfter) : errors.unauthorized();
+    }
     ctx.requestAccount.set(request, auth.accountId);
     const decision = ctx.rateLimiter.check(`key:${auth.keyId}`, limit);
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
-    return { auth };
+    return auth;
+  };
+
+  // A request with a body is authenticated in the parse phase; resolve then reuses the outcome.
+  const early = new WeakMap<Request, Promise<AuthContext>>();
+  const plugin = new Elysia().resolve({ as: 'scoped' }, async ({ request }): Promise<{ auth: AuthContext }> => ({
+    auth: await (early.get(request) ?? authenticate(request)),
+  }));
+  if (opts.body === 'stream') return plugin;
+  return plugin.onParse({ as: 'scoped' }, async ({ request, path }, contentType: string) => {
+    const authenticated = authenticate(request);
+    early.set(request, authenticated);
+    await authenticated;
+    return parseRequestBody(request, contentType, bodyLimitsFor(path, ctx.env.bodyTimeoutMs));
   });
 }

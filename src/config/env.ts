@@ -40,6 +40,9 @@ const EnvSchema = v.object({
   S3_REGION: v.optional(v.string()),
   S3_ACCESS_KEY_ID: v.optional(v.string()),
   S3_SECRET_ACCESS_KEY: v.optional(v.string()),
+  BODY_TIMEOUT_MS: v.optional(positiveInt, '30000'),
+  AUTH_FAILURES_PER_MINUTE: v.optional(positiveInt, '20'),
+  TRUST_PROXY: v.optional(boolString, 'false'),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -67,6 +70,12 @@ export interface Env {
   maxUploadBytes: number;
   /** Set when `S3_BUCKET` is: files go to any S3-compatible store instead of `DATA_DIR/files`. */
   s3?: { bucket: string; endpoint?: string; region?: string; accessKeyId?: string; secretAccessKey?: string };
+  /** How long a request body (JSON endpoints) may take to arrive in full. */
+  bodyTimeoutMs: number;
+  /** Failed authentications one client address may make per minute before it gets 429s. */
+  authFailuresPerMinute: number;
+  /** Take the client address from the last `X-Forwarded-For` entry (behind a reverse proxy only). */
+  trustProxy: boolean;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -102,5 +111,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     s3: e.S3_BUCKET
       ? { bucket: e.S3_BUCKET, endpoint: e.S3_ENDPOINT, region: e.S3_REGION, accessKeyId: e.S3_ACCESS_KEY_ID, secretAccessKey: e.S3_SECRET_ACCESS_KEY }
       : undefined,
+    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    trustProxy: e.TRUST_PROXY,
   };
 }

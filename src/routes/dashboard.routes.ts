@@ -1,16 +1,21 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import type { AppContext } from '../app/context.ts';
-import { authPlugin } from '../auth/auth-plugin.ts';
+import { authPlugin, THROTTLED_MESSAGE } from '../auth/auth-plugin.ts';
+import { authThrottle } from '../auth/auth-throttle.ts';
 import { csrfTokenMatches, dashboardSessions, SESSION_TTL_MS, type Session } from '../dashboard/dashboard-sessions.ts';
 import { PageAssets } from '../dashboard/page-assets.ts';
 import { dashboardHeaders } from '../dashboard/security-headers.ts';
 import { clearedSessionCookie, readSessionId, sessionCookie } from '../dashboard/session-cookie.ts';
 import { spendByDay } from '../dashboard/spend-by-day.ts';
 import { envelope } from '../http/envelope.ts';
-import { forbidden, unauthorized, unprocessable } from '../http/errors.ts';
+import { clientAddress } from '../http/client-address.ts';
+import { forbidden, tooManyRequests, unauthorized, unprocessable } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
+import { readJsonBody } from '../http/request-body.ts';
 
+/** `{"api_key": "gw_…"}` is about 70 bytes; this leaves room for whitespace and nothing more. */
+const SIGN_IN_MAX_BYTES = 16 * 1024;
 const SignInBody = v.object({ api_key: v.pipe(v.string(), v.trim(), v.nonEmpty('is required'), v.maxLength(200, 'is too long')) });
 const SpendQuery = v.object({
   days: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be an integer from 1 to 366'), v.transform(Number), v.minValue(1, 'must be an integer from 1 to 366'), v.maxValue(366, 'must be an integer from 1 to 366')), '30'),
@@ -30,6 +35,8 @@ const json = (body: unknown, headers: Record<string, string> = {}, status = 200)
  * - `POST /dashboard/api/session {api_key}` → Set-Cookie `gw_session` (HttpOnly, SameSite=Strict,
  *   Path=/, a random id — never the key) and `{user_id, csrf_token, expires_at}`. A session cookie
  *   already sent is ended first. JSON only, so no cross-site HTML form can sign a victim in.
+ *   A wrong key counts as a failed authentication of the client's address: past
+ *   `AUTH_FAILURES_PER_MINUTE` the address gets 429 with `Retry-After` (src/auth/auth-throttle.ts).
  * - `GET /dashboard/api/session` → the same view for the page's cookie (how the page, which cannot
  *   read its HttpOnly cookie, learns its CSRF token); 401 when there is no live session.
  * - `DELETE /dashboard/api/session` (with `x-csrf-token`) → signs out: the session is deleted
@@ -42,6 +49,7 @@ const json = (body: unknown, headers: Record<string, string> = {}, status = 200)
  */
 export function dashboardRoutes(ctx: AppContext) {
   const sessions = dashboardSessions(ctx);
+  const throttle = authThrottle(ctx);
   const assets = new PageAssets(ctx.log);
   const headers = dashboardHeaders(ctx.env.publicUrl, ctx.env.uploadUrl);
   const secure = ctx.env.publicUrl.startsWith('https:');
@@ -59,19 +67,32 @@ export function dashboardRoutes(ctx: AppContext) {
     .get('/dashboard/*', ({ request }) => serve('index.html', request));
 
   const session = new Elysia({ name: 'dashboard-session', prefix: '/dashboard/api/session' })
-    .post('', async ({ request, body }) => {
-      if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json')) {
-        throw unprocessable('send the key as JSON: {"api_key": "…"}');
-      }
-      const { api_key } = parseOr422(SignInBody, body);
-      const auth = await ctx.keys.authenticate(api_key);
-      if (!auth) throw unauthorized('invalid API key');
-      const previous = readSessionId(request.headers);
-      if (previous) await sessions.end(previous);
-      const { id, session: created } = await sessions.create(auth.accountId, api_key);
-      ctx.requestAccount.set(request, auth.accountId);
-      return json(envelope(sessionView(created)), { 'set-cookie': sessionCookie(id, SESSION_TTL_MS / 1000, secure) });
-    })
+    .post(
+      '',
+      async ({ request }) => {
+        // Wrong keys count against the address's failed-authentication budget, as on the API.
+        const address = clientAddress(request);
+        const wait = throttle.retryAfter(address);
+        if (wait > 0) throw tooManyRequests(THROTTLED_MESSAGE, wait);
+        if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json')) {
+          throw unprocessable('send the key as JSON: {"api_key": "…"}');
+        }
+        // Read by hand: nobody is signed in yet, so the body is small and must arrive quickly.
+        const body = await readJsonBody(request, { maxBytes: SIGN_IN_MAX_BYTES, timeoutMs: ctx.env.bodyTimeoutMs });
+        const { api_key } = parseOr422(SignInBody, body);
+        const auth = await ctx.keys.authenticate(api_key);
+        if (!auth) {
+          const retryAfter = await throttle.fail(address);
+          throw retryAfter > 0 ? tooManyRequests(THROTTLED_MESSAGE, retryAfter) : unauthorized('invalid API key');
+        }
+        const previous = readSessionId(request.headers);
+        if (previous) await sessions.end(previous);
+        const { id, session: created } = await sessions.create(auth.accountId, api_key);
+        ctx.requestAccount.set(request, auth.accountId);
+        return json(envelope(sessionView(created)), { 'set-cookie': sessionCookie(id, SESSION_TTL_MS / 1000, secure) });
+      },
+      { parse: 'none' },
+    )
     .get('', async ({ request }) => {
       const id = readSessionId(request.headers);
       const found = id ? await sessions.resolve(id) : null;

@@ -6,11 +6,12 @@ import { UploadService } from '../uploads/upload-service.ts';
 /**
  * `PUT {upload_url}/upload` — the spec's three upload variants, answering its upload result
  * `{success, file_url}` (no envelope); errors are envelopes. `parse: 'none'` keeps Elysia from
- * reading the body: the service streams it (multipart included) straight into storage.
+ * reading the body: the service streams it (multipart included) straight into storage, after
+ * authentication, within `MAX_UPLOAD_BYTES`.
  */
 export function uploadRoutes(ctx: AppContext) {
   const uploads = new UploadService(ctx);
-  return new Elysia({ name: 'uploads' }).use(authPlugin(ctx)).put(
+  return new Elysia({ name: 'uploads' }).use(authPlugin(ctx, { body: 'stream' })).put(
     '/upload',
     async ({ auth, request }) => {
       const saved = await uploads.upload(auth.accountId, request);
