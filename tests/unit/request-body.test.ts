@@ -7,7 +7,7 @@ import type { Db } from '../../src/db/database.ts';
 import { bodyErrorHandler } from '../../src/http/body-error-handler.ts';
 import { errorHandler } from '../../src/http/error-handler.ts';
 import { OpenAIStyleError } from '../../src/http/errors.ts';
-import { bodyFullyRead, LLM_BODY_MAX_BYTES, readBodyBytes, readJsonBody } from '../../src/http/request-body.ts';
+import { bodyFullyRead, LLM_BODY_MAX_BYTES, parseJsonText, readBodyBytes, readJsonBody } from '../../src/http/request-body.ts';
 import { Logger } from '../../src/ops/logger.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 
@@ -68,7 +68,7 @@ function app() {
 
 describe('authPlugin reads bodies only after authentication, within limits', () => {
   test('without a valid key the body is never pulled', async () => {
-    for (const headers of [{}, { authorization: 'Bearer gw_wrong' }]) {
+    for (const headers of [{}, { authorization: 'Bearer gw_wrong' }] as Array<Record<string, string>>) {
       const body = countingBody();
       const res = await app().handle(post('/v1/tasks', body.stream, headers));
       expect(res.status).toBe(401);
@@ -125,6 +125,16 @@ describe('authPlugin reads bodies only after authentication, within limits', () 
     const badLlm = await app().handle(post('/v1/chat/completions', countingBody({ text: '{"a":' }).stream, { authorization: 'Bearer gw_good' }));
     expect(badLlm.status).toBe(400);
   });
+});
+
+test('nesting is measured, not bracket counts: many shallow brackets pass, 65 levels do not', () => {
+  const siblings = `[${new Array(500).fill('{"a":[1]}').join(',')}]`;
+  expect((parseJsonText(siblings) as unknown[]).length).toBe(500);
+  expect(parseJsonText(JSON.stringify({ text: '[{'.repeat(1000) }))).toEqual({ text: '[{'.repeat(1000) });
+  const levels = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+  expect(() => parseJsonText(levels(64))).not.toThrow();
+  expect(() => parseJsonText(levels(65))).toThrow('request body nests deeper than 64 levels');
+  expect(() => parseJsonText(`{"a":1,"pad":[${'{},'.repeat(100)}{}],"deep":${levels(64)}}`)).toThrow('nests deeper than 64');
 });
 
 describe('readBodyBytes', () => {
