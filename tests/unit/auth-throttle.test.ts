@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test';
 import { AuthFailureThrottle } from '../../src/auth/auth-throttle.ts';
-import { addressSubject } from '../../src/http/client-address.ts';
+import { addressSubject, clientAddress, rememberClientAddress, UNKNOWN_ADDRESS } from '../../src/http/client-address.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import { RedisStore } from '../../src/store/redis-store.ts';
 import { REDIS_URL } from '../helpers/services.ts';
@@ -56,6 +56,20 @@ test('IPv6 addresses count per /64; IPv4-mapped addresses as their IPv4 address'
   expect(await throttle.fail('2001:db8:1:2::2')).toBeGreaterThan(0);
   expect(throttle.retryAfter('2001:db8:1:2:dead:beef::9')).toBeGreaterThan(0);
   expect(throttle.retryAfter('2001:db8:1:3::1')).toBe(0);
+});
+
+test('the client address is the peer; X-Forwarded-For counts only with TRUST_PROXY, and then only its last entry', () => {
+  const forwarded = () => new Request('http://localhost/', { headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' } });
+  const direct = forwarded();
+  rememberClientAddress(direct, '192.0.2.1', false);
+  expect(clientAddress(direct)).toBe('192.0.2.1');
+  const proxied = forwarded();
+  rememberClientAddress(proxied, '10.0.0.2', true);
+  expect(clientAddress(proxied)).toBe('203.0.113.9');
+  const noHeader = new Request('http://localhost/');
+  rememberClientAddress(noHeader, '10.0.0.2', true);
+  expect(clientAddress(noHeader)).toBe('10.0.0.2');
+  expect(clientAddress(new Request('http://localhost/'))).toBe(UNKNOWN_ADDRESS);
 });
 
 const redis = new RedisStore(REDIS_URL, `gw-unit-throttle-${crypto.randomUUID()}:`);
