@@ -1,6 +1,7 @@
 import type { AuthContext } from '../auth/key-cache.ts';
 import { findActiveKey } from '../accounts/accounts.repository.ts';
 import { sameHash } from '../auth/api-keys.ts';
+import { LruMap } from '../auth/lru-map.ts';
 import type { Db } from '../db/database.ts';
 import type { Store } from '../store/store.ts';
 
@@ -17,7 +18,7 @@ const MAX_ENTRIES = 10_000;
  * sessions made from it at once, without a database read on every dashboard request.
  */
 export class ActiveKeys {
-  private readonly entries = new Map<string, { auth: AuthContext | null; expiresAt: number }>();
+  private readonly entries = new LruMap<string, { auth: AuthContext | null; expiresAt: number }>(MAX_ENTRIES);
   private subscribed?: Promise<unknown>;
 
   constructor(
@@ -33,7 +34,6 @@ export class ActiveKeys {
     if (hit && hit.expiresAt > Date.now()) return hit.auth;
     const row = await findActiveKey(this.db, keyHash);
     const auth = row && sameHash(row.keyHash, keyHash) ? { accountId: row.accountId, keyId: row.keyId } : null;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(keyHash, { auth, expiresAt: Date.now() + (auth ? HIT_TTL_MS : MISS_TTL_MS) });
     return auth;
   }

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../app/context.ts';
 import { EnvelopeError, notFound } from '../http/errors.ts';
 import { envelope } from '../http/envelope.ts';
+import { readBodyText } from '../http/request-body.ts';
 import type { Provider } from '../../providers/types.ts';
 import { storeWhenFree } from '../upstreams/store-webhook-result.ts';
 
@@ -22,10 +23,8 @@ export function providerWebhookRoutes(ctx: AppContext, providers: ReadonlyMap<st
     async ({ params, request }) => {
       const webhook = providers.get(params.provider_id)?.media?.webhook;
       if (!webhook) throw notFound(`provider ${params.provider_id} takes no webhooks`);
-      const length = Number(request.headers.get('content-length') ?? 0);
-      if (length > MAX_BODY_BYTES) throw new EnvelopeError(413, 'webhook body too large');
-      const body = await request.text();
-      if (body.length > MAX_BODY_BYTES) throw new EnvelopeError(413, 'webhook body too large');
+      // Read under the cap as it streams in (a chunked body is cut at the cap, not buffered whole).
+      const body = await readBodyText(request, { maxBytes: MAX_BODY_BYTES, timeoutMs: ctx.env.bodyTimeoutMs });
       const outcome = await webhook.receive({ url: new URL(request.url), headers: request.headers, body });
       if (!outcome.accepted) {
         ctx.log.warn('upstream webhook refused', { provider: params.provider_id, status: outcome.status, reason: outcome.message });
