@@ -3,7 +3,7 @@ import type { ModelConfig } from '../config/gateway-config.ts';
 import { toUnits } from '../accounts/money.ts';
 
 /** Output ceiling of a model that declares neither `max_output` nor `context_length`. */
-const DEFAULT_MAX_OUTPUT = 8192;
+const DEFAULT_MAX_OUTPUT = 32_768;
 /** Tokens held for one image part: above what the vision models we know bill for one tile set. */
 const IMAGE_TOKENS = 2_000;
 /** Per-message framing tokens (role markers), generous. */
@@ -28,9 +28,13 @@ export function worstCaseInputTokens(request: CanonicalRequest): number {
   return tokens;
 }
 
-/** The output tokens a call may produce: its `max_tokens`, else the model's ceiling. */
+/**
+ * The output tokens a call may produce: its `max_tokens` up to the model's ceiling (an upstream
+ * never writes more than its model can, whatever a client asks: `max_tokens: 1e308` holds the ceiling).
+ */
 export function worstCaseOutputTokens(request: CanonicalRequest, model: ModelConfig): number {
-  return request.maxTokens ?? model.max_output ?? model.context_length ?? DEFAULT_MAX_OUTPUT;
+  const ceiling = model.max_output ?? model.context_length ?? DEFAULT_MAX_OUTPUT;
+  return request.maxTokens !== undefined && request.maxTokens < ceiling ? Math.max(0, Math.ceil(request.maxTokens)) : ceiling;
 }
 
 export interface Hold {

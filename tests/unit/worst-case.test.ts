@@ -10,7 +10,7 @@ const request = (text: string, maxTokens?: number): CanonicalRequest => ({ model
 
 test('the hold covers the real cost of any usage within its bounds', () => {
   fc.assert(
-    fc.property(fc.string({ unit: 'grapheme' }), fc.integer({ min: 1, max: 100_000 }), (text, maxTokens) => {
+    fc.property(fc.string({ unit: 'grapheme' }), fc.integer({ min: 1, max: 8192 }), (text, maxTokens) => {
       const hold = worstCaseHold(request(text, maxTokens), model);
       // Byte-level tokenizers spend at least one byte per token: input ≤ bytes.
       const worst = llmCost((model as { pricing: never }).pricing, { inputTokens: Buffer.byteLength(text), outputTokens: maxTokens, totalTokens: 0 } as never);
@@ -19,17 +19,19 @@ test('the hold covers the real cost of any usage within its bounds', () => {
   );
 });
 
-test('without max_tokens the model ceiling is held', () => {
+test('without max_tokens, or with more than the model can write, the model ceiling is held', () => {
   expect(worstCaseHold(request('hi'), model).outputTokens).toBe(8192);
+  expect(worstCaseHold(request('hi', 1e308), model).outputTokens).toBe(8192);
+  expect(worstCaseHold(request('hi', 100), model).outputTokens).toBe(100);
 });
 
 test('the affordable max_tokens is the largest whose hold fits', () => {
   fc.assert(
     fc.property(fc.bigInt({ min: 0n, max: 10_000_000_000n }), (available) => {
-      const hold = worstCaseHold(request('hello there', 100_000), model);
+      const hold = worstCaseHold(request('hello there', 8192), model);
       const n = affordableOutputTokens(available, hold, model);
       if (n > 0) expect(worstCaseHold(request('hello there', n), model).units <= available).toBe(true);
-      if (n < 100_000) expect(worstCaseHold(request('hello there', n + 1), model).units > available).toBe(true);
+      if (n < 8192) expect(worstCaseHold(request('hello there', n + 1), model).units > available).toBe(true);
     }),
   );
 });
