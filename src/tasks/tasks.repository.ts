@@ -39,8 +39,9 @@ export async function listTasks(
   if (filter.categories?.length) query = query.where('category', 'in', filter.categories);
   if (filter.providers?.length) query = query.where('provider', 'in', filter.providers);
   if (filter.createdAfter) query = query.where('created_at', '>=', filter.createdAfter);
-  // Rows keep sub-second times: "up to and including second T" is "before T + 1 s".
-  if (filter.createdBefore) query = query.where('created_at', '<', new Date(filter.createdBefore.getTime() + 1000));
+  // Rows keep sub-second times: "up to and including second T" is "before T + 1 s", computed by
+  // Postgres (a JS Date of the largest bound, year 10000, has no ISO form PGlite accepts).
+  if (filter.createdBefore) query = query.where('created_at', '<', sql<Date>`to_timestamp(${filter.createdBefore.getTime() / 1000 + 1})`);
   // The total rides on each row (one query, one snapshot), so page and total always agree.
   const found = await query
     .selectAll()
