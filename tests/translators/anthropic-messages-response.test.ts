@@ -121,7 +121,7 @@ describe('encodeAnthropicResponse', () => {
 });
 
 describe('finish-reason and usage mappers', () => {
-  test('stop reasons through the shared table, keeping Anthropic-only raw reasons', () => {
+  test('stop reasons both ways, keeping Anthropic-only raw reasons', () => {
     expect(toAnthropicStopReason({ unified: 'stop', raw: 'stop' })).toBe('end_turn');
     expect(toAnthropicStopReason({ unified: 'length', raw: 'length' })).toBe('max_tokens');
     expect(toAnthropicStopReason({ unified: 'content-filter', raw: 'content_filter' })).toBe('refusal');

@@ -114,7 +114,7 @@ describe('encodeChatResponse', () => {
     expect([empty.message.content, empty.message.tool_calls, empty.finish_reason]).toEqual(['', undefined, 'length']);
   });
 
-  test('finish reasons come from the shared table', () => {
+  test('every canonical finish reason maps to a chat finish_reason', () => {
     const cases = [
       ['stop', 'stop'],
       ['stop-sequence', 'stop'],

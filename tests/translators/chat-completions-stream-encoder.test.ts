@@ -121,7 +121,7 @@ describe('createChatStreamEncoder', () => {
     ]);
   });
 
-  test('finish reasons through the shared table: length and content_filter', async () => {
+  test('finish reasons: length and content_filter', async () => {
     for (const [unified, chat] of [['length', 'length'], ['content-filter', 'content_filter'], ['stop-sequence', 'stop']] as const) {
       const got = frames(await encode([...TEXT.slice(0, -1), { type: 'finish', finishReason: { unified }, usage }]));
       expect(got.at(-2)).toEqual({ ...base, choices: [choice({}, chat)] });

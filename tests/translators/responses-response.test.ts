@@ -172,7 +172,7 @@ describe('encodeResponsesResponse', () => {
 });
 
 describe('finish reason and usage mappers', () => {
-  test('canonical finish → status and incomplete details (shared table)', () => {
+  test('canonical finish → status and incomplete details', () => {
     expect(toResponsesEnding({ unified: 'stop' })).toEqual({ status: 'completed', incompleteDetails: null });
     expect(toResponsesEnding({ unified: 'stop-sequence' })).toEqual({ status: 'completed', incompleteDetails: null });
     expect(toResponsesEnding({ unified: 'tool-calls' })).toEqual({ status: 'completed', incompleteDetails: null });
