@@ -1,10 +1,6 @@
+import { UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { asObject, asString, type Json } from '../shared/validation.ts';
-
-/** A stream that breaks Anthropic's own grammar; the decoder turns it into `invalid_upstream_stream`. */
-export class UpstreamStreamError extends Error {
-  override name = 'UpstreamStreamError';
-}
 
 type Tracked = { kind: 'text' | 'tool'; index: number; open: boolean } | { kind: 'skipped' };
 

@@ -1,8 +1,9 @@
+import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { mintId } from '../shared/ids.ts';
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import { fromAnthropicStopReason } from './finish-reason.ts';
-import { createBlockTracker, UpstreamStreamError } from './stream-decoder-blocks.ts';
+import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { inputUsage, mergeUsageParts, readAnthropicUsage, toCanonicalUsage, type AnthropicUsageParts } from './usage.ts';
 import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 
@@ -103,8 +104,7 @@ export function anthropicStreamDecoderTransformer(opts: AnthropicStreamDecoderOp
       try {
         for (const event of handle(asString(data.type) ?? message.event ?? '', data)) controller.enqueue(event);
       } catch (err) {
-        if (!(err instanceof UpstreamStreamError)) throw err;
-        fail({ type: 'error', error: { code: 'invalid_upstream_stream', message: err.message } });
+        fail(invalidUpstreamStream(err));
       }
     },
     flush(controller) {

@@ -1,11 +1,7 @@
+import { UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { mintId } from '../shared/ids.ts';
 import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
-
-/** A stream that breaks the chat-completions grammar; the decoder turns it into `invalid_upstream_stream`. */
-export class UpstreamStreamError extends Error {
-  override name = 'UpstreamStreamError';
-}
 
 interface ToolCall {
   upstreamId?: string;

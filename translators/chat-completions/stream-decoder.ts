@@ -1,10 +1,11 @@
+import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.ts';
 import type { FinishReason } from '../canonical/finish-reason.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { mintId } from '../shared/ids.ts';
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import { fromChatFinishReason } from './finish-reason.ts';
-import { createBlockTracker, UpstreamStreamError } from './stream-decoder-blocks.ts';
+import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { readChatUsage } from './usage.ts';
 import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 
@@ -99,8 +100,8 @@ export function chatStreamDecoderTransformer(opts: ChatStreamDecoderOptions): Tr
         }
         for (const event of handleChunk(data)) controller.enqueue(event);
       } catch (err) {
-        if (!(err instanceof UpstreamStreamError)) throw err;
-        fail('invalid_upstream_stream', err.message);
+        done = true;
+        controller.enqueue(invalidUpstreamStream(err));
       }
     },
     flush(controller) {

@@ -1,8 +1,6 @@
+import { UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { asObject, asString, type Json } from './json-access.ts';
-
-/** The upstream broke the Responses event protocol; the decoder turns this into one error event. */
-export class BadUpstreamStream extends Error {}
 
 interface Block {
   index: number;
@@ -44,10 +42,10 @@ export function createBlockTracker() {
 
     itemAdded(outputIndex: number, item: Json): StreamEvent[] {
       if (item.type !== 'function_call') return [];
-      if (tools.has(outputIndex)) throw new BadUpstreamStream(`output item ${outputIndex} was added twice`);
+      if (tools.has(outputIndex)) throw new UpstreamStreamError(`output item ${outputIndex} was added twice`);
       const callId = asString(item.call_id);
       const name = asString(item.name);
-      if (!callId || !name) throw new BadUpstreamStream('a function_call item without call_id or name');
+      if (!callId || !name) throw new UpstreamStreamError('a function_call item without call_id or name');
       const block = open('tool', outputIndex);
       tools.set(outputIndex, block);
       const out: StreamEvent[] = [{ type: 'tool-call-start', index: block.index, id: callId, name }];
@@ -60,7 +58,7 @@ export function createBlockTracker() {
     },
 
     textDelta(outputIndex: number, contentIndex: number, delta: string): StreamEvent[] {
-      if (tools.has(outputIndex)) throw new BadUpstreamStream(`a text delta for function call item ${outputIndex}`);
+      if (tools.has(outputIndex)) throw new UpstreamStreamError(`a text delta for function call item ${outputIndex}`);
       if (!delta) return [];
       const key = `${outputIndex}:${contentIndex}`;
       let block = texts.get(key);
@@ -70,7 +68,7 @@ export function createBlockTracker() {
         texts.set(key, block);
         out.push({ type: 'text-start', index: block.index });
       }
-      if (block.ended) throw new BadUpstreamStream(`a text delta after output ${outputIndex} part ${contentIndex} was done`);
+      if (block.ended) throw new UpstreamStreamError(`a text delta after output ${outputIndex} part ${contentIndex} was done`);
       block.streamed = true;
       out.push({ type: 'text-delta', index: block.index, delta });
       return out;
@@ -84,7 +82,7 @@ export function createBlockTracker() {
 
     argumentsDelta(outputIndex: number, delta: string): StreamEvent[] {
       const block = tools.get(outputIndex);
-      if (!block || block.ended) throw new BadUpstreamStream(`an arguments delta for output item ${outputIndex}, which is not an open function call`);
+      if (!block || block.ended) throw new UpstreamStreamError(`an arguments delta for output item ${outputIndex}, which is not an open function call`);
       if (!delta) return [];
       block.streamed = true;
       return [{ type: 'tool-call-delta', index: block.index, delta }];
@@ -92,7 +90,7 @@ export function createBlockTracker() {
 
     argumentsDone(outputIndex: number, args: string): StreamEvent[] {
       const block = tools.get(outputIndex);
-      if (!block) throw new BadUpstreamStream(`arguments done for output item ${outputIndex}, which is not a function call`);
+      if (!block) throw new UpstreamStreamError(`arguments done for output item ${outputIndex}, which is not a function call`);
       if (block.ended) return [];
       const out: StreamEvent[] = [];
       if (!block.streamed && args) out.push({ type: 'tool-call-delta', index: block.index, delta: args });

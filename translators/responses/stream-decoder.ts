@@ -1,10 +1,11 @@
+import { invalidUpstreamStream } from '../canonical/errors.ts';
 import type { FinishReason } from '../canonical/finish-reason.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import type { CanonicalUsage } from '../canonical/usage.ts';
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import { fromResponsesStatus } from './finish-reason.ts';
 import { asNumber, asObject, asString, type Json } from './json-access.ts';
-import { BadUpstreamStream, createBlockTracker } from './stream-decoder-blocks.ts';
+import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { fromResponsesUsage } from './usage.ts';
 
 const TERMINAL: Record<string, string> = { 'response.completed': 'completed', 'response.incomplete': 'incomplete', 'response.failed': 'failed' };
@@ -88,8 +89,8 @@ export function responsesStreamDecoderTransformer(opts: { model: string }): Tran
       try {
         out = data && type ? handle(data, type) : fail('invalid_upstream_stream', 'the upstream sent data that is not a Responses event');
       } catch (err) {
-        if (!(err instanceof BadUpstreamStream)) throw err;
-        out = fail('invalid_upstream_stream', err.message);
+        stopped = true;
+        out = [invalidUpstreamStream(err)];
       }
       for (const event of out) controller.enqueue(event);
     },
