@@ -1,5 +1,6 @@
 import type { CanonicalRequest, CanonicalResponse, StreamEvent, TranslationWarning } from '../../translators/canonical/index.ts';
 import type { PassthroughRules } from '../../translators/passthrough/index.ts';
+import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { UpstreamStreamFormat } from '../../providers/types.ts';
 import type { ErrorFamily } from './llm-error.ts';
 
@@ -42,6 +43,6 @@ export interface ClientFormat {
   readonly passthrough?: { format: UpstreamStreamFormat; rules: PassthroughRules };
   decode(body: unknown): DecodedClientRequest;
   encodeResponse(response: CanonicalResponse, ctx: EncodeContext): unknown;
-  /** This format's stream encoder (a synchronous Transformer: see translators/shared/sync-transformer.ts). */
-  encoder(ctx: EncodeContext): Transformer<StreamEvent, string>;
+  /** This format's stream encoder (see translators/shared/stream-translator.ts). */
+  encoder(ctx: EncodeContext): StreamTranslator<StreamEvent, string>;
 }

@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { StreamEvent } from '../../translators/canonical/index.ts';
 import type { PassthroughRules } from '../../translators/passthrough/index.ts';
-import { runSync, type SyncTransformer } from '../../translators/shared/sync-transformer.ts';
+import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { LlmStream, ModelRef } from '../../providers/types.ts';
 import type { ClientFormat, EncodeContext } from './client-format.ts';
 import type { OutcomeTap } from './outcome-tap.ts';
@@ -39,7 +39,7 @@ function sseMessages(body: ReadableStream<Uint8Array>) {
  * client format's encoder. A broken source becomes one canonical error, so the client's stream
  * always ends with its format's own error event, never a silent cut.
  */
-function encodeInto(tap: OutcomeTap, encoder: SyncTransformer<StreamEvent, string>) {
+function encodeInto(tap: OutcomeTap, encoder: StreamTranslator<StreamEvent, string>) {
   return async (events: StreamEvent[]): Promise<string> => {
     let out = '';
     for (const event of events) {
@@ -77,7 +77,7 @@ function canonicalSource(events: ReadableStream<StreamEvent>): EventSource {
 /** An upstream wire stream, decoded by its format's decoder as each read completes messages. */
 function decodedSource(upstream: Extract<LlmStream, { kind: 'wire' }>, model: ModelRef): EventSource {
   const source = sseMessages(upstream.body);
-  const decoder = runSync(upstreamDecoder(upstream.format, model.id));
+  const decoder = upstreamDecoder(upstream.format, model.id);
   return {
     async next() {
       const read = await source.next();
@@ -90,7 +90,7 @@ function decodedSource(upstream: Extract<LlmStream, { kind: 'wire' }>, model: Mo
 
 /** Any upstream whose events are translated into another wire format (or come as canonical events). */
 function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, ctx: EncodeContext, tap: OutcomeTap) {
-  const encoder = runSync(format.encoder(ctx));
+  const encoder = format.encoder(ctx);
   const emit = encodeInto(tap, encoder);
   const finish = async (events: StreamEvent[]): Promise<Step> => {
     const text = (await emit(events)) + encoder.end().join('');
@@ -118,7 +118,7 @@ function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, 
  */
 function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: PassthroughRules, model: ModelRef, ctx: EncodeContext, tap: OutcomeTap) {
   const source = sseMessages(upstream.body);
-  const billing = runSync(upstreamDecoder(upstream.format, model.id));
+  const billing = upstreamDecoder(upstream.format, model.id);
   const passCtx = { gatewayModel: model.id, includeUsage: ctx.decoded.includeUsage };
   const observe = async (events: StreamEvent[]) => {
     for (const event of events) {

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { createAnthropicStreamDecoder } from '../../translators/anthropic-messages/index.ts';
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
 import { parseSseBytes, type EventSourceMessage } from '../../translators/shared/sse.ts';
+import { toTransformStream } from '../../translators/shared/stream-translator.ts';
 import { collect, readFixture, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const FIXTURES = `${import.meta.dir}/../fixtures/anthropic-messages`;
@@ -9,7 +10,7 @@ const MODEL = 'anthropic/claude-sonnet';
 const CREATED = 1735689600;
 
 async function decode(bytes: Uint8Array, split: number[]): Promise<StreamEvent[]> {
-  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(createAnthropicStreamDecoder({ model: MODEL, created: CREATED })));
+  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: CREATED }))));
 }
 
 async function decodeMessages(messages: EventSourceMessage[]): Promise<StreamEvent[]> {
@@ -19,7 +20,7 @@ async function decodeMessages(messages: EventSourceMessage[]): Promise<StreamEve
       controller.close();
     },
   });
-  return collect(source.pipeThrough(createAnthropicStreamDecoder({ model: MODEL, created: CREATED })));
+  return collect(source.pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: CREATED }))));
 }
 
 const msg = (event: string, data: unknown): EventSourceMessage => ({ event, data: JSON.stringify(data), id: undefined });
@@ -234,7 +235,7 @@ describe('Anthropic stream decoder: edge cases', () => {
         controller.close();
       },
     });
-    const [first] = await collect(source.pipeThrough(createAnthropicStreamDecoder({ model: MODEL })));
+    const [first] = await collect(source.pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL }))));
     expect(first?.type).toBe('message-start');
     if (first?.type === 'message-start') expect(Math.abs(first.created - Date.now() / 1000)).toBeLessThan(5);
   });

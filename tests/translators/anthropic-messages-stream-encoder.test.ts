@@ -3,6 +3,7 @@ import { describe, expect, test } from 'bun:test';
 import { createAnthropicStreamDecoder, createAnthropicStreamEncoder } from '../../translators/anthropic-messages/index.ts';
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
 import { parseSseBytes } from '../../translators/shared/sse.ts';
+import { toTransformStream } from '../../translators/shared/stream-translator.ts';
 import { collect } from '../helpers/replay-sse.ts';
 
 const MODEL = 'acme/chat-large';
@@ -18,7 +19,7 @@ function source<T>(items: T[]): ReadableStream<T> {
 }
 
 async function encode(events: StreamEvent[]): Promise<string[]> {
-  return collect(source(events).pipeThrough(createAnthropicStreamEncoder({ id: ID, model: MODEL })));
+  return collect(source(events).pipeThrough(toTransformStream(createAnthropicStreamEncoder({ id: ID, model: MODEL }))));
 }
 
 /** The SSE text split into {event, data} pairs. */
@@ -112,7 +113,7 @@ describe('Anthropic stream encoder', () => {
   });
 
   test('output is incremental: the head block streams before the message ends', async () => {
-    const encoder = createAnthropicStreamEncoder({ id: ID, model: MODEL });
+    const encoder = toTransformStream(createAnthropicStreamEncoder({ id: ID, model: MODEL }));
     const writer = encoder.writable.getWriter();
     const reader = encoder.readable.getReader();
     const write = (event: StreamEvent) => void writer.write(event).catch(() => undefined);
@@ -159,7 +160,7 @@ describe('Anthropic stream encoder', () => {
 describe('Anthropic stream encoder → decoder round trip', () => {
   async function roundTrip(events: StreamEvent[]): Promise<StreamEvent[]> {
     const bytes = new TextEncoder().encode((await encode(events)).join(''));
-    return collect(parseSseBytes(source([bytes])).pipeThrough(createAnthropicStreamDecoder({ model: MODEL, created: 1 })));
+    return collect(parseSseBytes(source([bytes])).pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: 1 }))));
   }
 
   test('text', async () => {
@@ -195,7 +196,7 @@ describe('@anthropic-ai/sdk reads the encoder output', () => {
   function client(events: StreamEvent[]): Anthropic {
     const fetch = async () => {
       const body = source(events)
-        .pipeThrough(createAnthropicStreamEncoder({ id: ID, model: MODEL }))
+        .pipeThrough(toTransformStream(createAnthropicStreamEncoder({ id: ID, model: MODEL })))
         .pipeThrough(new TextEncoderStream());
       return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
     };

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
 import { createChatStreamDecoder } from '../../translators/chat-completions/index.ts';
 import { parseSseBytes } from '../../translators/shared/sse.ts';
+import { toTransformStream } from '../../translators/shared/stream-translator.ts';
 import { collect, readFixture, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const FIXTURES = `${import.meta.dir}/../fixtures/chat-completions`;
@@ -9,7 +10,7 @@ const MODEL = 'acme/chat-large';
 const WHOLE = [Number.MAX_SAFE_INTEGER];
 
 async function decode(bytes: Uint8Array, split: number[], created?: number): Promise<StreamEvent[]> {
-  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(createChatStreamDecoder({ model: MODEL, created })));
+  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createChatStreamDecoder({ model: MODEL, created }))));
 }
 
 const start = (id: string, created: number): StreamEvent => ({ type: 'message-start', id, model: MODEL, created });

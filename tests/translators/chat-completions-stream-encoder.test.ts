@@ -9,6 +9,7 @@ import {
   type ChatStreamEncoderOptions,
 } from '../../translators/chat-completions/index.ts';
 import { parseSseBytes } from '../../translators/shared/sse.ts';
+import { toTransformStream } from '../../translators/shared/stream-translator.ts';
 import { collect, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const OPTS: ChatStreamEncoderOptions = { id: 'chatcmpl-gw1', model: 'acme/chat-large', created: 1700000000, includeUsage: false };
@@ -20,7 +21,7 @@ async function encode(events: StreamEvent[], opts: ChatStreamEncoderOptions = OP
       controller.close();
     },
   });
-  return (await collect(input.pipeThrough(createChatStreamEncoder(opts)))).join('');
+  return (await collect(input.pipeThrough(toTransformStream(createChatStreamEncoder(opts))))).join('');
 }
 
 /** The SSE text as parsed `data:` payloads ('[DONE]' kept as text). */
@@ -174,7 +175,7 @@ describe('createChatStreamEncoder', () => {
     for (const [events, expected] of cases) {
       const bytes = new TextEncoder().encode(await encode(events, { ...OPTS, includeUsage: true }));
       for (const split of Object.values(SPLITS)) {
-        const back = await collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(createChatStreamDecoder({ model: 'acme/chat-large' })));
+        const back = await collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createChatStreamDecoder({ model: 'acme/chat-large' }))));
         expect(back).toEqual(expected);
       }
     }

@@ -2,13 +2,14 @@ import { describe, expect, test } from 'bun:test';
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
 import { createResponsesStreamDecoder } from '../../translators/responses/index.ts';
 import { parseSseBytes } from '../../translators/shared/sse.ts';
+import { toTransformStream } from '../../translators/shared/stream-translator.ts';
 import { collect, readFixture, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const FIXTURES = `${import.meta.dir}/../fixtures/responses`;
 const MODEL = 'acme/chat-large';
 
 async function decode(bytes: Uint8Array, split: number[]): Promise<StreamEvent[]> {
-  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(createResponsesStreamDecoder({ model: MODEL })));
+  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createResponsesStreamDecoder({ model: MODEL }))));
 }
 
 const start = (id: string): StreamEvent => ({ type: 'message-start', id, model: MODEL, created: 1741290958 });

@@ -8,6 +8,7 @@ import {
   type ResponsesStreamEncoderOptions,
 } from '../../translators/responses/index.ts';
 import { parseSseBytes } from '../../translators/shared/sse.ts';
+import { toTransformStream } from '../../translators/shared/stream-translator.ts';
 import { collect, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const OPTS: ResponsesStreamEncoderOptions = { responseId: 'resp_abc', model: 'acme/chat-large', createdAt: 1700000000 };
@@ -19,7 +20,7 @@ async function encode(events: StreamEvent[], opts: ResponsesStreamEncoderOptions
       controller.close();
     },
   });
-  return (await collect(input.pipeThrough(createResponsesStreamEncoder(opts)))).join('');
+  return (await collect(input.pipeThrough(toTransformStream(createResponsesStreamEncoder(opts))))).join('');
 }
 
 /** The SSE text as [event name, data] pairs. */
@@ -263,7 +264,7 @@ describe('createResponsesStreamEncoder', () => {
           return e;
         });
       for (const split of Object.values(SPLITS)) {
-        const back = await collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(createResponsesStreamDecoder({ model: 'acme/chat-large' })));
+        const back = await collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createResponsesStreamDecoder({ model: 'acme/chat-large' }))));
         // Tool blocks end in the order the encoder ended them.
         expect(back).toEqual(expected as StreamEvent[]);
       }
@@ -272,7 +273,7 @@ describe('createResponsesStreamEncoder', () => {
 
   test('the round trip of an error keeps the error', async () => {
     const bytes = new TextEncoder().encode(await encode([start, { type: 'error', error: { code: 'upstream_error', message: 'boom' } }]));
-    const back = await collect(parseSseBytes(replayBytes(bytes, [5])).pipeThrough(createResponsesStreamDecoder({ model: 'm' })));
+    const back = await collect(parseSseBytes(replayBytes(bytes, [5])).pipeThrough(toTransformStream(createResponsesStreamDecoder({ model: 'm' }))));
     expect(back).toEqual([
       { type: 'message-start', id: 'resp_abc', model: 'm', created: 1700000000 },
       { type: 'error', error: { code: 'upstream_error', message: 'boom' } },

@@ -2,8 +2,8 @@ export { decodeAnthropicRequest, ANTHROPIC_SCHEMA_NAME } from './decode-request.
 export { encodeAnthropicRequest, DEFAULT_MAX_TOKENS, JSON_MODE_INSTRUCTION } from './encode-request.ts';
 export { decodeAnthropicResponse, type DecodeResponseOptions } from './decode-response.ts';
 export { encodeAnthropicResponse } from './encode-response.ts';
-export { anthropicStreamDecoderTransformer, createAnthropicStreamDecoder, type AnthropicStreamDecoderOptions } from './stream-decoder.ts';
-export { anthropicErrorEvent, anthropicStreamEncoderTransformer, createAnthropicStreamEncoder, type AnthropicStreamEncoderOptions } from './stream-encoder.ts';
+export { createAnthropicStreamDecoder, type AnthropicStreamDecoderOptions } from './stream-decoder.ts';
+export { anthropicErrorEvent, createAnthropicStreamEncoder, type AnthropicStreamEncoderOptions } from './stream-encoder.ts';
 export { fromAnthropicStopReason, toAnthropicStopReason } from './finish-reason.ts';
 export { fromAnthropicUsage, toAnthropicDeltaUsage, toAnthropicUsage } from './usage.ts';
 export { anthropicMessageId } from './message-object.ts';

@@ -2,6 +2,7 @@ import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.
 import type { StreamEvent } from '../canonical/stream.ts';
 import { mintId } from '../shared/ids.ts';
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromAnthropicStopReason } from './finish-reason.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { inputUsage, mergeUsageParts, readAnthropicUsage, toCanonicalUsage, type AnthropicUsageParts } from './usage.ts';
@@ -35,7 +36,7 @@ function upstreamError(data: Json | undefined): StreamEvent {
  * or non-JSON data ends the stream with one canonical error; a stream that ends without
  * `message_stop` ends with `stream_truncated`.
  */
-export function anthropicStreamDecoderTransformer(opts: AnthropicStreamDecoderOptions): Transformer<EventSourceMessage, StreamEvent> {
+export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions): StreamTranslator<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let done = false;
@@ -88,34 +89,27 @@ export function anthropicStreamDecoderTransformer(opts: AnthropicStreamDecoderOp
     }
   };
 
+  /** The stream's last event: nothing is decoded after it. */
+  const last = (event: StreamEvent): StreamEvent[] => {
+    done = true;
+    return [event];
+  };
+
   return {
-    transform(message, controller) {
-      if (done) return;
-      if (message.event === 'ping' || message.data === '') return;
+    push(message) {
+      if (done || message.event === 'ping' || message.data === '') return [];
       const data = asObject(parseJsonData(message.data));
-      const fail = (event: StreamEvent) => {
-        done = true;
-        controller.enqueue(event);
-      };
-      if (message.event === 'error' || data?.type === 'error') return fail(upstreamError(data));
-      if (!data) {
-        return fail({ type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a JSON object' } });
-      }
+      if (message.event === 'error' || data?.type === 'error') return last(upstreamError(data));
       try {
-        for (const event of handle(asString(data.type) ?? message.event ?? '', data)) controller.enqueue(event);
+        if (!data) throw new UpstreamStreamError('the upstream sent data that is not a JSON object');
+        return handle(asString(data.type) ?? message.event ?? '', data);
       } catch (err) {
-        fail(invalidUpstreamStream(err));
+        return last(invalidUpstreamStream(err));
       }
     },
-    flush(controller) {
-      if (done) return;
-      done = true;
-      controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended without message_stop' } });
+    end() {
+      if (done) return [];
+      return last({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended without message_stop' } });
     },
   };
-}
-
-/** The same, as a stream: `upstream.pipeThrough(createAnthropicStreamDecoder(opts))`. */
-export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions): TransformStream<EventSourceMessage, StreamEvent> {
-  return new TransformStream(anthropicStreamDecoderTransformer(opts));
 }

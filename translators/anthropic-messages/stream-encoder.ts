@@ -1,6 +1,7 @@
 import type { StreamError, StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { formatSse } from '../shared/sse.ts';
+import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { toAnthropicStopReason } from './finish-reason.ts';
 import { buildAnthropicMessage } from './message-object.ts';
 import { createBlockQueue } from './stream-block-queue.ts';
@@ -19,6 +20,9 @@ function errorType(error: StreamError): AnthropicStreamErrorType {
   return error.code === 'upstream_overloaded' || error.code === 'overloaded' ? 'overloaded_error' : 'api_error';
 }
 
+/** `events`, after the `message_start` events when the event being encoded is the first. */
+const after = (prefix: string[] | undefined, events: string[]): string[] => (prefix ? [...prefix, ...events] : events);
+
 export function anthropicErrorEvent(error: StreamError): string {
   return formatSse({ type: 'error', error: { type: errorType(error), message: error.message } }, 'error');
 }
@@ -32,7 +36,7 @@ export function anthropicErrorEvent(error: StreamError): string {
  * Anthropic does, 1 output token. An `error` becomes `event: error` and the stream ends without
  * `message_stop`, so `@anthropic-ai/sdk` rejects `finalMessage()`.
  */
-export function anthropicStreamEncoderTransformer(opts: AnthropicStreamEncoderOptions): Transformer<StreamEvent, string> {
+export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions): StreamTranslator<StreamEvent, string> {
   const blocks = createBlockQueue();
   let started = false;
   let done = false;
@@ -61,21 +65,21 @@ export function anthropicStreamEncoderTransformer(opts: AnthropicStreamEncoderOp
       done = true;
       return [anthropicErrorEvent(event.error)];
     }
-    const prefix = started ? [] : messageStart();
+    const prefix = started ? undefined : messageStart();
     switch (event.type) {
       case 'text-start':
-        return [...prefix, ...blocks.start(event.index, 'text')];
+        return after(prefix, blocks.start(event.index, 'text'));
       case 'tool-call-start':
-        return [...prefix, ...blocks.start(event.index, 'tool', event.id, event.name)];
+        return after(prefix, blocks.start(event.index, 'tool', event.id, event.name));
       case 'text-delta':
       case 'tool-call-delta':
-        return [...prefix, ...blocks.delta(event.index, event.delta)];
+        return after(prefix, blocks.delta(event.index, event.delta));
       case 'text-end':
       case 'tool-call-end':
-        return [...prefix, ...blocks.end(event.index)];
+        return after(prefix, blocks.end(event.index));
       case 'usage':
         usage = mergeUsage(usage, event.usage);
-        return prefix;
+        return prefix ?? [];
       case 'finish': {
         done = true;
         usage = mergeUsage(usage, event.usage);
@@ -87,7 +91,7 @@ export function anthropicStreamEncoderTransformer(opts: AnthropicStreamEncoderOp
           container: null,
         };
         return [
-          ...prefix,
+          ...(prefix ?? []),
           ...blocks.drain(),
           formatSse({ type: 'message_delta', delta, usage: toAnthropicDeltaUsage(usage) }, 'message_delta'),
           formatSse({ type: 'message_stop' }, 'message_stop'),
@@ -101,19 +105,11 @@ export function anthropicStreamEncoderTransformer(opts: AnthropicStreamEncoderOp
   };
 
   return {
-    transform(event, controller) {
-      if (done) return;
-      for (const text of encode(event)) controller.enqueue(text);
-    },
-    flush(controller) {
-      if (done) return;
+    push: (event) => (done ? [] : encode(event)),
+    end() {
+      if (done) return [];
       done = true;
-      controller.enqueue(anthropicErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the message was complete' }));
+      return [anthropicErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the message was complete' })];
     },
   };
-}
-
-/** The same, as a stream: `upstream.pipeThrough(createAnthropicStreamEncoder(opts))`. */
-export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions): TransformStream<StreamEvent, string> {
-  return new TransformStream(anthropicStreamEncoderTransformer(opts));
 }

@@ -4,6 +4,7 @@ import type { StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { mintId } from '../shared/ids.ts';
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromChatFinishReason } from './finish-reason.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { readChatUsage } from './usage.ts';
@@ -34,7 +35,7 @@ function upstreamError(data: Json): StreamEvent | undefined {
  * data ends the stream with one canonical error; an end with neither finish_reason nor `[DONE]`
  * is `stream_truncated`.
  */
-export function chatStreamDecoderTransformer(opts: ChatStreamDecoderOptions): Transformer<EventSourceMessage, StreamEvent> {
+export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): StreamTranslator<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let done = false;
@@ -79,41 +80,29 @@ export function chatStreamDecoderTransformer(opts: ChatStreamDecoderOptions): Tr
     return [...closing, { type: 'finish', finishReason: finishReason ?? fromChatFinishReason(undefined), usage }];
   };
 
+  /** The stream's last event: nothing is decoded after it. */
+  const last = (event: StreamEvent): StreamEvent[] => {
+    done = true;
+    return [event];
+  };
+
   return {
-    transform(message, controller) {
-      if (done || message.data === '') return;
-      const fail = (code: string, text: string) => {
-        done = true;
-        controller.enqueue({ type: 'error', error: { code, message: text } });
-      };
+    push(message) {
+      if (done || message.data === '') return [];
       try {
-        if (message.data.trim() === '[DONE]') {
-          for (const event of handleDone()) controller.enqueue(event);
-          return;
-        }
+        if (message.data.trim() === '[DONE]') return handleDone();
         const data = asObject(parseJsonData(message.data));
-        if (!data) return fail('invalid_upstream_stream', 'the upstream sent data that is not a JSON object');
+        if (!data) throw new UpstreamStreamError('the upstream sent data that is not a JSON object');
         const error = upstreamError(data) ?? (message.event === 'error' ? upstreamError({ error: data }) : undefined);
-        if (error) {
-          done = true;
-          return controller.enqueue(error);
-        }
-        for (const event of handleChunk(data)) controller.enqueue(event);
+        return error ? last(error) : handleChunk(data);
       } catch (err) {
-        done = true;
-        controller.enqueue(invalidUpstreamStream(err));
+        return last(invalidUpstreamStream(err));
       }
     },
-    flush(controller) {
-      if (done) return;
-      done = true;
-      if (finishReason) controller.enqueue({ type: 'finish', finishReason, usage });
-      else controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before a finish_reason' } });
+    end() {
+      if (done) return [];
+      if (finishReason) return last({ type: 'finish', finishReason, usage });
+      return last({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before a finish_reason' } });
     },
   };
-}
-
-/** The same, as a stream: `upstream.pipeThrough(createChatStreamDecoder(opts))`. */
-export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): TransformStream<EventSourceMessage, StreamEvent> {
-  return new TransformStream(chatStreamDecoderTransformer(opts));
 }

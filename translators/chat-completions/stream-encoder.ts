@@ -1,6 +1,7 @@
 import type { StreamError, StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { formatSse } from '../shared/sse.ts';
+import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { toChatFinishReason } from './finish-reason.ts';
 import { toChatUsage } from './usage.ts';
 import type { ChatCompletionChunk, ChatDelta, ChatErrorObject, ChatFinishReason } from './wire-types.ts';
@@ -35,7 +36,7 @@ export function chatErrorEvent(error: StreamError): string {
  * An error becomes `chatErrorEvent` and nothing follows; an input that ends without a finish
  * ends with a `stream_truncated` error.
  */
-export function chatStreamEncoderTransformer(opts: ChatStreamEncoderOptions): Transformer<StreamEvent, string> {
+export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): StreamTranslator<StreamEvent, string> {
   const toolOrdinals = new Map<number, number>();
   let started = false;
   let done = false;
@@ -74,16 +75,19 @@ export function chatStreamEncoderTransformer(opts: ChatStreamEncoderOptions): Tr
       case 'tool-call-end':
         return out;
       case 'text-delta':
-        return event.delta ? [...out, chunk({ content: event.delta })] : out;
+        if (event.delta) out.push(chunk({ content: event.delta }));
+        return out;
       case 'tool-call-start': {
         if (toolOrdinals.has(event.index)) return out;
         const k = toolOrdinals.size;
         toolOrdinals.set(event.index, k);
-        return [...out, chunk({ tool_calls: [{ index: k, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] })];
+        out.push(chunk({ tool_calls: [{ index: k, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] }));
+        return out;
       }
       case 'tool-call-delta': {
         const k = toolOrdinals.get(event.index);
-        return k === undefined || !event.delta ? out : [...out, chunk({ tool_calls: [{ index: k, function: { arguments: event.delta } }] })];
+        if (k !== undefined && event.delta) out.push(chunk({ tool_calls: [{ index: k, function: { arguments: event.delta } }] }));
+        return out;
       }
       case 'usage':
         usage = mergeUsage(usage, event.usage);
@@ -104,19 +108,11 @@ export function chatStreamEncoderTransformer(opts: ChatStreamEncoderOptions): Tr
   };
 
   return {
-    transform(event, controller) {
-      if (done) return;
-      for (const text of encode(event)) controller.enqueue(text);
-    },
-    flush(controller) {
-      if (done) return;
+    push: (event) => (done ? [] : encode(event)),
+    end() {
+      if (done) return [];
       done = true;
-      controller.enqueue(chatErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the completion was complete' }));
+      return [chatErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the completion was complete' })];
     },
   };
-}
-
-/** The same, as a stream: `upstream.pipeThrough(createChatStreamEncoder(opts))`. */
-export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): TransformStream<StreamEvent, string> {
-  return new TransformStream(chatStreamEncoderTransformer(opts));
 }

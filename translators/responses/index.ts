@@ -2,8 +2,8 @@ export { decodeResponsesRequest, type DecodedResponsesRequest } from './decode-r
 export { encodeResponsesRequest, type ResponsesInputItem, type ResponsesWireRequest } from './encode-request.ts';
 export { decodeResponsesResponse } from './decode-response.ts';
 export { encodeResponsesResponse } from './encode-response.ts';
-export { responsesStreamDecoderTransformer, createResponsesStreamDecoder } from './stream-decoder.ts';
-export { responsesStreamEncoderTransformer, createResponsesStreamEncoder, type ResponsesStreamEncoderOptions } from './stream-encoder.ts';
+export { createResponsesStreamDecoder } from './stream-decoder.ts';
+export { createResponsesStreamEncoder, type ResponsesStreamEncoderOptions } from './stream-encoder.ts';
 export { fromResponsesStatus, terminalEventType, toResponsesEnding, type ResponsesEnding } from './finish-reason.ts';
 export { fromResponsesUsage, toResponsesUsage } from './usage.ts';
 export { itemIdsFor, responseOutputItems } from './output-items.ts';

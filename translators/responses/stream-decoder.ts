@@ -1,14 +1,22 @@
-import { invalidUpstreamStream } from '../canonical/errors.ts';
+import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.ts';
 import type { FinishReason } from '../canonical/finish-reason.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import type { CanonicalUsage } from '../canonical/usage.ts';
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromResponsesStatus } from './finish-reason.ts';
 import { asNumber, asObject, asString, type Json } from './json-access.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { fromResponsesUsage } from './usage.ts';
 
 const TERMINAL: Record<string, string> = { 'response.completed': 'completed', 'response.incomplete': 'incomplete', 'response.failed': 'failed' };
+
+/** The `error` event: its code and message at the top level as documented, or nested under `error` as OpenAI sends them. */
+function upstreamError(data: Json): StreamEvent {
+  const nested = asObject(data.error);
+  const code = asString(data.code) ?? asString(nested?.code) ?? asString(nested?.type) ?? 'upstream_error';
+  return { type: 'error', error: { code, message: asString(data.message) ?? asString(nested?.message) ?? 'the upstream reported an error' } };
+}
 
 /**
  * An upstream's Responses SSE (already parsed into messages) → canonical events. Text blocks open
@@ -17,33 +25,30 @@ const TERMINAL: Record<string, string> = { 'response.completed': 'completed', 'r
  * event or garbage ends the stream with one canonical error; no terminal event means
  * `stream_truncated`.
  */
-export function responsesStreamDecoderTransformer(opts: { model: string }): Transformer<EventSourceMessage, StreamEvent> {
+export function createResponsesStreamDecoder(opts: { model: string }): StreamTranslator<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let stopped = false;
   let finish: { finishReason: FinishReason; usage: CanonicalUsage } | undefined;
 
-  const fail = (code: string, message: string): StreamEvent[] => {
+  /** The stream's last event: nothing is decoded after it. */
+  const last = (event: StreamEvent): StreamEvent[] => {
     stopped = true;
-    return [{ type: 'error', error: { code, message } }];
+    return [event];
   };
 
   const handle = (data: Json, type: string): StreamEvent[] => {
-    if (type === 'error') {
-      const nested = asObject(data.error);
-      const code = asString(data.code) ?? asString(nested?.code) ?? asString(nested?.type) ?? 'upstream_error';
-      return fail(code, asString(data.message) ?? asString(nested?.message) ?? 'the upstream reported an error');
-    }
+    if (type === 'error') return last(upstreamError(data));
     if (type === 'response.created' && !started) {
       const response = asObject(data.response);
       const id = asString(response?.id);
-      if (!id) return fail('invalid_upstream_stream', 'response.created without a response id');
+      if (!id) throw new UpstreamStreamError('response.created without a response id');
       started = true;
       return [{ type: 'message-start', id, model: opts.model, created: asNumber(response?.created_at) ?? 0 }];
     }
     if (!started) {
       if (type === 'keepalive' || type === 'response.queued') return [];
-      return fail('invalid_upstream_stream', `the upstream stream began with ${type} instead of response.created`);
+      throw new UpstreamStreamError(`the upstream stream began with ${type} instead of response.created`);
     }
     const outputIndex = asNumber(data.output_index) ?? -1;
     switch (type) {
@@ -80,28 +85,20 @@ export function responsesStreamDecoderTransformer(opts: { model: string }): Tran
   };
 
   return {
-    transform(message, controller) {
-      if (stopped) return;
-      if (message.data === '[DONE]') return;
+    push(message) {
+      if (stopped || message.data === '[DONE]') return [];
       const data = asObject(parseJsonData(message.data));
       const type = asString(data?.type) ?? message.event;
-      let out: StreamEvent[];
       try {
-        out = data && type ? handle(data, type) : fail('invalid_upstream_stream', 'the upstream sent data that is not a Responses event');
+        if (!data || !type) throw new UpstreamStreamError('the upstream sent data that is not a Responses event');
+        return handle(data, type);
       } catch (err) {
-        stopped = true;
-        out = [invalidUpstreamStream(err)];
+        return last(invalidUpstreamStream(err));
       }
-      for (const event of out) controller.enqueue(event);
     },
-    flush(controller) {
-      if (finish) controller.enqueue({ type: 'finish', ...finish });
-      else if (!stopped) controller.enqueue({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' } });
+    end() {
+      if (finish) return [{ type: 'finish', ...finish }];
+      return stopped ? [] : [{ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' } }];
     },
   };
-}
-
-/** The same, as a stream: `upstream.pipeThrough(createResponsesStreamDecoder(opts))`. */
-export function createResponsesStreamDecoder(opts: { model: string }): TransformStream<EventSourceMessage, StreamEvent> {
-  return new TransformStream(responsesStreamDecoderTransformer(opts));
 }

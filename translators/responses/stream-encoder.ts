@@ -1,6 +1,7 @@
 import type { StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { formatSse } from '../shared/sse.ts';
+import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { terminalEventType, toResponsesEnding } from './finish-reason.ts';
 import { itemIdsFor } from './output-items.ts';
 import { buildResponseObject, resolveEcho, responsesErrorCode, type ResponseObjectArgs } from './response-object.ts';
@@ -29,7 +30,7 @@ const EMPTY_TEXT = { type: 'output_text', text: '', annotations: [], logprobs: [
  * top level as documented and nested under `error` as OpenAI sends them (the SDKs throw on that) —
  * followed by `response.failed`.
  */
-export function responsesStreamEncoderTransformer(opts: ResponsesStreamEncoderOptions): Transformer<StreamEvent, string> {
+export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions): StreamTranslator<StreamEvent, string> {
   const echo = resolveEcho(opts);
   const items = createStreamItems(opts.itemId ?? itemIdsFor(opts.responseId));
   let sequence = 0;
@@ -134,19 +135,11 @@ export function responsesStreamEncoderTransformer(opts: ResponsesStreamEncoderOp
   };
 
   return {
-    transform(event, controller) {
-      if (ended) return;
-      const out = !started && event.type !== 'message-start' && event.type !== 'error' ? [...start(), ...handle(event)] : handle(event);
-      for (const chunk of out) controller.enqueue(chunk);
+    push(event) {
+      if (ended) return [];
+      return !started && event.type !== 'message-start' && event.type !== 'error' ? [...start(), ...handle(event)] : handle(event);
     },
-    flush(controller) {
-      // Decoders always end with finish or error; a stream cut short must still not look healthy.
-      if (!ended) for (const chunk of fail('stream_truncated', 'The response stream ended before the response was complete.')) controller.enqueue(chunk);
-    },
+    // Decoders always end with finish or error; a stream cut short must still not look healthy.
+    end: () => (ended ? [] : fail('stream_truncated', 'The response stream ended before the response was complete.')),
   };
-}
-
-/** The same, as a stream: `upstream.pipeThrough(createResponsesStreamEncoder(opts))`. */
-export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions): TransformStream<StreamEvent, string> {
-  return new TransformStream(responsesStreamEncoderTransformer(opts));
 }

@@ -1,8 +1,4 @@
-import {
-  anthropicStreamEncoderTransformer,
-  decodeAnthropicRequest,
-  encodeAnthropicResponse,
-} from '../../../translators/anthropic-messages/index.ts';
+import { createAnthropicStreamEncoder, decodeAnthropicRequest, encodeAnthropicResponse } from '../../../translators/anthropic-messages/index.ts';
 import { anthropicPassthrough } from '../../../translators/passthrough/index.ts';
 import type { ClientFormat } from '../client-format.ts';
 
@@ -21,5 +17,5 @@ export const anthropicMessagesFormat: ClientFormat = {
     return { request: value, warnings, includeUsage: true };
   },
   encodeResponse: (response, ctx) => encodeAnthropicResponse({ ...response, id: ctx.id, model: ctx.model }),
-  encoder: (ctx) => anthropicStreamEncoderTransformer({ id: ctx.id, model: ctx.model }),
+  encoder: (ctx) => createAnthropicStreamEncoder({ id: ctx.id, model: ctx.model }),
 };

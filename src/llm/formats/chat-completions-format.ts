@@ -1,4 +1,4 @@
-import { chatStreamEncoderTransformer, decodeChatRequest, encodeChatResponse } from '../../../translators/chat-completions/index.ts';
+import { createChatStreamEncoder, decodeChatRequest, encodeChatResponse } from '../../../translators/chat-completions/index.ts';
 import { chatPassthrough } from '../../../translators/passthrough/index.ts';
 import type { ClientFormat } from '../client-format.ts';
 
@@ -17,5 +17,5 @@ export const chatCompletionsFormat: ClientFormat = {
     return { request: value.request, warnings, includeUsage: value.includeUsage };
   },
   encodeResponse: (response, ctx) => encodeChatResponse(response, { id: ctx.id, model: ctx.model, created: ctx.created }),
-  encoder: (ctx) => chatStreamEncoderTransformer({ id: ctx.id, model: ctx.model, created: ctx.created, includeUsage: ctx.decoded.includeUsage }),
+  encoder: (ctx) => createChatStreamEncoder({ id: ctx.id, model: ctx.model, created: ctx.created, includeUsage: ctx.decoded.includeUsage }),
 };

@@ -1,5 +1,5 @@
 import {
-  responsesStreamEncoderTransformer,
+  createResponsesStreamEncoder,
   decodeResponsesRequest,
   encodeResponsesResponse,
   type ResponsesEcho,
@@ -32,5 +32,5 @@ export const responsesFormat: ClientFormat = {
   encodeResponse: (response, ctx) =>
     encodeResponsesResponse({ ...response, id: ctx.id, model: ctx.model }, { ...echoOf(ctx), responseId: ctx.id, completedAt: now() }),
   encoder: (ctx) =>
-    responsesStreamEncoderTransformer({ ...echoOf(ctx), responseId: ctx.id, model: ctx.model, createdAt: ctx.created, now }),
+    createResponsesStreamEncoder({ ...echoOf(ctx), responseId: ctx.id, model: ctx.model, createdAt: ctx.created, now }),
 };
