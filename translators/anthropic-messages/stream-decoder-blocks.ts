@@ -1,8 +1,7 @@
 import { UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
+import { createCanonicalBlocks, type CanonicalBlock } from '../shared/canonical-blocks.ts';
 import { asObject, asString, type Json } from '../shared/validation.ts';
-
-type Tracked = { kind: 'text' | 'tool'; index: number; open: boolean } | { kind: 'skipped' };
 
 export interface BlockTracker {
   start(upstreamIndex: number, block: Json): StreamEvent[];
@@ -12,85 +11,65 @@ export interface BlockTracker {
   closeAll(): StreamEvent[];
 }
 
-const endEvent = (block: { kind: 'text' | 'tool'; index: number }): StreamEvent =>
-  block.kind === 'text' ? { type: 'text-end', index: block.index } : { type: 'tool-call-end', index: block.index };
-
 /**
  * Maps Anthropic content blocks (by their upstream `index`) to canonical blocks. Text and
  * tool_use blocks get canonical indices 0, 1, 2… in order of opening; thinking, redacted
  * thinking, server-tool and any other block types are skipped entirely, without using up a
- * canonical index.
+ * canonical index. A block started twice, or a delta or stop for a block that was never started
+ * or has stopped, breaks the stream.
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
 export function createBlockTracker(): BlockTracker {
-  const blocks = new Map<number, Tracked>();
-  let next = 0;
+  const blocks = createCanonicalBlocks();
+  const byUpstream = new Map<number, CanonicalBlock | 'skipped'>();
 
-  const known = (upstreamIndex: number, what: string): Tracked => {
-    const block = blocks.get(upstreamIndex);
+  const known = (upstreamIndex: number, what: string): CanonicalBlock | 'skipped' => {
+    const block = byUpstream.get(upstreamIndex);
     if (!block) throw new UpstreamStreamError(`${what} for content block ${upstreamIndex}, which was never started`);
     return block;
   };
 
   return {
     start(upstreamIndex, block) {
-      if (blocks.has(upstreamIndex)) throw new UpstreamStreamError(`content block ${upstreamIndex} started twice`);
+      if (byUpstream.has(upstreamIndex)) throw new UpstreamStreamError(`content block ${upstreamIndex} started twice`);
+      const out: StreamEvent[] = [];
       if (block.type === 'text') {
-        const index = next++;
-        blocks.set(upstreamIndex, { kind: 'text', index, open: true });
-        const initial = asString(block.text) ?? '';
-        return initial ? [{ type: 'text-start', index }, { type: 'text-delta', index, delta: initial }] : [{ type: 'text-start', index }];
+        const text = blocks.startText(out);
+        byUpstream.set(upstreamIndex, text);
+        return blocks.delta(text, asString(block.text) ?? '', out);
       }
       if (block.type === 'tool_use') {
         const id = asString(block.id);
         const name = asString(block.name);
         if (!id || !name) throw new UpstreamStreamError(`tool_use block ${upstreamIndex} without an id or name`);
-        const index = next++;
-        blocks.set(upstreamIndex, { kind: 'tool', index, open: true });
-        const input = asObject(block.input);
+        const tool = blocks.startTool(out, id, name);
+        byUpstream.set(upstreamIndex, tool);
         // Anthropic streams the input through input_json_delta and starts with `{}`; a proxy that
         // sends the whole input up front is honoured.
-        const initial = input && Object.keys(input).length ? JSON.stringify(input) : '';
-        const events: StreamEvent[] = [{ type: 'tool-call-start', index, id, name }];
-        if (initial) events.push({ type: 'tool-call-delta', index, delta: initial });
-        return events;
+        const input = asObject(block.input);
+        return blocks.delta(tool, input && Object.keys(input).length ? JSON.stringify(input) : '', out);
       }
-      blocks.set(upstreamIndex, { kind: 'skipped' });
-      return [];
+      byUpstream.set(upstreamIndex, 'skipped');
+      return out;
     },
 
     delta(upstreamIndex, delta) {
       const block = known(upstreamIndex, 'content_block_delta');
-      if (block.kind === 'skipped') return [];
-      if (!block.open) throw new UpstreamStreamError(`content_block_delta for content block ${upstreamIndex} after its content_block_stop`);
-      if (block.kind === 'text' && delta.type === 'text_delta') {
-        const text = asString(delta.text) ?? '';
-        return text ? [{ type: 'text-delta', index: block.index, delta: text }] : [];
-      }
-      if (block.kind === 'tool' && delta.type === 'input_json_delta') {
-        const json = asString(delta.partial_json) ?? '';
-        return json ? [{ type: 'tool-call-delta', index: block.index, delta: json }] : [];
-      }
+      if (block === 'skipped') return [];
+      if (block.ended) throw new UpstreamStreamError(`content_block_delta for content block ${upstreamIndex} after its content_block_stop`);
+      if (block.kind === 'text' && delta.type === 'text_delta') return blocks.delta(block, asString(delta.text) ?? '');
+      if (block.kind === 'tool' && delta.type === 'input_json_delta') return blocks.delta(block, asString(delta.partial_json) ?? '');
       // citations_delta, signature_delta and future delta types carry nothing canonical.
       return [];
     },
 
     stop(upstreamIndex) {
       const block = known(upstreamIndex, 'content_block_stop');
-      if (block.kind === 'skipped') return [];
-      if (!block.open) throw new UpstreamStreamError(`content block ${upstreamIndex} stopped twice`);
-      block.open = false;
-      return [endEvent(block)];
+      if (block === 'skipped') return [];
+      if (block.ended) throw new UpstreamStreamError(`content block ${upstreamIndex} stopped twice`);
+      return blocks.end(block);
     },
 
-    closeAll() {
-      const events: StreamEvent[] = [];
-      for (const block of blocks.values()) {
-        if (block.kind !== 'skipped' && block.open) {
-          block.open = false;
-          events.push(endEvent(block));
-        }
-      }
-      return events;
-    },
+    closeAll: () => blocks.endOpen(),
   };
 }

@@ -1,5 +1,6 @@
 import { UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
+import { createCanonicalBlocks, type CanonicalBlock } from '../shared/canonical-blocks.ts';
 import { mintId } from '../shared/ids.ts';
 import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 
@@ -7,16 +8,11 @@ interface ToolCall {
   upstreamId?: string;
   id: string;
   name?: string;
-  /** Canonical index, set once the call has started (it needs its name first). */
-  index?: number;
+  /** Set once the call has started (it needs its name first). */
+  block?: CanonicalBlock;
   /** Argument text that arrived before the name, sent right after the start. */
   pending: string;
 }
-
-type Open = { kind: 'text' | 'tool'; index: number };
-
-const endEvent = (block: Open): StreamEvent =>
-  block.kind === 'text' ? { type: 'text-end', index: block.index } : { type: 'tool-call-end', index: block.index };
 
 /**
  * Maps chat deltas onto canonical blocks numbered 0, 1, 2… in order of opening. Text opens on its
@@ -28,9 +24,8 @@ const endEvent = (block: Open): StreamEvent =>
  * known index arriving with a new id and a name (servers that number every call 0) is a new call.
  */
 export function createBlockTracker() {
-  let next = 0;
-  let text: Open | undefined;
-  const open: Open[] = [];
+  const blocks = createCanonicalBlocks();
+  let text: CanonicalBlock | undefined;
   const calls: ToolCall[] = [];
   const byIndex = new Map<number, ToolCall>();
 
@@ -43,15 +38,10 @@ export function createBlockTracker() {
 
   const startCall = (call: ToolCall, name: string): StreamEvent[] => {
     const out: StreamEvent[] = [];
-    if (text) {
-      out.push(endEvent(text));
-      open.splice(open.indexOf(text), 1);
-      text = undefined;
-    }
-    call.index = next++;
-    open.push({ kind: 'tool', index: call.index });
-    out.push({ type: 'tool-call-start', index: call.index, id: call.id, name });
-    if (call.pending) out.push({ type: 'tool-call-delta', index: call.index, delta: call.pending });
+    if (text) blocks.end(text, out);
+    text = undefined;
+    call.block = blocks.startTool(out, call.id, name);
+    blocks.delta(call.block, call.pending, out);
     call.pending = '';
     return out;
   };
@@ -60,13 +50,8 @@ export function createBlockTracker() {
     text(delta: string): StreamEvent[] {
       if (!delta) return [];
       const out: StreamEvent[] = [];
-      if (!text) {
-        text = { kind: 'text', index: next++ };
-        open.push(text);
-        out.push({ type: 'text-start', index: text.index });
-      }
-      out.push({ type: 'text-delta', index: text.index, delta });
-      return out;
+      text ??= blocks.startText(out);
+      return blocks.delta(text, delta, out);
     },
 
     toolCall(raw: Json): StreamEvent[] {
@@ -84,17 +69,17 @@ export function createBlockTracker() {
         if (upstreamIndex !== undefined) byIndex.set(upstreamIndex, call);
       }
       call.name ??= name;
-      if (call.index !== undefined) return args ? [{ type: 'tool-call-delta', index: call.index, delta: args }] : [];
+      if (call.block) return blocks.delta(call.block, args);
       call.pending += args;
       return call.name ? startCall(call, call.name) : [];
     },
 
     /** Ends every open block in order of opening; a call that never got its name breaks the stream. */
     closeAll(): StreamEvent[] {
-      const nameless = calls.find((c) => c.index === undefined);
+      const nameless = calls.find((c) => !c.block);
       if (nameless) throw new UpstreamStreamError(`tool call ${nameless.id} never received a function name`);
       text = undefined;
-      return open.splice(0).map(endEvent);
+      return blocks.endOpen();
     },
   };
 }

@@ -1,40 +1,33 @@
 import { UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
+import { createCanonicalBlocks, type CanonicalBlock } from '../shared/canonical-blocks.ts';
 import { asObject, asString, type Json } from './json-access.ts';
-
-interface Block {
-  index: number;
-  kind: 'text' | 'tool';
-  /** Output item index, and content index for text. */
-  outputIndex: number;
-  streamed: boolean;
-  ended: boolean;
-}
 
 /**
  * Maps Responses output items (and a message's content parts) onto canonical blocks, numbered
- * 0, 1, 2, … in order of opening. Every method returns the canonical events to emit.
+ * 0, 1, 2, … in order of opening: a function call item is one tool block, each content part of
+ * a message one text block. Text that only arrives in a `.done` event (nothing streamed) becomes
+ * a whole block at once. Every method returns the canonical events to emit.
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming
  */
 export function createBlockTracker() {
-  let next = 0;
-  const texts = new Map<string, Block>();
-  const tools = new Map<number, Block>();
-  const all: Block[] = [];
+  const blocks = createCanonicalBlocks();
+  /** Text blocks by output index, then content index. */
+  const texts = new Map<number, Map<number, CanonicalBlock>>();
+  /** Tool blocks by output index. */
+  const tools = new Map<number, CanonicalBlock>();
 
-  const open = (kind: Block['kind'], outputIndex: number): Block => {
-    const block: Block = { index: next++, kind, outputIndex, streamed: false, ended: false };
-    all.push(block);
+  const addText = (outputIndex: number, contentIndex: number, out: StreamEvent[]): CanonicalBlock => {
+    const block = blocks.startText(out);
+    const parts = texts.get(outputIndex) ?? new Map<number, CanonicalBlock>();
+    texts.set(outputIndex, parts.set(contentIndex, block));
     return block;
-  };
-  const end = (block: Block): StreamEvent => {
-    block.ended = true;
-    return block.kind === 'text' ? { type: 'text-end', index: block.index } : { type: 'tool-call-end', index: block.index };
   };
   const wholeText = (outputIndex: number, contentIndex: number, text: string): StreamEvent[] => {
     if (!text) return [];
-    const block = open('text', outputIndex);
-    texts.set(`${outputIndex}:${contentIndex}`, block);
-    return [{ type: 'text-start', index: block.index }, { type: 'text-delta', index: block.index, delta: text }, end(block)];
+    const out: StreamEvent[] = [];
+    const block = addText(outputIndex, contentIndex, out);
+    return blocks.end(block, blocks.delta(block, text, out));
   };
 
   const tracker = {
@@ -46,57 +39,39 @@ export function createBlockTracker() {
       const callId = asString(item.call_id);
       const name = asString(item.name);
       if (!callId || !name) throw new UpstreamStreamError('a function_call item without call_id or name');
-      const block = open('tool', outputIndex);
+      const out: StreamEvent[] = [];
+      const block = blocks.startTool(out, callId, name);
       tools.set(outputIndex, block);
-      const out: StreamEvent[] = [{ type: 'tool-call-start', index: block.index, id: callId, name }];
-      const args = asString(item.arguments);
-      if (args) {
-        block.streamed = true;
-        out.push({ type: 'tool-call-delta', index: block.index, delta: args });
-      }
-      return out;
+      return blocks.delta(block, asString(item.arguments) ?? '', out);
     },
 
     textDelta(outputIndex: number, contentIndex: number, delta: string): StreamEvent[] {
       if (tools.has(outputIndex)) throw new UpstreamStreamError(`a text delta for function call item ${outputIndex}`);
       if (!delta) return [];
-      const key = `${outputIndex}:${contentIndex}`;
-      let block = texts.get(key);
       const out: StreamEvent[] = [];
-      if (!block) {
-        block = open('text', outputIndex);
-        texts.set(key, block);
-        out.push({ type: 'text-start', index: block.index });
-      }
-      if (block.ended) throw new UpstreamStreamError(`a text delta after output ${outputIndex} part ${contentIndex} was done`);
-      block.streamed = true;
-      out.push({ type: 'text-delta', index: block.index, delta });
-      return out;
+      let block = texts.get(outputIndex)?.get(contentIndex);
+      if (!block) block = addText(outputIndex, contentIndex, out);
+      else if (block.ended) throw new UpstreamStreamError(`a text delta after output ${outputIndex} part ${contentIndex} was done`);
+      return blocks.delta(block, delta, out);
     },
 
     textDone(outputIndex: number, contentIndex: number, text: string): StreamEvent[] {
-      const block = texts.get(`${outputIndex}:${contentIndex}`);
-      if (!block) return wholeText(outputIndex, contentIndex, text);
-      return block.ended ? [] : [end(block)];
+      const block = texts.get(outputIndex)?.get(contentIndex);
+      return block ? blocks.end(block) : wholeText(outputIndex, contentIndex, text);
     },
 
     argumentsDelta(outputIndex: number, delta: string): StreamEvent[] {
       const block = tools.get(outputIndex);
       if (!block || block.ended) throw new UpstreamStreamError(`an arguments delta for output item ${outputIndex}, which is not an open function call`);
-      if (!delta) return [];
-      block.streamed = true;
-      return [{ type: 'tool-call-delta', index: block.index, delta }];
+      return blocks.delta(block, delta);
     },
 
+    /** The final arguments count only when no delta carried them. */
     argumentsDone(outputIndex: number, args: string): StreamEvent[] {
       const block = tools.get(outputIndex);
       if (!block) throw new UpstreamStreamError(`arguments done for output item ${outputIndex}, which is not a function call`);
       if (block.ended) return [];
-      const out: StreamEvent[] = [];
-      if (!block.streamed && args) out.push({ type: 'tool-call-delta', index: block.index, delta: args });
-      block.streamed = true;
-      out.push(end(block));
-      return out;
+      return blocks.end(block, block.streamed ? [] : blocks.delta(block, args));
     },
 
     itemDone(outputIndex: number, item: Json): StreamEvent[] {
@@ -105,8 +80,12 @@ export function createBlockTracker() {
         return [...added, ...tracker.argumentsDone(outputIndex, asString(item.arguments) ?? '')];
       }
       if (item.type !== 'message') return [];
-      const mine = all.filter((b) => b.kind === 'text' && b.outputIndex === outputIndex);
-      if (mine.length) return mine.filter((b) => !b.ended).map(end);
+      const parts = texts.get(outputIndex);
+      if (parts) {
+        const out: StreamEvent[] = [];
+        for (const block of parts.values()) blocks.end(block, out);
+        return out;
+      }
       // Nothing was streamed for this message: take its text from the finished item.
       const content = Array.isArray(item.content) ? item.content : [];
       return content.flatMap((part, i) => {
@@ -116,9 +95,7 @@ export function createBlockTracker() {
     },
 
     /** Ends whatever is still open, in block order (the terminal event came first). */
-    closeAll(): StreamEvent[] {
-      return all.filter((b) => !b.ended).map(end);
-    },
+    closeAll: () => blocks.endOpen(),
   };
   return tracker;
 }
