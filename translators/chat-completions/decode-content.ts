@@ -1,11 +1,10 @@
 import type { ImagePart, TextPart, UserContentPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { ImageUrlSchema, PartTypeSchema, RefusalPartSchema, TextPartSchema } from './request-schema.ts';
+import { decodeImageUrl } from '../shared/image-url.ts';
 import { invalid, parseAt } from '../shared/validation.ts';
 
 /** Decoders of client content parts (`ChatCompletionContentPart` and friends), one part at a time. */
-
-const DATA_URI = /^data:([^;,]+);base64,(.*)$/s;
 
 function partType(part: unknown, path: string): string {
   return parseAt(PartTypeSchema, part, path).type;
@@ -24,15 +23,8 @@ export function decodeImage(part: unknown, path: string): ImagePart {
   const raw = (part as Record<string, unknown>).image_url;
   const at = `${path}.image_url`;
   const image = typeof raw === 'string' ? { url: raw, detail: undefined } : parseAt(ImageUrlSchema, raw, at);
-  const withDetail = (source: ImagePart['source']): ImagePart =>
-    image.detail ? { type: 'image', source, detail: image.detail } : { type: 'image', source };
-  if (image.url.startsWith('data:')) {
-    const match = DATA_URI.exec(image.url);
-    if (!match?.[1] || !match[2]) invalid(at, 'must be a base64 data: URI (data:<media type>;base64,<data>)');
-    return withDetail({ kind: 'base64', mediaType: match[1], data: match[2] });
-  }
-  if (!/^https?:\/\/\S+$/i.test(image.url)) invalid(at, 'must be an http(s) URL or a data: URI');
-  return withDetail({ kind: 'url', url: image.url });
+  const source = decodeImageUrl(image.url, at);
+  return image.detail ? { type: 'image', source, detail: image.detail } : { type: 'image', source };
 }
 
 /** User content: a string, or `text` and `image_url` parts. Audio and file parts are refused. */

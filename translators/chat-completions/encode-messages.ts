@@ -1,25 +1,13 @@
 import type { CanonicalMessage, ImagePart, TextPart, UserContentPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
+import { encodeImageUrl } from '../shared/image-url.ts';
 import type { ChatContentPart, ChatMessageParam, ChatToolCall } from './wire-types.ts';
 
 const joinText = (parts: ReadonlyArray<{ type: string; text?: string }>): string =>
   parts.map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
 
 function imagePart(part: ImagePart): ChatContentPart {
-  const source = part.source;
-  let url: string;
-  switch (source.kind) {
-    case 'url':
-      url = source.url;
-      break;
-    case 'base64':
-      url = `data:${source.mediaType};base64,${source.data}`;
-      break;
-    default: {
-      const exhaustive: never = source;
-      throw new Error(`unknown image source ${JSON.stringify(exhaustive)}`);
-    }
-  }
+  const url = encodeImageUrl(part.source);
   return { type: 'image_url', image_url: part.detail ? { url, detail: part.detail } : { url } };
 }
 

@@ -1,5 +1,6 @@
 import type { CanonicalMessage, CanonicalRequest, ImagePart, TextPart } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
+import { encodeImageUrl } from '../shared/image-url.ts';
 import { encodeTextFormat, encodeToolChoice, encodeTools } from './tools.ts';
 import type { ResponsesFunctionTool, ResponsesTextFormat, ResponsesToolChoice } from './wire-types.ts';
 
@@ -31,8 +32,7 @@ const MIN_OUTPUT_TOKENS = 16;
 
 function inputPart(part: TextPart | ImagePart): InputPart {
   if (part.type === 'text') return { type: 'input_text', text: part.text };
-  const url = part.source.kind === 'url' ? part.source.url : `data:${part.source.mediaType};base64,${part.source.data}`;
-  return { type: 'input_image', image_url: url, detail: part.detail ?? 'auto' };
+  return { type: 'input_image', image_url: encodeImageUrl(part.source), detail: part.detail ?? 'auto' };
 }
 
 function encodeMessage(message: CanonicalMessage, index: number, warnings: TranslationWarning[]): ResponsesInputItem[] {

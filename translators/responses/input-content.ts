@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { ImagePart, TextPart, UserContentPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
+import { decodeImageUrl } from '../shared/image-url.ts';
 import { invalid, isRecord, nullishString, parseAt, str } from '../shared/validation.ts';
 
 const TextSchema = v.looseObject({ text: str() });
@@ -10,8 +11,6 @@ const ImageSchema = v.looseObject({
   file_id: nullishString(),
   detail: v.nullish(v.picklist(['auto', 'low', 'high', 'original'], 'must be one of auto, low, high, original')),
 });
-
-const DATA_URI = /^data:([^;,]+);base64,(.*)$/s;
 
 /** `input_image` → an image part: an http(s) URL or a base64 `data:` URI. */
 export function decodeImage(part: unknown, path: string, warnings: TranslationWarning[]): ImagePart {
@@ -28,14 +27,8 @@ export function decodeImage(part: unknown, path: string, warnings: TranslationWa
   } else if (image.detail) {
     detail = image.detail;
   }
-  const withDetail = (source: ImagePart['source']): ImagePart => (detail ? { type: 'image', source, detail } : { type: 'image', source });
-  if (url.startsWith('data:')) {
-    const match = DATA_URI.exec(url);
-    if (!match?.[1] || !match[2]) invalid(`${path}.image_url`, 'must be a base64 data: URI (data:<media type>;base64,<data>)');
-    return withDetail({ kind: 'base64', mediaType: match[1], data: match[2] });
-  }
-  if (!/^https?:\/\/\S+$/i.test(url)) invalid(`${path}.image_url`, 'must be an http(s) URL or a data: URI');
-  return withDetail({ kind: 'url', url });
+  const source = decodeImageUrl(url, `${path}.image_url`);
+  return detail ? { type: 'image', source, detail } : { type: 'image', source };
 }
 
 function partType(part: unknown, path: string): string {
