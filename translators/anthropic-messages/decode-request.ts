@@ -1,10 +1,10 @@
 import type { CanonicalRequest } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
-import { InvalidRequestError } from '../canonical/errors.ts';
 import { decodeMessages, decodeSystem } from './decode-content.ts';
 import { JsonSchemaFormatSchema, RequestSchema } from './request-schema.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { asObject, invalid, isSet, parseAt } from '../shared/validation.ts';
+import { dropFields, ignoredSetting, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
 /** Settings the gateway cannot honour: dropped with a warning. `cache_control` is silently ignored (caching only). */
 const DROPPED = [
@@ -33,21 +33,14 @@ export const ANTHROPIC_SCHEMA_NAME = 'response';
  * `output_config.format` (structured outputs) becomes a json-schema response format.
  */
 export function decodeAnthropicRequest(body: unknown): Translated<CanonicalRequest> {
-  const obj = asObject(body);
-  if (!obj) throw new InvalidRequestError('request body: must be a JSON object');
+  const obj = requestObject(body);
   const req = parseAt(RequestSchema, obj, '');
   const warnings: TranslationWarning[] = [];
 
-  for (const [field, message] of Object.entries(REFUSED)) {
-    if (isSet(obj[field])) invalid(field, message);
-  }
+  refuseFields(obj, REFUSED);
   if (isSet(req.temperature) && isSet(req.top_p)) invalid('top_p', 'use either temperature or top_p, not both');
-  for (const field of DROPPED) {
-    if (isSet(obj[field])) warnings.push({ type: 'unsupported-setting', field, message: `${field} is not supported and was ignored` });
-  }
-  if (isSet(req.output_config?.effort)) {
-    warnings.push({ type: 'unsupported-setting', field: 'output_config.effort', message: 'output_config.effort is not supported and was ignored' });
-  }
+  dropFields(obj, DROPPED, warnings);
+  if (isSet(req.output_config?.effort)) warnings.push(ignoredSetting('output_config.effort'));
 
   const request: CanonicalRequest = {
     model: req.model,

@@ -1,11 +1,11 @@
 import type { CanonicalRequest } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
-import { InvalidRequestError } from '../canonical/errors.ts';
 import { decodeMessages } from './decode-messages.ts';
 import { RequestSchema } from './request-schema.ts';
 import { decodeResponseFormat } from './response-format.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { asObject, invalid, isSet, parseAt } from '../shared/validation.ts';
+import { dropFields, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
 /** Settings the gateway cannot honour: dropped with a warning (their defaults — null, false, 0 — pass quietly). */
 const DROPPED = [
@@ -36,7 +36,8 @@ const REFUSED: Record<string, string> = {
   web_search_options: 'web search is not supported',
 };
 
-const isDefault = (value: unknown): boolean => value === undefined || value === null || value === false || value === 0;
+/** Set to anything but its default (null, false, 0). */
+const isChanged = (value: unknown): boolean => value !== undefined && value !== null && value !== false && value !== 0;
 
 export interface DecodedChatRequest {
   request: CanonicalRequest;
@@ -50,20 +51,15 @@ export interface DecodedChatRequest {
  * refused, since the gateway generates one choice.
  */
 export function decodeChatRequest(body: unknown): Translated<DecodedChatRequest> {
-  const obj = asObject(body);
-  if (!obj) throw new InvalidRequestError('request body: must be a JSON object');
+  const obj = requestObject(body);
   const req = parseAt(RequestSchema, obj, '');
   const warnings: TranslationWarning[] = [];
 
-  for (const [field, message] of Object.entries(REFUSED)) {
-    if (isSet(obj[field])) invalid(field, message);
-  }
+  refuseFields(obj, REFUSED);
   if (typeof req.n === 'number' && req.n > 1) invalid('n', 'only one choice per request is supported; n must be 1');
   const modalities = obj.modalities;
   if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) invalid('modalities', 'only text output is supported');
-  for (const field of DROPPED) {
-    if (!isDefault(obj[field])) warnings.push({ type: 'unsupported-setting', field, message: `${field} is not supported and was ignored` });
-  }
+  dropFields(obj, DROPPED, warnings, isChanged);
 
   const request: CanonicalRequest = { model: req.model, messages: decodeMessages(req.messages, warnings), stream: req.stream ?? false };
   if (req.tools?.length) request.tools = decodeTools(req.tools);

@@ -3,8 +3,8 @@ import type { CanonicalMessage, CanonicalRequest } from '../canonical/request.ts
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { decodeInput } from './input-items.ts';
 import { decodeTextFormat, decodeToolChoice, decodeTools } from './tools.ts';
-import { InvalidRequestError } from '../canonical/errors.ts';
-import { invalid, isRecord, nullishBoolean, nullishString, numberBetween, parseAt } from '../shared/validation.ts';
+import { dropFields, ignoredSetting, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { isRecord, isSet, nullishBoolean, nullishString, numberBetween, parseAt } from '../shared/validation.ts';
 import { defaultEcho, type ResponsesEcho } from './wire-types.ts';
 
 const RequestSchema = v.looseObject({
@@ -55,17 +55,12 @@ export interface DecodedResponsesRequest {
  * response's instructions are not carried over, as OpenAI documents).
  */
 export function decodeResponsesRequest(body: unknown): Translated<DecodedResponsesRequest> {
-  if (!isRecord(body)) throw new InvalidRequestError('request body: must be a JSON object');
-  const req = parseAt(RequestSchema, body, '');
+  const obj = requestObject(body);
+  const req = parseAt(RequestSchema, obj, '');
   const warnings: TranslationWarning[] = [];
-  for (const [field, message] of Object.entries(REFUSED)) {
-    if (body[field] !== undefined && body[field] !== null && body[field] !== false) invalid(field, message);
-  }
-  for (const field of DROPPED) {
-    if (body[field] !== undefined && body[field] !== null) warnings.push({ type: 'unsupported-setting', field, message: `${field} is not supported and was ignored` });
-  }
-  const verbosity = isRecord(body.text) ? body.text.verbosity : undefined;
-  if (verbosity !== undefined && verbosity !== null) warnings.push({ type: 'unsupported-setting', field: 'text.verbosity', message: 'text.verbosity is not supported and was ignored' });
+  refuseFields(obj, REFUSED, (value) => isSet(value) && value !== false);
+  dropFields(obj, DROPPED, warnings);
+  if (isRecord(obj.text) && isSet(obj.text.verbosity)) warnings.push(ignoredSetting('text.verbosity'));
 
   const messages: CanonicalMessage[] = [];
   if (req.instructions) messages.push({ role: 'system', content: [{ type: 'text', text: req.instructions }] });
