@@ -1,4 +1,5 @@
-import type { EventSourceMessage } from '../shared/sse.ts';
+import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import { asObject, type Json } from '../shared/validation.ts';
 
 /**
  * When the client speaks the upstream's own wire format, upstream events are forwarded as they
@@ -37,11 +38,6 @@ export function renameModel(data: string, ctx: PassthroughContext): string {
 }
 
 /** Upstream data must be a JSON object; anything else is garbage the client must not receive. */
-export function parseObject(data: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(data);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+export function parseObject(data: string): Json | undefined {
+  return asObject(parseJsonData(data));
 }

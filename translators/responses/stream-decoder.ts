@@ -5,7 +5,7 @@ import type { CanonicalUsage } from '../canonical/usage.ts';
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromResponsesStatus } from './finish-reason.ts';
-import { asNumber, asObject, asString, type Json } from './json-access.ts';
+import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { fromResponsesUsage } from './usage.ts';
 

@@ -1,4 +1,5 @@
 import type { CanonicalUsage } from '../canonical/usage.ts';
+import { asNumber, asObject } from '../shared/validation.ts';
 import type { ResponsesUsage } from './wire-types.ts';
 
 /** Canonical usage → the Responses `usage` object (every detail field present, as the SDK types it). */
@@ -12,22 +13,15 @@ export function toResponsesUsage(usage: CanonicalUsage): ResponsesUsage {
   };
 }
 
-const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-const field = (value: unknown, key: string): unknown =>
-  typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
-
 /** An upstream's Responses `usage` (possibly null or partial) → canonical usage. */
 export function fromResponsesUsage(usage: unknown): CanonicalUsage {
-  const inputTokens = count(field(usage, 'input_tokens')) ?? 0;
-  const outputTokens = count(field(usage, 'output_tokens')) ?? 0;
-  const result: CanonicalUsage = {
-    inputTokens,
-    outputTokens,
-    totalTokens: count(field(usage, 'total_tokens')) ?? inputTokens + outputTokens,
-  };
-  const cached = count(field(field(usage, 'input_tokens_details'), 'cached_tokens'));
+  const u = asObject(usage) ?? {};
+  const inputTokens = asNumber(u.input_tokens) ?? 0;
+  const outputTokens = asNumber(u.output_tokens) ?? 0;
+  const result: CanonicalUsage = { inputTokens, outputTokens, totalTokens: asNumber(u.total_tokens) ?? inputTokens + outputTokens };
+  const cached = asNumber(asObject(u.input_tokens_details)?.cached_tokens);
   if (cached !== undefined) result.cachedInputTokens = cached;
-  const reasoning = count(field(field(usage, 'output_tokens_details'), 'reasoning_tokens'));
+  const reasoning = asNumber(asObject(u.output_tokens_details)?.reasoning_tokens);
   if (reasoning !== undefined) result.reasoningTokens = reasoning;
   return result;
 }
