@@ -1,7 +1,8 @@
-import type { AssistantContentPart, CanonicalMessage, ToolResultPart } from '../canonical/request.ts';
+import type { AssistantContentPart, CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeAssistantContent, decodeTextContent, decodeUserContent } from './decode-content.ts';
 import { AssistantMessageSchema, ContentMessageSchema, MessageSchema, ToolCallSchema, ToolMessageSchema } from './request-schema.ts';
+import { appendMessage } from '../shared/append-message.ts';
 import { invalid, isSet, parseAt, type Json } from '../shared/validation.ts';
 
 /** Participant `name`s have no canonical field; dropping one is reported. */
@@ -33,12 +34,6 @@ function decodeAssistant(raw: Json, path: string, warnings: TranslationWarning[]
  */
 export function decodeMessages(messages: unknown[], warnings: TranslationWarning[]): CanonicalMessage[] {
   const out: CanonicalMessage[] = [];
-  const pushToolResult = (part: ToolResultPart) => {
-    const last = out.at(-1);
-    if (last?.role === 'tool') last.content.push(part);
-    else out.push({ role: 'tool', content: [part] });
-  };
-
   messages.forEach((raw, i) => {
     const path = `messages[${i}]`;
     const { role } = parseAt(MessageSchema, raw, path);
@@ -62,7 +57,8 @@ export function decodeMessages(messages: unknown[], warnings: TranslationWarning
         break;
       case 'tool': {
         const message = parseAt(ToolMessageSchema, obj, path);
-        pushToolResult({ type: 'tool-result', toolCallId: message.tool_call_id, content: decodeTextContent(message.content, `${path}.content`, 'tool') });
+        const content = decodeTextContent(message.content, `${path}.content`, 'tool');
+        appendMessage(out, { role: 'tool', content: [{ type: 'tool-result', toolCallId: message.tool_call_id, content }] });
         break;
       }
       case 'function':

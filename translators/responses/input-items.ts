@@ -1,7 +1,8 @@
 import * as v from 'valibot';
-import type { AssistantContentPart, CanonicalMessage, ToolResultPart } from '../canonical/request.ts';
+import type { CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeAssistantContent, decodeSystemContent, decodeToolOutput, decodeUserContent } from './input-content.ts';
+import { appendMessage } from '../shared/append-message.ts';
 import { invalid, isRecord, parseAt, str } from '../shared/validation.ts';
 
 const MessageSchema = v.looseObject({
@@ -27,16 +28,6 @@ export function decodeInput(input: string | unknown[], warnings: TranslationWarn
   if (typeof input === 'string') return [{ role: 'user', content: [{ type: 'text', text: input }] }];
   if (input.length === 0) invalid('input', 'must contain at least one item');
   const messages: CanonicalMessage[] = [];
-  const pushAssistant = (parts: AssistantContentPart[]) => {
-    const last = messages.at(-1);
-    if (last?.role === 'assistant') last.content.push(...parts);
-    else messages.push({ role: 'assistant', content: parts });
-  };
-  const pushToolResult = (part: ToolResultPart) => {
-    const last = messages.at(-1);
-    if (last?.role === 'tool') last.content.push(part);
-    else messages.push({ role: 'tool', content: [part] });
-  };
 
   input.forEach((item, i) => {
     const at = `input[${i}]`;
@@ -46,18 +37,19 @@ export function decodeInput(input: string | unknown[], warnings: TranslationWarn
     switch (type) {
       case 'message': {
         const message = decodeMessage(item, at, warnings);
-        if (message.role === 'assistant') pushAssistant(message.content);
+        if (message.role === 'assistant') appendMessage(messages, message);
         else messages.push(message);
         break;
       }
       case 'function_call': {
         const call = parseAt(FunctionCallSchema, item, at);
-        pushAssistant([{ type: 'tool-call', id: call.call_id, name: call.name, arguments: call.arguments }]);
+        appendMessage(messages, { role: 'assistant', content: [{ type: 'tool-call', id: call.call_id, name: call.name, arguments: call.arguments }] });
         break;
       }
       case 'function_call_output': {
         const result = parseAt(FunctionCallOutputSchema, item, at);
-        pushToolResult({ type: 'tool-result', toolCallId: result.call_id, content: decodeToolOutput(result.output, `${at}.output`, warnings) });
+        const content = decodeToolOutput(result.output, `${at}.output`, warnings);
+        appendMessage(messages, { role: 'tool', content: [{ type: 'tool-result', toolCallId: result.call_id, content }] });
         break;
       }
       case 'reasoning':
