@@ -71,12 +71,17 @@ function uncachedInput(usage: Partial<CanonicalUsage>): number {
 const thinkingDetails = (usage: Partial<CanonicalUsage>) =>
   usage.reasoningTokens !== undefined ? { thinking_tokens: usage.reasoningTokens } : null;
 
+/** The input figures, split Anthropic's way: cache reads apart, cache writes unknown (0). */
+const inputFields = (usage: Partial<CanonicalUsage>) => ({
+  input_tokens: uncachedInput(usage),
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: usage.cachedInputTokens ?? 0,
+});
+
 /** Canonical usage → a Message's `usage`, every field the SDK types as required present. */
 export function toAnthropicUsage(usage: Partial<CanonicalUsage>, outputFallback = 0): AnthropicUsage {
   return {
-    input_tokens: uncachedInput(usage),
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: usage.cachedInputTokens ?? 0,
+    ...inputFields(usage),
     cache_creation: null,
     output_tokens: usage.outputTokens ?? outputFallback,
     output_tokens_details: thinkingDetails(usage),
@@ -90,9 +95,7 @@ export function toAnthropicUsage(usage: Partial<CanonicalUsage>, outputFallback 
 /** Canonical usage → the final `message_delta` usage; it always repeats the real input figures. */
 export function toAnthropicDeltaUsage(usage: CanonicalUsage): AnthropicDeltaUsage {
   return {
-    input_tokens: uncachedInput(usage),
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: usage.cachedInputTokens ?? 0,
+    ...inputFields(usage),
     output_tokens: usage.outputTokens,
     output_tokens_details: thinkingDetails(usage),
     server_tool_use: null,

@@ -1,5 +1,6 @@
 import type { ResponseFormat } from '../canonical/request.ts';
 import { JsonSchemaSchema } from './request-schema.ts';
+import { jsonSchemaFormat } from '../shared/json-schema-format.ts';
 import { asObject, invalid, parseAt } from '../shared/validation.ts';
 import type { ChatResponseFormat } from './wire-types.ts';
 
@@ -11,13 +12,8 @@ export function decodeResponseFormat(raw: unknown): ResponseFormat {
       return { type: 'text' };
     case 'json_object':
       return { type: 'json' };
-    case 'json_schema': {
-      const spec = parseAt(JsonSchemaSchema, format.json_schema, 'response_format.json_schema');
-      const canonical: ResponseFormat = { type: 'json-schema', name: spec.name, schema: spec.schema };
-      if (typeof spec.strict === 'boolean') canonical.strict = spec.strict;
-      if (spec.description) canonical.description = spec.description;
-      return canonical;
-    }
+    case 'json_schema':
+      return jsonSchemaFormat(parseAt(JsonSchemaSchema, format.json_schema, 'response_format.json_schema'));
     default:
       return invalid('response_format.type', 'must be one of text, json_object, json_schema');
   }

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { ResponseFormat, ToolChoice, ToolDefinition } from '../canonical/request.ts';
 import type { ResponsesFunctionTool, ResponsesTextFormat, ResponsesToolChoice } from './wire-types.ts';
+import { jsonSchemaFormat } from '../shared/json-schema-format.ts';
 import { invalid, isRecord, nullishBoolean, nullishString, parseAt, str } from '../shared/validation.ts';
 
 const FunctionToolSchema = v.looseObject({
@@ -81,10 +82,7 @@ export function decodeTextFormat(format: unknown): { canonical: ResponseFormat; 
     case 'json_object':
       return { canonical: { type: 'json' }, wire: { type: 'json_object' } };
     case 'json_schema': {
-      const f = parseAt(JsonSchemaFormat, format, 'text.format');
-      const canonical: ResponseFormat = { type: 'json-schema', name: f.name, schema: f.schema };
-      if (typeof f.strict === 'boolean') canonical.strict = f.strict;
-      if (f.description) canonical.description = f.description;
+      const canonical = jsonSchemaFormat(parseAt(JsonSchemaFormat, format, 'text.format'));
       return { canonical, wire: encodeTextFormat(canonical) };
     }
     default:
