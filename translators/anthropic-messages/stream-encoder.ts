@@ -1,6 +1,7 @@
 import type { StreamError, StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { formatSse } from '../shared/sse.ts';
+import { encoderLifecycle } from '../shared/encoder-lifecycle.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { toAnthropicStopReason } from './finish-reason.ts';
 import { buildAnthropicMessage } from './message-object.ts';
@@ -39,7 +40,6 @@ export function anthropicErrorEvent(error: StreamError): string {
 export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions): StreamTranslator<StreamEvent, string> {
   const blocks = createBlockQueue();
   let started = false;
-  let done = false;
   let usage: CanonicalUsage = emptyUsage();
 
   const messageStart = (startUsage: Partial<CanonicalUsage> = {}): string[] => {
@@ -62,7 +62,6 @@ export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions
       return messageStart(event.usage);
     }
     if (event.type === 'error') {
-      done = true;
       return [anthropicErrorEvent(event.error)];
     }
     const prefix = started ? undefined : messageStart();
@@ -81,7 +80,6 @@ export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions
         usage = mergeUsage(usage, event.usage);
         return prefix ?? [];
       case 'finish': {
-        done = true;
         usage = mergeUsage(usage, event.usage);
         const stopReason = toAnthropicStopReason(event.finishReason);
         const delta = {
@@ -104,12 +102,5 @@ export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions
     }
   };
 
-  return {
-    push: (event) => (done ? [] : encode(event)),
-    end() {
-      if (done) return [];
-      done = true;
-      return [anthropicErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the message was complete' })];
-    },
-  };
+  return encoderLifecycle(encode, () => [anthropicErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the message was complete' })]);
 }

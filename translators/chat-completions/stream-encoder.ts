@@ -1,6 +1,7 @@
 import type { StreamError, StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { formatSse } from '../shared/sse.ts';
+import { encoderLifecycle } from '../shared/encoder-lifecycle.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { toChatFinishReason } from './finish-reason.ts';
 import { toChatUsage } from './usage.ts';
@@ -39,7 +40,6 @@ export function chatErrorEvent(error: StreamError): string {
 export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): StreamTranslator<StreamEvent, string> {
   const toolOrdinals = new Map<number, number>();
   let started = false;
-  let done = false;
   let usage: CanonicalUsage = emptyUsage();
 
   const envelope = (choices: ChatCompletionChunk['choices']): ChatCompletionChunk => ({
@@ -65,7 +65,6 @@ export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): StreamT
       return started ? [] : first();
     }
     if (event.type === 'error') {
-      done = true;
       return [chatErrorEvent(event.error)];
     }
     const out = started ? [] : first();
@@ -93,7 +92,6 @@ export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): StreamT
         usage = mergeUsage(usage, event.usage);
         return out;
       case 'finish': {
-        done = true;
         usage = mergeUsage(usage, event.usage);
         out.push(chunk({}, toChatFinishReason(event.finishReason)));
         if (opts.includeUsage) out.push(formatSse({ ...envelope([]), usage: toChatUsage(usage) }));
@@ -107,12 +105,5 @@ export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): StreamT
     }
   };
 
-  return {
-    push: (event) => (done ? [] : encode(event)),
-    end() {
-      if (done) return [];
-      done = true;
-      return [chatErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the completion was complete' })];
-    },
-  };
+  return encoderLifecycle(encode, () => [chatErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the completion was complete' })]);
 }

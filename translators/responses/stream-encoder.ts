@@ -1,6 +1,7 @@
 import type { StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { formatSse } from '../shared/sse.ts';
+import { encoderLifecycle } from '../shared/encoder-lifecycle.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { terminalEventType, toResponsesEnding } from './finish-reason.ts';
 import { itemIdsFor } from './output-items.ts';
@@ -35,7 +36,6 @@ export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions
   const items = createStreamItems(opts.itemId ?? itemIdsFor(opts.responseId));
   let sequence = 0;
   let started = false;
-  let ended = false;
   let usage: CanonicalUsage | null = null;
 
   const sse = (type: string, payload: Record<string, unknown>) => formatSse({ type, sequence_number: sequence++, ...payload }, type);
@@ -97,7 +97,6 @@ export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions
         usage = mergeUsage(usage ?? emptyUsage(), event.usage);
         return [];
       case 'finish': {
-        ended = true;
         const closing = items.unfinished().flatMap(endItem);
         const ending = toResponsesEnding(event.finishReason);
         const failed = ending.status === 'failed';
@@ -121,7 +120,6 @@ export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions
   };
 
   const fail = (code: string, message: string): string[] => {
-    ended = true;
     const out = started ? [] : start();
     out.push(sse('error', { code, message, param: null, error: { type: 'server_error', code, message, param: null } }));
     const response = snapshot({
@@ -134,12 +132,8 @@ export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions
     return out;
   };
 
-  return {
-    push(event) {
-      if (ended) return [];
-      return !started && event.type !== 'message-start' && event.type !== 'error' ? [...start(), ...handle(event)] : handle(event);
-    },
-    // Decoders always end with finish or error; a stream cut short must still not look healthy.
-    end: () => (ended ? [] : fail('stream_truncated', 'The response stream ended before the response was complete.')),
-  };
+  const encode = (event: StreamEvent): string[] =>
+    !started && event.type !== 'message-start' && event.type !== 'error' ? [...start(), ...handle(event)] : handle(event);
+  // Decoders always end with finish or error; a stream cut short must still not look healthy.
+  return encoderLifecycle(encode, () => fail('stream_truncated', 'The response stream ended before the response was complete.'));
 }
