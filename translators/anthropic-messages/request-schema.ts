@@ -2,9 +2,10 @@ import * as v from 'valibot';
 import { asObject, nonEmptyText, numberBetween, text } from '../shared/validation.ts';
 
 /**
- * valibot schemas of a `POST /v1/messages` body, as the spec and `@anthropic-ai/sdk`'s
- * `MessageCreateParamsBase` describe it. Content blocks are validated one by one (see
- * decode-content.ts) so errors name the exact block.
+ * valibot schemas of a `POST /v1/messages` body, as Anthropic's API reference and
+ * `@anthropic-ai/sdk`'s `MessageCreateParamsBase` describe it. Content blocks are validated one by
+ * one (see decode-content.ts) so errors name the exact block.
+ * @see https://docs.anthropic.com/en/api/messages
  */
 
 const jsonObject = (message: string) => v.custom<Record<string, unknown>>((input) => asObject(input) !== undefined, message);

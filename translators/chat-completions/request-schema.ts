@@ -2,16 +2,17 @@ import * as v from 'valibot';
 import { asObject, nonEmptyText, nullishBoolean, numberBetween, positiveInteger, text } from '../shared/validation.ts';
 
 /**
- * valibot schemas of a `POST /v1/chat/completions` body, as the spec's table and the openai SDK's
- * `ChatCompletionCreateParamsBase` describe it. Messages and content parts are validated one by
- * one (decode-messages.ts, decode-content.ts) so errors name the exact part.
+ * valibot schemas of a `POST /v1/chat/completions` body, as OpenAI's API reference and the openai
+ * SDK's `ChatCompletionCreateParamsBase` describe it. Messages and content parts are validated one
+ * by one (decode-messages.ts, decode-content.ts) so errors name the exact part.
+ * @see https://platform.openai.com/docs/api-reference/chat/create
  */
 
 const jsonObject = (message: string) => v.custom<Record<string, unknown>>((input) => asObject(input) !== undefined, message);
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const NAME_RULE = 'must be 1 to 64 letters, digits, underscores or dashes';
 
-/** The spec's limit on stop sequences. */
+/** OpenAI takes at most four stop sequences. */
 export const MAX_STOP_SEQUENCES = 4;
 
 export const RequestSchema = v.looseObject({
