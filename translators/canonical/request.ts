@@ -31,7 +31,7 @@ export interface ToolCallPart {
 export interface ToolResultPart {
   type: 'tool-result';
   toolCallId: string;
-  /** Tool name when the format carries it (Responses and chat do not, Anthropic does not either). */
+  /** What the tool returned: text and images (no format names the tool in its result). */
   content: Array<TextPart | ImagePart>;
   isError?: boolean;
 }
