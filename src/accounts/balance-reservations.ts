@@ -3,6 +3,7 @@ import type { Db, DbOrTrx } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { GroupCommit } from '../ops/group-commit.ts';
+import { runUnprepared, type RunPrepared } from '../db/prepared.ts';
 import { fromUnits, toUnits } from './money.ts';
 
 /** A hold granted, or refused with what the account could still hold. */
@@ -28,11 +29,7 @@ export interface ReservationOptions {
  * call's worst case atomically against `balance − reserved`, settlement (in the usage recorder)
  * deletes the hold and charges the real cost, so parallel calls can never overdraw.
  *
- * Holds are granted in batches (group commit): the accounts of a batch are locked in id order,
- * each hold granted while the account's spendable amount covers it, and the reserved totals and
- * hold rows written with one statement. The commit is asynchronous (`synchronous_commit = off`):
- * losing a hold in a crash loses its row and its total together, and the settlement that follows
- * it commits synchronously, flushing the log up to and including the hold.
+ * Holds are granted in batches (group commit), one statement per batch.
  */
 export class BalanceReservations {
   private readonly open = new Map<string, { accountId: number; since: number }>();
@@ -43,11 +40,15 @@ export class BalanceReservations {
   private readonly tickMs: number;
   private readonly maxHoldMs: number;
 
+  private readonly prepared: RunPrepared;
+
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
     opts: ReservationOptions = {},
+    prepared?: RunPrepared,
   ) {
+    this.prepared = prepared ?? runUnprepared(db);
     this.ttlMs = opts.ttlMs ?? 5 * 60_000;
     this.tickMs = opts.tickMs ?? 30_000;
     this.maxHoldMs = opts.maxHoldMs ?? 2 * 3600_000;
@@ -108,38 +109,43 @@ export class BalanceReservations {
     }
   }
 
+  /**
+   * One statement for the whole batch (one round trip): the accounts are locked in id order, the
+   * holds granted in submission order while their running total per account fits its spendable
+   * amount (a refused hold also refuses the later ones of its account in the same batch), and
+   * the reserved totals and hold rows written.
+   */
   private async grant(batch: HoldRequest[]): Promise<HoldResult[]> {
-    return this.db.transaction().execute(async (trx) => {
-      await sql`set local synchronous_commit = off`.execute(trx);
-      const spendable = await lockSpendable(trx, batch.map((h) => h.accountId));
-      const results: HoldResult[] = [];
-      const granted: HoldRequest[] = [];
-      const reservedAdded = new Map<number, bigint>();
-      for (const hold of batch) {
-        const available = spendable.get(hold.accountId) ?? 0n;
-        if (available < hold.units) {
-          results.push({ ok: false, availableUnits: available > 0n ? available : 0n });
-          continue;
-        }
-        spendable.set(hold.accountId, available - hold.units);
-        reservedAdded.set(hold.accountId, (reservedAdded.get(hold.accountId) ?? 0n) + hold.units);
-        granted.push(hold);
-        results.push({ ok: true, id: hold.id });
-      }
-      if (granted.length === 0) return results;
-      const accounts = [...reservedAdded.keys()];
-      await sql`
-        with added as (
-          update accounts as a set reserved_usd = a.reserved_usd + v.amount
-          from unnest(${accounts}::int[], ${accounts.map((id) => fromUnits(reservedAdded.get(id) ?? 0n))}::numeric[]) as v(id, amount)
-          where a.id = v.id
-          returning a.id
-        )
+    const query = sql`
+      with req as (
+        select * from unnest(${batch.map((h) => h.id)}::text[], ${batch.map((h) => h.accountId)}::int[],
+                             ${batch.map((h) => fromUnits(h.units))}::numeric[], ${batch.map((_, i) => i)}::int[]) as r(id, account_id, amount, ord)
+      ), locked as (
+        select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
+        where a.id in (select account_id from req) order by a.id for no key update
+      ), running as (
+        select r.*, sum(r.amount) over (partition by r.account_id order by r.ord) as total from req as r
+      ), granted as (
+        select g.id, g.account_id, g.amount from running as g join locked as l on l.id = g.account_id where g.total <= l.spendable
+      ), added as (
+        update accounts as a set reserved_usd = a.reserved_usd + s.amount
+        from (select account_id, sum(amount) as amount from granted group by account_id) as s
+        where a.id = s.account_id
+        returning a.id
+      ), inserted as (
         insert into llm_reservations (id, account_id, amount_usd, expires_at)
-        select id, account_id, amount, now() + ${`${this.ttlMs} milliseconds`}::interval
-        from unnest(${granted.map((h) => h.id)}::text[], ${granted.map((h) => h.accountId)}::int[], ${granted.map((h) => fromUnits(h.units))}::numeric[])
-          as r(id, account_id, amount)`.execute(trx);
-      return results;
+        select id, account_id, amount, now() + ${`${this.ttlMs} milliseconds`}::interval from granted
+        returning id
+      )
+      select (select array_agg(id) from inserted) as granted, (select json_agg(json_build_object('id', id, 'spendable', spendable::text)) from locked) as accounts`;
+    const rows = await this.prepared<{ granted: string[] | null; accounts: Array<{ id: number; spendable: string }> | null }>('grant_llm_holds', query.compile(this.db));
+    const granted = new Set(rows[0]?.granted ?? []);
+    const left = new Map((rows[0]?.accounts ?? []).map((a) => [a.id, toUnits(a.spendable)]));
+    for (const hold of batch) if (granted.has(hold.id)) left.set(hold.accountId, (left.get(hold.accountId) ?? 0n) - hold.units);
+    return batch.map((hold) => {
+      if (granted.has(hold.id)) return { ok: true, id: hold.id };
+      const available = left.get(hold.accountId) ?? 0n;
+      return { ok: false, availableUnits: available > 0n ? available : 0n };
     });
   }
 }
@@ -171,11 +177,4 @@ async function releaseHolds(trx: DbOrTrx, which: { ids: string[] } | { expired: 
     update accounts as a set reserved_usd = a.reserved_usd - g.total
     from (select account_id, sum(amount_usd) as total from gone group by account_id) as g
     where a.id = g.account_id`.execute(trx);
-}
-
-/** Deletes settled holds inside the settlement's transaction (accounts already locked); amount per hold id. */
-export async function takeHolds(trx: DbOrTrx, ids: string[]): Promise<Map<string, bigint>> {
-  if (ids.length === 0) return new Map();
-  const rows = await sql<{ id: string; amount_usd: string }>`delete from llm_reservations where id = any(${ids}::text[]) returning id, amount_usd`.execute(trx);
-  return new Map(rows.rows.map((r) => [r.id, toUnits(r.amount_usd)]));
 }

@@ -67,8 +67,8 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const providers = createProviders(config.providers, providerHost(env.publicUrl));
   const llmAdapters = new Map<string, LlmAdapter>();
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
-  const reservations = new BalanceReservations(database.db, log);
-  const usage = new UsageRecorder(database.db, accounts, reservations, log);
+  const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
+  const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
   const services = {
     providers,
     llm: new LlmService(ctx, llmAdapters, usage, reservations),

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database, Db } from './database.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { runUnprepared, type Compiled, type RunPrepared } from './prepared.ts';
 
 /** Postgres type OIDs whose default parsing we change on both drivers alike. */
 const INT8 = 20;
@@ -10,6 +11,8 @@ const INT8 = 20;
 export interface DatabaseHandle {
   db: Db;
   kind: 'postgres' | 'pglite';
+  /** Named prepared statements for the hot paths (see prepared.ts). */
+  prepared: RunPrepared;
   close(): Promise<void>;
 }
 
@@ -23,12 +26,14 @@ export async function connectDatabase(opts: { databaseUrl?: string; dataDir: str
     pg.default.types.setTypeParser(INT8, (value: string) => Number(value));
     const pool = new pg.default.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 20 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    const prepared: RunPrepared = async <R>(name: string, query: Compiled) =>
+      (await pool.query({ name, text: query.sql, values: [...query.parameters] })).rows as R[];
+    return { db, kind: 'postgres', prepared, close: () => db.destroy() };
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const dir = join(opts.dataDir, 'pg');
   await mkdir(dir, { recursive: true });
   const pglite = new PGlite(dir, { parsers: { [INT8]: (value: string) => Number(value) } });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
-  return { db, kind: 'pglite', close: () => db.destroy() };
+  return { db, kind: 'pglite', prepared: runUnprepared(db), close: () => db.destroy() };
 }

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { AccountCache } from '../accounts/account-cache.ts';
-import { lockSpendable, takeHolds, type BalanceReservations } from '../accounts/balance-reservations.ts';
+import type { BalanceReservations } from '../accounts/balance-reservations.ts';
 import { fromUnits, toUnits } from '../accounts/money.ts';
-import type { Db, DbOrTrx } from '../db/database.ts';
+import type { Db } from '../db/database.ts';
+import { runUnprepared, type RunPrepared } from '../db/prepared.ts';
 import { GroupCommit } from '../ops/group-commit.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
@@ -30,9 +31,9 @@ export interface LlmCallRecord {
  * call's task row, charge and ledger entry are durably committed, so a caller that waits for it
  * before sending the last byte never answers a call that a crash could leave unbilled.
  *
- * Per batch, one transaction: the accounts are locked, the holds deleted, each call charged its
+ * Per batch, one statement: the accounts are locked, the holds deleted, each call charged its
  * cost — never more than the account can spend besides the other open holds, so the balance never
- * goes below zero — and tasks, balances and ledger rows written with one statement each.
+ * goes below zero — and tasks, balances and ledger rows written.
  *
  * Failures are isolated: a batch that fails for its data is written record by record, and a
  * record that still fails is set aside in `dead_letters` (its hold is then released); a batch
@@ -41,6 +42,7 @@ export interface LlmCallRecord {
 export class UsageRecorder {
   private readonly commit: GroupCommit<LlmCallRecord, void>;
   private stopping = false;
+  private readonly prepared: RunPrepared;
 
   constructor(
     private readonly db: Db,
@@ -48,7 +50,9 @@ export class UsageRecorder {
     private readonly reservations: BalanceReservations,
     private readonly log: Logger,
     maxBatch = 500,
+    prepared?: RunPrepared,
   ) {
+    this.prepared = prepared ?? runUnprepared(db);
     this.commit = new GroupCommit((batch) => this.writeDurably(batch), { name: 'llm usage write', log, maxBatch });
   }
 
@@ -61,7 +65,7 @@ export class UsageRecorder {
   private async writeDurably(batch: LlmCallRecord[]): Promise<void[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.write(batch, attempt > 1);
+        await this.write(batch);
         return batch.map(() => undefined);
       } catch (err) {
         if (isPoisonError(err)) {
@@ -76,8 +80,8 @@ export class UsageRecorder {
     }
   }
 
-  private async write(batch: LlmCallRecord[], retry: boolean): Promise<void> {
-    const charged = await this.db.transaction().execute((trx) => settleBatch(trx, batch, retry));
+  private async write(batch: LlmCallRecord[]): Promise<void> {
+    const charged = await settleBatch(this.db, this.prepared, batch);
     for (const rec of batch) if (rec.reservationId) this.reservations.settled(rec.reservationId);
     for (const [id, shortfall] of charged.shortfalls) this.log.warn('llm call cost more than the account could spend; charged what was left', { account_id: id, shortfall_usd: fromUnits(shortfall) });
     for (const id of charged.accounts) void this.accounts.changed(id);
@@ -109,44 +113,19 @@ export class UsageRecorder {
 }
 
 /**
- * The batch's charges, inside the caller's transaction. Returns the accounts whose balance
- * changed, and the shortfall of any call whose cost exceeded what its account could spend.
+ * The batch's settlement as one statement (one round trip, one commit): the accounts are locked
+ * in id order, the calls' holds deleted, and each call charged its cost — capped, per account,
+ * at what the account can spend plus the holds this batch releases, so the balance never goes
+ * below zero and other calls' holds are never eaten into. Only calls whose task row is new are
+ * charged, so a batch retried after a commit we did not hear about is never charged twice.
+ * Returns the accounts whose money moved and the shortfall of any account charged less than cost.
  */
-async function settleBatch(trx: DbOrTrx, all: LlmCallRecord[], retry: boolean): Promise<{ accounts: number[]; shortfalls: Map<number, bigint> }> {
-  let batch = all;
-  if (retry) {
-    // The last attempt may have committed without our hearing it: never charge a call twice.
-    const done = new Set((await trx.selectFrom('tasks').select('id').where('id', 'in', all.map((r) => r.taskId)).execute()).map((r) => r.id));
-    batch = all.filter((r) => !done.has(r.taskId));
-    if (batch.length === 0) return { accounts: [], shortfalls: new Map() };
-  }
-  const spendable = await lockSpendable(trx, batch.map((r) => r.accountId));
-  const holds = await takeHolds(trx, batch.flatMap((r) => (r.reservationId ? [r.reservationId] : [])));
-  const released = new Map<number, bigint>();
-  const charges = new Map<number, bigint>();
-  const shortfalls = new Map<number, bigint>();
-  const costs: string[] = [];
-  const ledger: Array<{ rec: LlmCallRecord; units: bigint; cumulative: bigint }> = [];
-  for (const rec of batch) {
-    const held = (rec.reservationId && holds.get(rec.reservationId)) || 0n;
-    released.set(rec.accountId, (released.get(rec.accountId) ?? 0n) + held);
-    // The call's own hold is spendable by it; other open holds are not.
-    const available = (spendable.get(rec.accountId) ?? 0n) + held;
-    const cost = toUnits(rec.costUsd);
-    const units = cost <= available ? cost : available > 0n ? available : 0n;
-    if (units < cost) shortfalls.set(rec.accountId, (shortfalls.get(rec.accountId) ?? 0n) + cost - units);
-    spendable.set(rec.accountId, available - units);
-    costs.push(fromUnits(units));
-    if (units > 0n) {
-      const cumulative = (charges.get(rec.accountId) ?? 0n) + units;
-      charges.set(rec.accountId, cumulative);
-      ledger.push({ rec, units, cumulative });
-    }
-  }
+async function settleBatch(db: Db, prepared: RunPrepared, batch: LlmCallRecord[]): Promise<{ accounts: number[]; shortfalls: Map<number, bigint> }> {
   const finishedAt = new Date().toISOString();
   // The rows travel as one JSON document: one JSON.stringify for the batch, no per-element
   // escaping of a jsonb[] array literal by the driver (the inputs are the bulk of the bytes).
   const rows = batch.map((r, i) => ({
+    ord: i,
     id: r.taskId,
     account_id: r.accountId,
     model: r.model,
@@ -155,31 +134,53 @@ async function settleBatch(trx: DbOrTrx, all: LlmCallRecord[], retry: boolean): 
     input: r.input,
     output: r.output,
     error_message: r.errorMessage ?? null,
-    cost_usd: costs[i],
+    cost: fromUnits(toUnits(r.costUsd)),
     created_at: r.createdAt.toISOString(),
+    hold_id: r.reservationId ?? null,
   }));
-  const accounts = [...new Set([...charges.keys(), ...[...released].filter(([, u]) => u > 0n).map(([id]) => id)])];
-  // Each ledger row's balance after it: the new balance plus what the batch charged the account after that row.
-  await sql`
-    with created as (
+  const query = sql`
+    with rec as (
+      select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        as t(ord int, id text, account_id int, model text, provider text, status text, input jsonb, output jsonb,
+             error_message text, cost numeric, created_at timestamptz, hold_id text)
+    ), locked as (
+      select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
+      where a.id in (select account_id from rec) order by a.id for no key update
+    ), holds as (
+      delete from llm_reservations as h using rec where h.id = rec.hold_id returning h.account_id, h.amount_usd
+    ), fresh as (
+      select r.* from rec as r where not exists (select 1 from tasks as t where t.id = r.id)
+    ), budget as (
+      select l.id, l.spendable + coalesce((select sum(h.amount_usd) from holds as h where h.account_id = l.id), 0) as cap,
+             coalesce((select sum(h.amount_usd) from holds as h where h.account_id = l.id), 0) as released
+      from locked as l
+    ), running as (
+      select f.*, b.cap, sum(f.cost) over (partition by f.account_id order by f.ord) as upto
+      from fresh as f join budget as b on b.id = f.account_id
+    ), charged as (
+      select r.*, greatest(least(r.upto, r.cap), 0) - greatest(least(r.upto - r.cost, r.cap), 0) as charge from running as r
+    ), cumulative as (
+      select c.*, sum(c.charge) over (partition by c.account_id order by c.ord) as charged_upto from charged as c
+    ), created as (
       insert into tasks (id, account_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at)
-      select id, account_id, model, provider, 'llm', status, input, output, error_message, cost_usd, created_at, ${finishedAt}::timestamptz
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        as t(id text, account_id int, model text, provider text, status text, input jsonb, output jsonb, error_message text, cost_usd numeric, created_at timestamptz)
-      on conflict (id) do nothing
+      select id, account_id, model, provider, 'llm', status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz
+      from charged on conflict (id) do nothing
       returning id
+    ), totals as (
+      select b.id, b.released, coalesce(sum(c.charge), 0) as charged, coalesce(sum(c.cost), 0) as cost
+      from budget as b left join charged as c on c.account_id = b.id group by b.id, b.released
     ), moved as (
-      update accounts as a set balance_usd = a.balance_usd - v.charged, reserved_usd = a.reserved_usd - v.released, updated_at = now()
-      from unnest(${accounts}::int[], ${accounts.map((id) => fromUnits(charges.get(id) ?? 0n))}::numeric[],
-                  ${accounts.map((id) => fromUnits(released.get(id) ?? 0n))}::numeric[]) as v(id, charged, released)
-      where a.id = v.id
-      returning a.id, a.balance_usd, v.charged
+      update accounts as a set balance_usd = a.balance_usd - t.charged, reserved_usd = a.reserved_usd - t.released, updated_at = now()
+      from totals as t where a.id = t.id and (t.charged > 0 or t.released > 0)
+      returning a.id, a.balance_usd, t.charged, t.cost
+    ), ledger as (
+      insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
+      select c.account_id, -c.charge, m.balance_usd + m.charged - c.charged_upto, 'charge', c.id, 'llm', c.model
+      from cumulative as c join moved as m on m.id = c.account_id where c.charge > 0
     )
-    insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
-    select l.account_id, -l.amount, m.balance_usd + m.charged - l.cumulative, 'charge', l.task_id, 'llm', l.note
-    from unnest(${ledger.map((l) => l.rec.accountId)}::int[], ${ledger.map((l) => fromUnits(l.units))}::numeric[],
-                ${ledger.map((l) => fromUnits(l.cumulative))}::numeric[], ${ledger.map((l) => l.rec.taskId)}::text[], ${ledger.map((l) => l.rec.model)}::text[])
-      as l(account_id, amount, cumulative, task_id, note)
-    join moved as m on m.id = l.account_id`.execute(trx);
-  return { accounts: [...charges.keys()], shortfalls };
+    select id, cost::text as cost, charged::text as charged from moved`;
+  const moved = await prepared<{ id: number; cost: string; charged: string }>('settle_llm_calls', query.compile(db));
+  const shortfalls = new Map<number, bigint>();
+  for (const m of moved) if (toUnits(m.cost) > toUnits(m.charged)) shortfalls.set(m.id, toUnits(m.cost) - toUnits(m.charged));
+  return { accounts: moved.filter((m) => toUnits(m.charged) > 0n).map((m) => m.id), shortfalls };
 }

@@ -18,7 +18,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('llm_reservations')
     .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+    // No foreign key: every writer holds the account's row lock already, and the check would cost
+    // each hold a second lookup; a deleted account's holds are swept when they expire.
+    .addColumn('account_id', 'integer', (c) => c.notNull())
     .addColumn('amount_usd', sql`numeric(24,10)`, (c) => c.notNull())
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
