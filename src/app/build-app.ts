@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { motionErrorShapers } from '../resources/motion-error.ts';
 import { adminGuard } from '../auth/admin-guard.ts';
 import { bodyErrorHandler } from '../http/body-error-handler.ts';
 import { errorHandler } from '../http/error-handler.ts';
@@ -26,9 +27,10 @@ import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
  * the API, adminGuard in front of the admin routes, the sign-in route on its own.
  */
 export function buildApp(ctx: AppContext, services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; tasks: TaskService; webhooks: WebhookDeliverer }) {
+  const motionProducts = new Set([...services.providers.values()].flatMap((p) => (p.resources?.listMotions && p.resources.motionProduct ? [p.resources.motionProduct] : [])));
   return new Elysia()
     .use(bodyErrorHandler(llmErrorShapers))
-    .use(errorHandler(ctx.log, llmErrorShapers))
+    .use(errorHandler(ctx.log, [...llmErrorShapers, ...motionErrorShapers(motionProducts)]))
     .use(healthRoutes(ctx, services.providers))
     .use(providerWebhookRoutes(ctx, services.providers))
     .use(fileRoutes(ctx))

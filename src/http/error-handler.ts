@@ -12,10 +12,10 @@ export type ErrorShaper = (status: number, message: string, kind: 'invalid_json'
 
 const envelopeShaper: ErrorShaper = (status, message) => new EnvelopeError(status, message);
 
-/** The model endpoints answer every error in their OpenAI-style shape. */
-const modelShapers: Array<{ prefix: string; shape: ErrorShaper }> = [
+/** The model endpoints answer every error in their OpenAI-style shape, whatever module serves them. */
+const builtInShapers: Array<{ test: (path: string) => boolean; shape: ErrorShaper }> = [
   {
-    prefix: '/v1/models',
+    test: (path) => path.startsWith('/v1/models'),
     shape: (status, message, kind) =>
       status >= 500
         ? new OpenAIStyleError(status, message, 'internal_error', 'server_error')
@@ -32,10 +32,9 @@ function render(error: HttpError): Response {
 
 /** Registered first on the root app: the one place errors become responses. */
 export function errorHandler(log: Logger, shapers: Array<{ prefix: string; shape: ErrorShaper }> = []) {
-  const all = [...shapers, ...modelShapers];
   const shaperFor = (request: Request): ErrorShaper => {
     const path = new URL(request.url).pathname;
-    return all.find((s) => path.startsWith(s.prefix))?.shape ?? envelopeShaper;
+    return shapers.find((s) => path.startsWith(s.prefix))?.shape ?? builtInShapers.find((s) => s.test(path))?.shape ?? envelopeShaper;
   };
   return new Elysia({ name: 'error-handler' })
     // Before routing and auth: a path or query value that cannot be decoded, or holds NUL, is a

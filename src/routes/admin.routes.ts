@@ -4,6 +4,7 @@ import type { AppContext } from '../app/context.ts';
 import { createAccount, findAccountByEmail, findAccountById, toAccountView } from '../accounts/accounts.repository.ts';
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
 import { hashApiKey, sameHash } from '../auth/api-keys.ts';
+import { sqlState } from '../db/db-errors.ts';
 import { envelope } from '../http/envelope.ts';
 import { conflict, notFound, unauthorized } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
@@ -15,6 +16,7 @@ const CreateAccountBody = v.object({
 });
 const TopupBody = v.object({ amount_usd: v.pipe(usd, v.minValue(0.0000000001, 'must be greater than 0')) });
 const AccountId = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer user_id'));
+const UNIQUE_VIOLATION = '23505';
 /** Account ids are Postgres `integer`s: a larger one names no account (and must never reach a query). */
 const MAX_ACCOUNT_ID = 2_147_483_647;
 
@@ -40,8 +42,12 @@ export function adminRoutes(ctx: AppContext) {
     })
     .post('/accounts', async ({ body }) => {
       const input = parseOr422(CreateAccountBody, body);
-      if (await findAccountByEmail(ctx.db, input.email)) throw conflict(`an account with email ${input.email} already exists`);
-      const { account, apiKey } = await createAccount(ctx.db, { email: input.email, balanceUsd: input.balance_usd ?? 0 });
+      const exists = () => conflict(`an account with email ${input.email} already exists`);
+      if (await findAccountByEmail(ctx.db, input.email)) throw exists();
+      // Two creates of one address at once: the unique index decides, and the loser is told so.
+      const { account, apiKey } = await createAccount(ctx.db, { email: input.email, balanceUsd: input.balance_usd ?? 0 }).catch((err: unknown) => {
+        throw sqlState(err) === UNIQUE_VIOLATION ? exists() : err;
+      });
       return envelope({ user_id: account.id, email: account.email, api_key: apiKey });
     })
     .post('/accounts/:id/topup', async ({ params, body }) => {
