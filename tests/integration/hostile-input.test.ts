@@ -666,7 +666,8 @@ for (const mode of MODES) {
         expect((await allTasks(gw, key)).length).toBe(1);
       }, 60_000);
 
-      test.skipIf(mode.name !== 'postgres+redis')('a replay is not re-validated against today’s rules', async () => {
+      // Needs direct SQL to plant a task stored under older rules: defined in the Postgres mode only (not skipped elsewhere).
+      if (mode.name === 'postgres+redis') test('a replay is not re-validated against today’s rules', async () => {
         // A task stored under a key when its input was acceptable (here: a prompt longer than today's maximum).
         const { key, userId } = await createAccount(gw, uniqueEmail('idem-old'), 1);
         const body = { model: 'sandbox/image', input: { prompt: 'x'.repeat(40_000) } };
