@@ -51,7 +51,7 @@ const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(
 const rows: Array<[string, number[]]> = [
   ['`SELECT 1` (round-trip floor through kysely + pg)', samples.roundTrip],
   ['one-row autocommit insert (round trip + WAL flush)', samples.insert],
-  ['hold grant (one statement, named prepared)', samples.grant],
+  ['hold (from the instance lease; a growth of the lease is one statement)', samples.grant],
   ['settlement (one statement, named prepared, synchronous commit)', samples.settle],
 ];
 console.log(`${CALLS} sequential grant + settle pairs after ${WARMUP} warm-up\n`);

@@ -9,37 +9,69 @@ import { fromUnits, toUnits } from './money.ts';
 /** A hold granted, or refused with what the account could still hold. */
 export type HoldResult = { ok: true; id: string } | { ok: false; availableUnits: bigint };
 
-interface HoldRequest {
-  id: string;
+/** What a settlement needs to know of a hold: the lease row it came from and its size. */
+export interface HoldRef {
+  leaseId: string;
   accountId: number;
   units: bigint;
 }
 
 export interface ReservationOptions {
-  /** A hold not renewed for this long is released by the sweeper (its instance died). */
+  /** A lease not renewed for this long is released by any instance's sweeper (its instance died). */
   ttlMs?: number;
-  /** How often this instance renews the holds of its calls in flight, and sweeps expired ones. */
+  /** How often this instance renews its leases and sweeps expired ones. */
   tickMs?: number;
-  /** Calls longer than this stop being renewed: a hold that leaked is released at last. */
+  /** A lease with no hold for this long goes back to the account (checked twice as often). */
+  idleMs?: number;
+  /** Calls longer than this stop counting against the lease: a hold that leaked is freed at last. */
   maxHoldMs?: number;
 }
 
+/** One instance's slice of an account's balance, held in the database as one `llm_reservations` row. */
+interface Lease {
+  id: string;
+  accountId: number;
+  /** What the row holds, as of the last statement this instance ran on it. */
+  units: bigint;
+  /** Sum of the holds granted from it and not yet settled or released. */
+  used: bigint;
+  lastUsed: number;
+  /** A growth statement in flight: other holds of the account wait for it. */
+  growing?: Promise<void>;
+  /** Being returned: no new hold may come from it. */
+  closing?: boolean;
+}
+
+interface GrowRequest {
+  leaseId: string;
+  accountId: number;
+  /** Grant at least this much, or nothing… */
+  min: bigint;
+  /** …and at most this much. */
+  want: bigint;
+}
+
 /**
- * Holds on account balances for LLM calls in flight (docs/money.md): admission reserves the
- * call's worst case atomically against `balance − reserved`, settlement (in the usage recorder)
- * deletes the hold and charges the real cost, so parallel calls can never overdraw.
+ * Holds on account balances for LLM calls in flight (docs/money.md). Admission reserves the call's
+ * worst case; settlement (the usage recorder) charges the real cost; parallel calls never overdraw.
  *
- * Holds are granted in batches (group commit), one statement per batch.
+ * Each instance **leases** a slice of an account's spendable balance (`balance − reserved`) in one
+ * statement — a row in `llm_reservations`, counted in `accounts.reserved_usd` — and grants holds
+ * from it in memory, so a call usually pays no statement for its hold. It is exact: every local
+ * hold is covered by the lease row, settlement takes the charge out of the row in the same
+ * statement that charges the balance, and a lease grows (group commit) only while the account can
+ * spend more. An idle lease goes back to the account; a dead instance's lease expires and is swept.
  */
 export class BalanceReservations {
-  private readonly open = new Map<string, { accountId: number; since: number }>();
-  private readonly granting: GroupCommit<HoldRequest, HoldResult>;
-  private readonly releasing: GroupCommit<string, void>;
+  private readonly leases = new Map<number, Lease>();
+  private readonly holds = new Map<string, HoldRef & { since: number }>();
+  private readonly growing: GroupCommit<GrowRequest, { granted: bigint; spendable: bigint }>;
   private timer?: ReturnType<typeof setInterval>;
+  private idleTimer?: ReturnType<typeof setInterval>;
   private readonly ttlMs: number;
   private readonly tickMs: number;
+  private readonly idleMs: number;
   private readonly maxHoldMs: number;
-
   private readonly prepared: RunPrepared;
 
   constructor(
@@ -51,57 +83,137 @@ export class BalanceReservations {
     this.prepared = prepared ?? runUnprepared(db);
     this.ttlMs = opts.ttlMs ?? 5 * 60_000;
     this.tickMs = opts.tickMs ?? 30_000;
+    // Short: an idle lease still counts against what media tasks of the account may spend.
+    this.idleMs = opts.idleMs ?? 500;
     this.maxHoldMs = opts.maxHoldMs ?? 2 * 3600_000;
-    this.granting = new GroupCommit((batch) => this.grant(batch), { name: 'reservation grant', log });
-    this.releasing = new GroupCommit(
-      async (ids) => {
-        await this.db.transaction().execute((trx) => releaseHolds(trx, { ids }));
-        return ids.map(() => undefined);
-      },
-      { name: 'reservation release', log },
-    );
+    this.growing = new GroupCommit((batch) => this.grow(batch), { name: 'reservation lease', log });
   }
 
   /** Reserves `units` (1e-10 USD) of the account's spendable balance for one call. */
   async reserve(accountId: number, units: bigint): Promise<HoldResult> {
+    for (;;) {
+      let lease = this.leases.get(accountId);
+      if (lease?.closing) lease = undefined;
+      if (lease && lease.units - lease.used >= units) return this.take(lease, units);
+      if (lease?.growing) {
+        await lease.growing;
+        continue;
+      }
+      if (!lease) {
+        lease = { id: `lease:${crypto.randomUUID()}`, accountId, units: 0n, used: 0n, lastUsed: Date.now() };
+        this.leases.set(accountId, lease);
+      }
+      const current = lease;
+      const free = current.units - current.used;
+      const min = units - free;
+      // Room for a few more holds of this size, so a busy account grows its lease rarely.
+      const request: GrowRequest = { leaseId: current.id, accountId, min, want: min + units * 3n };
+      let outcome: { granted: bigint; spendable: bigint };
+      current.growing = this.growing.submit(request).then((result) => {
+        outcome = result;
+        current.units += result.granted;
+      });
+      try {
+        await current.growing;
+      } finally {
+        current.growing = undefined;
+      }
+      // biome-ignore lint/style/noNonNullAssertion: set by the resolved growth above
+      const result = outcome!;
+      if (result.granted === 0n) {
+        const available = current.units - current.used + (result.spendable > 0n ? result.spendable : 0n);
+        if (current.units - current.used >= units) continue; // others freed room meanwhile
+        return { ok: false, availableUnits: available > 0n ? available : 0n };
+      }
+    }
+  }
+
+  private take(lease: Lease, units: bigint): HoldResult {
+    lease.used += units;
+    lease.lastUsed = Date.now();
     const id = crypto.randomUUID();
-    const result = await this.granting.submit({ id, accountId, units });
-    if (result.ok) this.open.set(id, { accountId, since: Date.now() });
-    return result;
+    this.holds.set(id, { leaseId: lease.id, accountId: lease.accountId, units, since: Date.now() });
+    return { ok: true, id };
   }
 
-  /** The call ended without a settlement (refused, failed before any usage): the hold goes. */
+  /** The lease and size of a hold, for its settlement. */
+  holdOf(id: string): HoldRef | undefined {
+    return this.holds.get(id);
+  }
+
+  /** The call ended without a settlement (refused, failed before any usage): its hold is free again. */
   release(id: string): void {
-    this.open.delete(id);
-    void this.releasing.submit(id).catch(() => undefined);
+    const hold = this.holds.get(id);
+    if (!hold) return;
+    this.holds.delete(id);
+    const lease = this.leases.get(hold.accountId);
+    if (lease?.id === hold.leaseId) lease.used -= hold.units;
   }
 
-  /** The usage recorder settled the hold (deleted its row) in its own transaction. */
-  settled(id: string): void {
-    this.open.delete(id);
+  /**
+   * The usage recorder committed a settlement: its holds are done, and `taken` units (per lease)
+   * left the lease rows with the charges.
+   */
+  settled(ids: string[], taken: Map<string, bigint>): void {
+    for (const id of ids) this.release(id);
+    for (const lease of this.leases.values()) {
+      const units = taken.get(lease.id);
+      if (units) lease.units -= units;
+    }
+  }
+
+  /**
+   * A settlement of these accounts failed without our knowing whether it committed: their leases'
+   * local amounts may be stale, so no new hold comes from them. They are no longer renewed either,
+   * so their rows expire and are swept; calls still holding from them settle as usual.
+   */
+  retire(accountIds: number[]): void {
+    for (const id of accountIds) {
+      const lease = this.leases.get(id);
+      if (!lease) continue;
+      lease.closing = true;
+      this.leases.delete(id);
+    }
   }
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.tickMs);
     this.timer.unref?.();
+    this.idleTimer = setInterval(() => void this.returnIdle(), Math.max(10, this.idleMs / 2));
+    this.idleTimer.unref?.();
   }
 
+  /** Returns every lease (none may hold a call by now: the recorder was stopped first). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.releasing.drain();
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    await this.returnLeases([...this.leases.values()]);
   }
 
-  /** Renews this instance's holds, then releases any instance's expired ones. */
+  /** Gives leases that held no call for `idleMs` back to their accounts. */
+  async returnIdle(): Promise<void> {
+    const now = Date.now();
+    const idle = [...this.leases.values()].filter((l) => l.used === 0n && !l.growing && now - l.lastUsed > this.idleMs);
+    try {
+      await this.returnLeases(idle);
+    } catch (err) {
+      this.log.error('returning idle leases failed', errorFields(err));
+    }
+  }
+
+  /** Renews this instance's leases, then releases any instance's expired ones. */
   async tick(): Promise<void> {
     try {
       const now = Date.now();
-      const live: string[] = [];
-      for (const [id, hold] of this.open) {
-        if (now - hold.since > this.maxHoldMs) this.open.delete(id);
-        else live.push(id);
-      }
+      for (const [id, hold] of this.holds) if (now - hold.since > this.maxHoldMs) this.release(id);
+      await this.returnIdle();
+      const live = [...this.leases.values()].map((l) => l.id);
       if (live.length) {
-        await sql`update llm_reservations set expires_at = now() + ${`${this.ttlMs} milliseconds`}::interval where id = any(${live}::text[])`.execute(this.db);
+        const renewed = await sql<{ id: string }>`update llm_reservations set expires_at = now() + ${`${this.ttlMs} milliseconds`}::interval
+          where id = any(${live}::text[]) returning id`.execute(this.db);
+        // A lease swept meanwhile (this instance was cut off past the TTL) holds nothing any more.
+        const kept = new Set(renewed.rows.map((r) => r.id));
+        for (const lease of this.leases.values()) if (!kept.has(lease.id) && !lease.growing && lease.units > 0n) lease.units = 0n;
       }
       await this.db.transaction().execute((trx) => releaseHolds(trx, { expired: true }));
     } catch (err) {
@@ -109,43 +221,48 @@ export class BalanceReservations {
     }
   }
 
+  private async returnLeases(leases: Lease[]): Promise<void> {
+    if (leases.length === 0) return;
+    for (const lease of leases) {
+      lease.closing = true;
+      this.leases.delete(lease.accountId);
+    }
+    await this.db.transaction().execute((trx) => releaseHolds(trx, { ids: leases.map((l) => l.id) }));
+  }
+
   /**
-   * One statement for the whole batch (one round trip): the accounts are locked in id order, the
-   * holds granted in submission order while their running total per account fits its spendable
-   * amount (a refused hold also refuses the later ones of its account in the same batch), and
-   * the reserved totals and hold rows written.
+   * One statement for a batch of lease growths (one lease per account, so no two requests share
+   * an account): the accounts are locked in id order and each lease grows by as much of `want`
+   * as the account can spend, or not at all when that is less than `min`.
    */
-  private async grant(batch: HoldRequest[]): Promise<HoldResult[]> {
+  private async grow(batch: GrowRequest[]): Promise<Array<{ granted: bigint; spendable: bigint }>> {
     const query = sql`
       with req as (
-        select * from unnest(${batch.map((h) => h.id)}::text[], ${batch.map((h) => h.accountId)}::int[],
-                             ${batch.map((h) => fromUnits(h.units))}::numeric[], ${batch.map((_, i) => i)}::int[]) as r(id, account_id, amount, ord)
+        select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.accountId)}::int[],
+                             ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, account_id, min, want)
       ), locked as (
         select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
         where a.id in (select account_id from req) order by a.id for no key update
-      ), running as (
-        select r.*, sum(r.amount) over (partition by r.account_id order by r.ord) as total from req as r
       ), granted as (
-        select g.id, g.account_id, g.amount from running as g join locked as l on l.id = g.account_id where g.total <= l.spendable
+        select r.id, r.account_id, least(r.want, l.spendable) as amount from req as r join locked as l on l.id = r.account_id
+        where l.spendable >= r.min and r.min > 0
       ), added as (
-        update accounts as a set reserved_usd = a.reserved_usd + s.amount
-        from (select account_id, sum(amount) as amount from granted group by account_id) as s
-        where a.id = s.account_id
-        returning a.id
-      ), inserted as (
-        insert into llm_reservations (id, account_id, amount_usd, expires_at)
+        update accounts as a set reserved_usd = a.reserved_usd + g.amount from granted as g where a.id = g.account_id returning a.id
+      ), upserted as (
+        insert into llm_reservations as h (id, account_id, amount_usd, expires_at)
         select id, account_id, amount, now() + ${`${this.ttlMs} milliseconds`}::interval from granted
-        returning id
+        on conflict (id) do update set amount_usd = h.amount_usd + excluded.amount_usd, expires_at = excluded.expires_at
+        returning h.id
       )
-      select (select array_agg(id) from inserted) as granted, (select json_agg(json_build_object('id', id, 'spendable', spendable::text)) from locked) as accounts`;
-    const rows = await this.prepared<{ granted: string[] | null; accounts: Array<{ id: number; spendable: string }> | null }>('grant_llm_holds', query.compile(this.db));
-    const granted = new Set(rows[0]?.granted ?? []);
-    const left = new Map((rows[0]?.accounts ?? []).map((a) => [a.id, toUnits(a.spendable)]));
-    for (const hold of batch) if (granted.has(hold.id)) left.set(hold.accountId, (left.get(hold.accountId) ?? 0n) - hold.units);
-    return batch.map((hold) => {
-      if (granted.has(hold.id)) return { ok: true, id: hold.id };
-      const available = left.get(hold.accountId) ?? 0n;
-      return { ok: false, availableUnits: available > 0n ? available : 0n };
+      select r.id, coalesce((select g.amount from granted as g where g.id = r.id), 0)::text as granted,
+             coalesce((select l.spendable from locked as l where l.id = r.account_id), 0)::text as spendable,
+             (select count(*) from upserted) as written
+      from req as r`;
+    const rows = await this.prepared<{ id: string; granted: string; spendable: string }>('grow_llm_leases', query.compile(this.db));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return batch.map((r) => {
+      const row = byId.get(r.leaseId);
+      return { granted: row ? toUnits(row.granted) : 0n, spendable: row ? toUnits(row.spendable) : 0n };
     });
   }
 }
@@ -162,7 +279,7 @@ export async function lockSpendable(trx: DbOrTrx, accountIds: number[]): Promise
   return new Map(rows.map((row) => [row.id, toUnits(row.balance_usd) - toUnits(row.reserved_usd)]));
 }
 
-/** Deletes holds (by id, or every expired one) and takes their amounts off the accounts' reserved totals. */
+/** Deletes lease rows (by id, or every expired one) and takes their amounts off the accounts' reserved totals. */
 async function releaseHolds(trx: DbOrTrx, which: { ids: string[] } | { expired: true }): Promise<void> {
   const found =
     'ids' in which

@@ -73,6 +73,8 @@ export class UsageRecorder {
           await this.deadLetter(batch[0] as LlmCallRecord, err);
           return [undefined];
         }
+        // Committed or not, we cannot tell: the leases of these accounts may be stale.
+        this.reservations.retire(batch.map((r) => r.accountId));
         if (this.stopping && attempt >= 5) throw err;
         this.log.error('llm usage write failed; will retry', { records: batch.length, attempt, ...errorFields(err) });
         await Bun.sleep(Math.min(5_000, 100 * 2 ** attempt));
@@ -81,8 +83,8 @@ export class UsageRecorder {
   }
 
   private async write(batch: LlmCallRecord[]): Promise<void> {
-    const charged = await settleBatch(this.db, this.prepared, batch);
-    for (const rec of batch) if (rec.reservationId) this.reservations.settled(rec.reservationId);
+    const charged = await settleBatch(this.db, this.prepared, this.reservations, batch);
+    this.reservations.settled(batch.flatMap((r) => (r.reservationId ? [r.reservationId] : [])), charged.taken);
     for (const [id, shortfall] of charged.shortfalls) this.log.warn('llm call cost more than the account could spend; charged what was left', { account_id: id, shortfall_usd: fromUnits(shortfall) });
     for (const id of charged.accounts) void this.accounts.changed(id);
   }
@@ -120,11 +122,13 @@ export class UsageRecorder {
  * charged, so a batch retried after a commit we did not hear about is never charged twice.
  * Returns the accounts whose money moved and the shortfall of any account charged less than cost.
  */
-async function settleBatch(db: Db, prepared: RunPrepared, batch: LlmCallRecord[]): Promise<{ accounts: number[]; shortfalls: Map<number, bigint> }> {
+async function settleBatch(db: Db, prepared: RunPrepared, reservations: BalanceReservations, batch: LlmCallRecord[]): Promise<{ accounts: number[]; shortfalls: Map<number, bigint>; taken: Map<string, bigint> }> {
   const finishedAt = new Date().toISOString();
   // The rows travel as one JSON document: one JSON.stringify for the batch, no per-element
   // escaping of a jsonb[] array literal by the driver (the inputs are the bulk of the bytes).
-  const rows = batch.map((r, i) => ({
+  const rows = batch.map((r, i) => {
+    const hold = r.reservationId ? reservations.holdOf(r.reservationId) : undefined;
+    return {
     ord: i,
     id: r.taskId,
     account_id: r.accountId,
@@ -136,26 +140,32 @@ async function settleBatch(db: Db, prepared: RunPrepared, batch: LlmCallRecord[]
     error_message: r.errorMessage ?? null,
     cost: fromUnits(toUnits(r.costUsd)),
     created_at: r.createdAt.toISOString(),
-    hold_id: r.reservationId ?? null,
-  }));
+    hold_id: hold?.leaseId ?? null,
+    hold_units: hold ? fromUnits(hold.units) : null,
+    };
+  });
   const query = sql`
     with rec as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         as t(ord int, id text, account_id int, model text, provider text, status text, input jsonb, output jsonb,
-             error_message text, cost numeric, created_at timestamptz, hold_id text)
+             error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric)
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id in (select account_id from rec) order by a.id for no key update
-    ), holds as (
-      delete from llm_reservations as h using rec where h.id = rec.hold_id returning h.account_id, h.amount_usd
     ), fresh as (
       select r.* from rec as r where not exists (select 1 from tasks as t where t.id = r.id)
+    ), lease_take as (
+      -- Read once the accounts are locked (every writer of a lease row holds its account's lock).
+      select h.id, h.account_id, least(h.amount_usd, s.want) as take
+      from llm_reservations as h
+      join (select hold_id, sum(least(cost, hold_units)) as want from fresh where hold_id is not null group by hold_id) as s on s.hold_id = h.id
+      where exists (select 1 from locked)
     ), budget as (
-      select l.id, l.spendable + coalesce((select sum(h.amount_usd) from holds as h where h.account_id = l.id), 0) as cap,
-             coalesce((select sum(h.amount_usd) from holds as h where h.account_id = l.id), 0) as released
+      select l.id, coalesce((select sum(t.take) from lease_take as t where t.account_id = l.id), 0) as from_lease,
+             greatest(l.spendable, 0) as spendable
       from locked as l
     ), running as (
-      select f.*, b.cap, sum(f.cost) over (partition by f.account_id order by f.ord) as upto
+      select f.*, b.from_lease + b.spendable as cap, sum(f.cost) over (partition by f.account_id order by f.ord) as upto
       from fresh as f join budget as b on b.id = f.account_id
     ), charged as (
       select r.*, greatest(least(r.upto, r.cap), 0) - greatest(least(r.upto - r.cost, r.cap), 0) as charge from running as r
@@ -167,20 +177,27 @@ async function settleBatch(db: Db, prepared: RunPrepared, batch: LlmCallRecord[]
       from charged on conflict (id) do nothing
       returning id
     ), totals as (
-      select b.id, b.released, coalesce(sum(c.charge), 0) as charged, coalesce(sum(c.cost), 0) as cost
-      from budget as b left join charged as c on c.account_id = b.id group by b.id, b.released
+      select b.id, b.from_lease, coalesce(sum(c.charge), 0) as charged, coalesce(sum(c.cost), 0) as cost
+      from budget as b left join charged as c on c.account_id = b.id group by b.id, b.from_lease
+    ), taken as (
+      update llm_reservations as h set amount_usd = h.amount_usd - t.take from lease_take as t where h.id = t.id and t.take > 0
+      returning h.id, t.take
     ), moved as (
-      update accounts as a set balance_usd = a.balance_usd - t.charged, reserved_usd = a.reserved_usd - t.released, updated_at = now()
-      from totals as t where a.id = t.id and (t.charged > 0 or t.released > 0)
+      update accounts as a set balance_usd = a.balance_usd - t.charged, reserved_usd = a.reserved_usd - t.from_lease, updated_at = now()
+      from totals as t where a.id = t.id and (t.charged > 0 or t.from_lease > 0)
       returning a.id, a.balance_usd, t.charged, t.cost
     ), ledger as (
       insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
       select c.account_id, -c.charge, m.balance_usd + m.charged - c.charged_upto, 'charge', c.id, 'llm', c.model
       from cumulative as c join moved as m on m.id = c.account_id where c.charge > 0
     )
-    select id, cost::text as cost, charged::text as charged from moved`;
-  const moved = await prepared<{ id: number; cost: string; charged: string }>('settle_llm_calls', query.compile(db));
+    select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from moved
+    union all
+    select 'lease', id, take::text, null from taken`;
+  const result = await prepared<{ kind: 'account' | 'lease'; id: string; cost: string; charged: string | null }>('settle_llm_calls', query.compile(db));
+  const moved = result.filter((r) => r.kind === 'account').map((r) => ({ id: Number(r.id), cost: r.cost, charged: r.charged ?? '0' }));
+  const taken = new Map(result.filter((r) => r.kind === 'lease').map((r) => [r.id, toUnits(r.cost)]));
   const shortfalls = new Map<number, bigint>();
   for (const m of moved) if (toUnits(m.cost) > toUnits(m.charged)) shortfalls.set(m.id, toUnits(m.cost) - toUnits(m.charged));
-  return { accounts: moved.filter((m) => toUnits(m.charged) > 0n).map((m) => m.id), shortfalls };
+  return { accounts: moved.filter((m) => toUnits(m.charged) > 0n).map((m) => m.id), shortfalls, taken };
 }

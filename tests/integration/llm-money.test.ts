@@ -55,6 +55,8 @@ describe('LLM money (postgres+redis)', () => {
     expect(ok).toBeGreaterThanOrEqual(3);
     expect(ok + refused.length).toBe(64);
     expect(refused.map((e) => `${e.status} ${e.message}`).filter((text) => !text.startsWith('402'))).toEqual([]);
+    // The instance's lease on the account goes back once idle.
+    await Bun.sleep(1_000);
     const m = await ledgerAndBalance(databaseUrl, userId);
     expect(m.balance).toBeGreaterThanOrEqual(0);
     expect(m.reserved).toBe(0);
