@@ -1,10 +1,10 @@
 import type { ModelConfig, Pricing, ProviderConfig } from '../config/gateway-config.ts';
 
 export type Category = 'audio' | 'image' | 'video' | 'llm';
-/** The spec lists categories in this order everywhere; lists are grouped the same way. */
+/** Categories in the order every model list uses; lists are grouped the same way. */
 export const CATEGORY_ORDER: readonly Category[] = ['audio', 'image', 'video', 'llm'];
 
-/** The spec's model object (OpenAI-style), plus `pricing` for the dashboard. */
+/** The model object (OpenAI-style, docs/api-contract.md), plus `pricing` for the dashboard. */
 export interface ModelObject {
   id: string;
   object: 'model';

@@ -1,5 +1,5 @@
 /**
- * The spec's success envelope. "Empty arrays and empty objects are omitted from responses when
+ * The success envelope (docs/api-contract.md, "Envelope"). "Empty arrays and empty objects are omitted from responses when
  * not needed": fields of `data` holding `[]` or `{}` are dropped (recursively); `data` itself is
  * always present, so an empty list still reads `data: []`.
  */

@@ -1,5 +1,5 @@
 /**
- * Every error the gateway answers with is an HttpError that knows its own body shape: the spec's
+ * Every error the gateway answers with is an HttpError that knows its own body shape: the
  * envelope by default, the OpenAI-style shape of the model endpoints, or a wire format's own shape
  * on the LLM routes. One `onError` renders them all.
  */

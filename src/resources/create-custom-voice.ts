@@ -3,7 +3,7 @@ import type { AppContext } from '../app/context.ts';
 import type { CustomVoicesRepository } from './custom-voices.repository.ts';
 import { keepVoiceSamples, keptSample } from './keep-voice-samples.ts';
 
-/** The name a voice gets when the client gives none: the spec's name is a label, not an id. */
+/** The name a voice gets when the client gives none: a voice's name is a label, not an id. */
 const DEFAULT_NAME = 'Custom voice';
 
 export interface CreatedCustomVoice {

@@ -9,7 +9,7 @@ export interface CustomVoiceLookup {
 /** Knows no custom voice: the default until the gateway wires the repository in. */
 export const NO_CUSTOM_VOICES: CustomVoiceLookup = { find: async () => undefined };
 
-/** `custom_voices` rows. There is deliberately no "list": the spec never lists custom voices. */
+/** `custom_voices` rows. There is deliberately no "list": custom voices never appear in any list. */
 export class CustomVoicesRepository implements CustomVoiceLookup {
   constructor(private readonly db: Db) {}
 

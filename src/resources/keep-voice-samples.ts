@@ -6,7 +6,7 @@ import { peekStream } from '../storage/peek-stream.ts';
 import { SNIFF_BYTES, sniffContentType } from '../storage/sniff-content-type.ts';
 import { AUDIO_SAMPLE_FORMATS, isAudioSampleType } from './audio-sample-type.ts';
 
-/** Spec "Limits": at most 25 samples of at most 25 MB each. */
+/** At most 25 samples of at most 25 MB each (docs/api-contract.md, "Limits"). */
 export const MAX_SAMPLES = 25;
 export const MAX_SAMPLE_BYTES = 25 * 1024 * 1024;
 /** Per sample, headers and body: 25 MB over a slow link, not a stalled one held forever. */
@@ -23,7 +23,7 @@ export interface SampleKeeperDeps {
 }
 
 /**
- * Downloads each sample URL (SSRF-checked, no redirects: the spec wants direct-download URLs,
+ * Downloads each sample URL (SSRF-checked, no redirects: samples are direct-download URLs,
  * size- and time-limited), checks by its bytes that it is audio, and keeps a copy in storage, so
  * the voice outlives the sources. All or nothing: on any failure the copies made so far are
  * removed and the error names the sample (`samples[3]: …`).

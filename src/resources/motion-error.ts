@@ -1,7 +1,7 @@
 import type { ErrorShaper } from '../http/error-handler.ts';
 import { HttpError } from '../http/errors.ts';
 
-/** The motion-preset endpoint's own error shape (spec "Other shapes"): `{code, error: {message, code}}`. */
+/** The motion-preset endpoint's own error shape (docs/api-contract.md, "Error shapes"): `{code, error: {message, code}}`. */
 export class MotionPresetError extends HttpError {
   constructor(
     readonly status: number,

@@ -1,7 +1,7 @@
 import type { MotionPreset, MotionQuery } from '../../providers/shared/resources.ts';
 import type { Store } from '../store/store.ts';
 
-/** Spec "Limits": motion presets are cached for 30 minutes. */
+/** Motion presets are cached for 30 minutes (docs/api-contract.md, "Limits"). */
 export const MOTION_CACHE_MS = 30 * 60_000;
 
 interface Cached {

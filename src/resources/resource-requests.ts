@@ -17,7 +17,7 @@ const oneOf = <T extends string>(values: readonly T[]) =>
     v.transform((s) => s as T),
   );
 
-/** Spec "Limits": 30 presets unless asked; 100 bounds one answer (the spec gives no maximum). */
+/** 30 presets unless asked (docs/api-contract.md, "Limits"); 100 bounds one answer. */
 export const DEFAULT_MOTION_SIZE = 30;
 export const MAX_MOTION_SIZE = 100;
 
@@ -26,7 +26,7 @@ const MotionQuerySchema = v.object({
     v.pipe(v.string(), v.regex(/^\d+$/, `must be an integer from 1 to ${MAX_MOTION_SIZE}`), v.transform(Number), v.minValue(1, `must be an integer from 1 to ${MAX_MOTION_SIZE}`), v.maxValue(MAX_MOTION_SIZE, `must be an integer from 1 to ${MAX_MOTION_SIZE}`)),
   ),
   category: v.optional(oneOf(MOTION_CATEGORIES)),
-  // The spec leaves the search parameter's name open; `search` matches part of a preset's name.
+  // `search` matches part of a preset's name.
   search: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(100, 'must be at most 100 characters'))),
 });
 
@@ -47,7 +47,7 @@ const LanguageQuery = v.object({
   language: v.optional(oneOf(PHRASE_LANGUAGES)),
 });
 
-/** `?language=`, English when absent; anything outside the spec's ten is a 422. */
+/** `?language=`, English when absent; anything outside the ten supported languages is a 422. */
 export function parsePhraseLanguage(query: Record<string, unknown>): PhraseLanguage {
   const language = query.language === '' ? undefined : query.language;
   return parseOr422(LanguageQuery, { language }, 'query').language ?? 'en';

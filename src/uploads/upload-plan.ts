@@ -1,5 +1,5 @@
 /**
- * Upload limits of the spec's "Limits" table. The plan follows what the account has ever topped
+ * Upload limits (docs/api-contract.md, "Limits"). The plan follows what the account has ever topped
  * up (`accounts.topped_up_usd`, opening balances included), not its current balance: spending
  * money never demotes an account.
  */

@@ -8,7 +8,7 @@ export type UploadBodyKind = { kind: 'multipart'; boundary: string } | { kind: '
 const JSON_OVERHEAD_BYTES = 64 * 1024;
 
 /**
- * Which of the spec's variants the request is, from its Content-Type (JSON when none is given),
+ * Which of the three upload variants the request is, from its Content-Type (JSON when none is given),
  * and an early 413 when its Content-Length already proves the file too large, before a byte of
  * the body is read.
  */

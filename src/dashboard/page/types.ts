@@ -1,4 +1,4 @@
-/** The API's shapes as the page reads them (spec "Resources and their fields"). */
+/** The API's shapes as the page reads them (docs/api-contract.md). */
 
 export type Category = 'audio' | 'image' | 'video' | 'llm';
 

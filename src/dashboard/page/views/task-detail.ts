@@ -7,7 +7,7 @@ import { httpBadge, statusBadge } from '../status-badge.ts';
 import type { CallbackEntry, Task } from '../types.ts';
 import { pause, type ViewContext } from '../view.ts';
 
-/** The spec's cap on a task's callback log. The API enforces it (409); the page only explains it. */
+/** The cap on a task's callback log (docs/api-contract.md). The API enforces it (409); the page only explains it. */
 const CALLBACK_LOG_CAP = 10;
 const POLL_MS = 1000;
 

@@ -6,7 +6,7 @@ import { errorNotice, errorText, infoNotice } from '../notice.ts';
 import type { Signing } from '../types.ts';
 import type { ViewContext } from '../view.ts';
 
-/** The receiver side of DESIGN.md §4 "Webhook signature", ready to paste. */
+/** The receiver side of the webhook signature (docs/api-contract.md, "Webhooks"), ready to paste. */
 const VERIFY_SAMPLE = `import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const SECRET = process.env.WEBHOOK_SECRET!; // the signing secret shown in the dashboard
