@@ -38,7 +38,7 @@ export function toModelObject(model: ModelConfig, provider: ProviderConfig, adde
   return object;
 }
 
-/** Grouped by category (spec order), then by display name, then id for a stable order. */
+/** Grouped by category (the order above), then by display name, then id for a stable order. */
 export function compareModels(a: ModelObject, b: ModelObject): number {
   return (
     CATEGORY_ORDER.indexOf(a.category) - CATEGORY_ORDER.indexOf(b.category) ||

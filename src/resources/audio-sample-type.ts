@@ -1,7 +1,7 @@
 import { mediaType } from '../storage/file-extension.ts';
 
 /**
- * Sniffed types a voice sample may have (spec: mp3, wav, ogg, opus, m4a, flac, webm). Opus
+ * Sniffed types a voice sample may have (mp3, wav, ogg, opus, m4a, flac, webm). Opus
  * travels in Ogg (or WebM), so it sniffs as one of those; an audio-only WebM carries the same
  * EBML header as a video one, so `video/webm` counts too.
  */
