@@ -39,17 +39,25 @@ function sseMessages(body: ReadableStream<Uint8Array>) {
  * client format's encoder. A broken source becomes one canonical error, so the client's stream
  * always ends with its format's own error event, never a silent cut.
  */
-function encodeInto(tap: OutcomeTap, encoder: StreamTranslator<StreamEvent, string>) {
+function encodeInto(tap: OutcomeTap, encoder: StreamTranslator<StreamEvent, string>, send: (text: string) => void) {
   return async (events: StreamEvent[]): Promise<string> => {
     let out = '';
     for (const event of events) {
       const waiting = tap.accept(event);
-      if (waiting) await waiting;
+      if (waiting) {
+        // The ending waits for the charge to commit; what precedes it goes to the client now.
+        if (out) send(out);
+        out = '';
+        await waiting;
+      }
       for (const piece of encoder.push(event)) out += piece;
     }
     return out;
   };
 }
+
+/** Sends text to the client ahead of the step that is being computed. */
+type Send = (text: string) => void;
 
 const readFailure = (err: unknown): StreamEvent => ({
   type: 'error',
@@ -89,9 +97,9 @@ function decodedSource(upstream: Extract<LlmStream, { kind: 'wire' }>, model: Mo
 }
 
 /** Any upstream whose events are translated into another wire format (or come as canonical events). */
-function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, ctx: EncodeContext, tap: OutcomeTap) {
+function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, ctx: EncodeContext, tap: OutcomeTap, send: Send) {
   const encoder = format.encoder(ctx);
-  const emit = encodeInto(tap, encoder);
+  const emit = encodeInto(tap, encoder, send);
   const finish = async (events: StreamEvent[]): Promise<Step> => {
     const text = (await emit(events)) + encoder.end().join('');
     await tap.end();
@@ -116,17 +124,22 @@ function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, 
  * Same format on both sides: upstream events go to the client as they are (model renamed), while
  * the canonical decoder reads the same messages only to learn usage and the ending for billing.
  */
-function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: PassthroughRules, model: ModelRef, ctx: EncodeContext, tap: OutcomeTap) {
+function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: PassthroughRules, model: ModelRef, ctx: EncodeContext, tap: OutcomeTap, send: Send) {
   const source = sseMessages(upstream.body);
   const billing = upstreamDecoder(upstream.format, model.id);
   const passCtx = { gatewayModel: model.id, includeUsage: ctx.decoded.includeUsage };
-  const observe = async (events: StreamEvent[]) => {
+  /** Passes events through the tap; `ready` hands over what may go out before an ending waits for its charge. */
+  const observe = async (events: StreamEvent[], ready?: () => void) => {
     for (const event of events) {
       const waiting = tap.accept(event);
-      if (waiting) await waiting;
+      if (waiting) {
+        ready?.();
+        await waiting;
+      }
     }
   };
   const end = async (text: string, tail: StreamEvent[]): Promise<Step> => {
+    // `text` ends with the stream's last event: all of it waits for the charge.
     await observe(tail);
     await tap.end();
     await source.cancel();
@@ -144,7 +157,10 @@ function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: Pa
       for (const message of read.messages) {
         const kind = rules.classify(message);
         if (kind === 'garbage') return end(text + rules.errorEvent('invalid_upstream_stream', 'upstream sent an invalid stream event'), billing.push(message));
-        await observe(billing.push(message));
+        await observe(billing.push(message), () => {
+          if (text) send(text);
+          text = '';
+        });
         text += rules.forward(message, passCtx) ?? '';
         if (kind === 'terminal' || kind === 'error') return end(text, billing.end());
       }
@@ -170,12 +186,17 @@ export function clientStream(opts: {
 }): ReadableStream<Uint8Array> {
   const { upstream, format, model, ctx, tap } = opts;
   const rules = format.passthrough?.rules;
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const send: Send = (text) => controller?.enqueue(utf8.encode(text));
   const engine =
     rules && upstream.kind === 'wire' && format.passthrough?.format === upstream.format
-      ? passedThrough(upstream, rules, model, ctx, tap)
-      : translated(upstream, model, format, ctx, tap);
+      ? passedThrough(upstream, rules, model, ctx, tap, send)
+      : translated(upstream, model, format, ctx, tap, send);
   let finished = false;
   return new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
     async pull(controller) {
       // Keep reading until there is something to send: an upstream read may complete no event.
       while (!finished) {
