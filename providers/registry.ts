@@ -1,4 +1,4 @@
-import type { ProviderConfig } from '../src/config/gateway-config.ts';
+import type { ProviderConfig } from './config/config-schema.ts';
 import { createAnthropicProvider } from './anthropic/index.ts';
 import { createElevenLabsProvider } from './elevenlabs/index.ts';
 import { createFalProvider } from './fal/index.ts';

@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import type { ModelConfig, ProviderConfig } from '../src/config/gateway-config.ts';
+import type { ModelConfig, ProviderConfig } from './config/config-schema.ts';
 import type { CanonicalRequest, CanonicalResponse, StreamEvent, TranslationWarning } from '../translators/canonical/index.ts';
 import type { ProviderResources } from './shared/resources.ts';
 

@@ -1,4 +1,4 @@
-import type { ProviderConfig } from '../../src/config/gateway-config.ts';
+import type { ProviderConfig } from '../config/config-schema.ts';
 import { decodeAnthropicResponse, encodeAnthropicRequest } from '../../translators/anthropic-messages/index.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';

@@ -1,7 +1,7 @@
-import type { ProviderConfig } from '../../src/config/gateway-config.ts';
+import type { ProviderConfig } from '../config/config-schema.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { UpstreamError, kindForStatus } from '../shared/upstream-error.ts';
-import type { RetryPolicy } from '../shared/upstream-fetch.ts';
+import type { RetryPolicy } from '../shared/retry-policy.ts';
 import type { UpstreamHealth } from '../shared/upstream-health.ts';
 import { defaultMessage, upstreamRequest } from '../shared/upstream-request.ts';
 

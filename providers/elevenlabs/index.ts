@@ -1,4 +1,4 @@
-import { ConfigError } from '../../src/config/config-error.ts';
+import { ConfigError } from '../config/config-error.ts';
 import { UpstreamHealth } from '../shared/upstream-health.ts';
 import type { ProviderFactory } from '../types.ts';
 import { ElevenLabsApi } from './elevenlabs-api.ts';

@@ -1,4 +1,4 @@
-import { EnvelopeError } from '../../src/http/errors.ts';
+import { ProviderRequestError } from '../shared/provider-request-error.ts';
 import type { ProviderResources } from '../shared/resources.ts';
 import type { ElevenLabsApi } from './elevenlabs-api.ts';
 import { cloneVoice } from './voice-clone.ts';
@@ -15,7 +15,7 @@ export function elevenLabsResources(api: ElevenLabsApi, voices: ElevenLabsVoiceL
       try {
         return await voices.voices();
       } catch (err) {
-        throw new EnvelopeError(502, `elevenlabs: the voice list is unavailable (${err instanceof Error ? err.message : String(err)})`);
+        throw new ProviderRequestError(502, `elevenlabs: the voice list is unavailable (${err instanceof Error ? err.message : String(err)})`);
       }
     },
     createCustomVoice: (request) => cloneVoice(api, request, opts),

@@ -1,5 +1,5 @@
-import type { ModelConfig } from '../../src/config/gateway-config.ts';
-import { EnvelopeError } from '../../src/http/errors.ts';
+import type { ModelConfig } from '../config/config-schema.ts';
+import { ProviderRequestError } from '../shared/provider-request-error.ts';
 import { audioOutput } from '../shared/media-audio-output.ts';
 import { deadlineOption, withMediaDefaults } from '../shared/media-defaults.ts';
 import { syncMediaModel } from '../shared/media-sync-job.ts';
@@ -76,7 +76,7 @@ export function elevenLabsTtsModel(model: ModelConfig, api: ElevenLabsApi, voice
       try {
         listed = await voices.has(voiceId);
       } catch (err) {
-        throw new EnvelopeError(502, `could not check input.voice_id: the ElevenLabs voice list is unavailable (${err instanceof Error ? err.message : String(err)})`);
+        throw new ProviderRequestError(502, `could not check input.voice_id: the ElevenLabs voice list is unavailable (${err instanceof Error ? err.message : String(err)})`);
       }
       if (listed) return [];
       return [{ path: 'voice_id', message: `unknown voice "${voiceId}": use a voice of GET /v1/resources/<provider>/voices or a custom voice this account created` }];

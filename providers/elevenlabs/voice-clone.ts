@@ -1,5 +1,5 @@
-import { EnvelopeError, unprocessable } from '../../src/http/errors.ts';
-import { extensionFor } from '../../src/storage/file-extension.ts';
+import { ProviderRequestError, invalidProviderInput } from '../shared/provider-request-error.ts';
+import { extensionFor } from '../shared/file-extension.ts';
 import type { CustomVoiceRequest, KeptSample } from '../shared/resources.ts';
 import { UpstreamError } from '../shared/upstream-error.ts';
 import { jsonBody } from '../shared/upstream-request.ts';
@@ -28,14 +28,14 @@ export async function cloneVoice(api: ElevenLabsApi, request: CustomVoiceRequest
   } catch (err) {
     throw cloneError(err);
   }
-  if (typeof answer.voice_id !== 'string' || answer.voice_id === '') throw new EnvelopeError(502, 'elevenlabs: the voice clone answer has no voice_id');
+  if (typeof answer.voice_id !== 'string' || answer.voice_id === '') throw new ProviderRequestError(502, 'elevenlabs: the voice clone answer has no voice_id');
   return { voice_id: answer.voice_id };
 }
 
 /** The kept copy's bytes: from storage directly, or from its public URL when the host gives no reader. */
 async function sampleBlob(sample: KeptSample, index: number, signal: AbortSignal): Promise<Blob> {
   const stream = sample.read ? await sample.read() : (await fetch(sample.url, { signal })).body;
-  if (!stream) throw new EnvelopeError(500, `samples[${index}]: the kept copy could not be read`);
+  if (!stream) throw new ProviderRequestError(500, `samples[${index}]: the kept copy could not be read`);
   return new Blob([await new Response(stream).arrayBuffer()], { type: sample.contentType });
 }
 
@@ -43,11 +43,11 @@ async function sampleBlob(sample: KeptSample, index: number, signal: AbortSignal
  * ElevenLabs refusing the samples (400/422: too short, unusable audio…) is the client's 422 with
  * its message; anything else (our key, quota, an outage) is a 502.
  */
-function cloneError(err: unknown): EnvelopeError {
+function cloneError(err: unknown): ProviderRequestError {
   if (err instanceof UpstreamError) {
-    if (err.upstreamStatus === 400 || err.upstreamStatus === 422) return unprocessable(`samples: elevenlabs could not clone a voice from them: ${err.message}`);
-    return new EnvelopeError(502, `elevenlabs: ${err.message}`);
+    if (err.upstreamStatus === 400 || err.upstreamStatus === 422) return invalidProviderInput(`samples: elevenlabs could not clone a voice from them: ${err.message}`);
+    return new ProviderRequestError(502, `elevenlabs: ${err.message}`);
   }
-  if (err instanceof EnvelopeError) return err;
-  return new EnvelopeError(502, `elevenlabs: ${err instanceof Error ? err.message : String(err)}`);
+  if (err instanceof ProviderRequestError) return err;
+  return new ProviderRequestError(502, `elevenlabs: ${err instanceof Error ? err.message : String(err)}`);
 }

@@ -1,5 +1,5 @@
-import { ConfigError } from '../../src/config/config-error.ts';
-import type { ModelConfig, ProviderConfig } from '../../src/config/gateway-config.ts';
+import { ConfigError } from '../config/config-error.ts';
+import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
 import { asyncJobSettings } from '../shared/async-job-settings.ts';
 import { nextPollMs } from '../shared/poll-schedule.ts';
 import { stepForUpstreamError } from '../shared/upstream-step.ts';

@@ -1,4 +1,4 @@
-import type { ProviderConfig } from '../../src/config/gateway-config.ts';
+import type { ProviderConfig } from '../config/config-schema.ts';
 import type { UpstreamHealth } from '../shared/upstream-health.ts';
 import type { MediaAdapter } from '../types.ts';
 import { openAIImageModel } from './media-images.ts';

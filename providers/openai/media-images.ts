@@ -1,5 +1,5 @@
-import type { ProviderConfig, ModelConfig } from '../../src/config/gateway-config.ts';
-import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from '../../src/storage/sniff-content-type.ts';
+import type { ProviderConfig, ModelConfig } from '../config/config-schema.ts';
+import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from '../shared/sniff-content-type.ts';
 import { configuredMedia } from '../shared/config-media-model.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import type { UpstreamHealth } from '../shared/upstream-health.ts';

@@ -1,4 +1,4 @@
-import type { ModelConfig, ProviderConfig } from '../../src/config/gateway-config.ts';
+import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
 import { configuredMedia } from '../shared/config-media-model.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import type { UpstreamHealth } from '../shared/upstream-health.ts';

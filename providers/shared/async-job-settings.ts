@@ -1,5 +1,5 @@
-import { ConfigError } from '../../src/config/config-error.ts';
-import type { ModelConfig, ProviderConfig } from '../../src/config/gateway-config.ts';
+import { ConfigError } from '../config/config-error.ts';
+import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
 import type { MediaKind } from '../types.ts';
 import { configuredMedia, type ConfiguredMedia } from './config-media-model.ts';
 import { kindOf } from './media-outputs.ts';

@@ -1,6 +1,6 @@
 import type * as v from 'valibot';
-import { ConfigError } from '../../src/config/config-error.ts';
-import type { ModelConfig } from '../../src/config/gateway-config.ts';
+import { ConfigError } from '../config/config-error.ts';
+import type { ModelConfig } from '../config/config-schema.ts';
 import type { MediaOutput } from '../types.ts';
 import { compileInputSchema } from './input-schema.ts';
 import { charCount, numberField, priceOf, type PriceBasis } from './media-pricing.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ConfigError } from '../../src/config/config-error.ts';
+import { ConfigError } from '../config/config-error.ts';
 
 /**
  * A tiny schema language for config files, compiled to valibot. A model's `options.input` names

@@ -1,4 +1,4 @@
-import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from '../../src/storage/sniff-content-type.ts';
+import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from './sniff-content-type.ts';
 import type { MediaOutput } from '../types.ts';
 import { UpstreamAnswerError } from './media-sync-job.ts';
 

@@ -1,5 +1,5 @@
-import { ConfigError } from '../../src/config/config-error.ts';
-import type { ModelConfig } from '../../src/config/gateway-config.ts';
+import { ConfigError } from '../config/config-error.ts';
+import type { ModelConfig } from '../config/config-schema.ts';
 
 /** The shared media options (providers/shared/config-media-model.ts) an adapter may default. */
 export interface MediaOptionDefaults {

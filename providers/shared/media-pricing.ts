@@ -1,4 +1,4 @@
-import type { Pricing } from '../../src/config/gateway-config.ts';
+import type { Pricing } from '../config/config-schema.ts';
 
 /** What a media price depends on, read from the input by the model's options. */
 export interface PriceBasis {

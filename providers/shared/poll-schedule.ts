@@ -1,4 +1,4 @@
-import { ConfigError } from '../../src/config/config-error.ts';
+import { ConfigError } from '../config/config-error.ts';
 
 /** How often a media adapter asks an upstream about a running job. */
 export interface PollSchedule {

@@ -1,5 +1,5 @@
-import type { ProviderConfig } from '../../src/config/gateway-config.ts';
-import type { RetryPolicy } from './upstream-fetch.ts';
+import type { ProviderConfig } from '../config/config-schema.ts';
+import type { RetryPolicy } from './retry-policy.ts';
 
 /** Retry and timeout settings of a configured provider, with production defaults. */
 export function retryPolicy(config: ProviderConfig): RetryPolicy {

@@ -1,13 +1,6 @@
+import type { RetryPolicy } from './retry-policy.ts';
 import { upstreamRequest } from './upstream-request.ts';
 
-export interface RetryPolicy {
-  /** Extra attempts after the first. */
-  maxRetries: number;
-  /** Time allowed until the upstream's response headers arrive, per attempt. */
-  timeoutMs: number;
-  /** First backoff; doubles each retry, with jitter. */
-  baseDelayMs?: number;
-}
 
 /**
  * POSTs JSON to an LLM upstream through the one retry loop every adapter uses (upstreamRequest):

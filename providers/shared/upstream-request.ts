@@ -1,5 +1,5 @@
 import { UpstreamError, kindForStatus, upstreamMessage } from './upstream-error.ts';
-import type { RetryPolicy } from './upstream-fetch.ts';
+import type { RetryPolicy } from './retry-policy.ts';
 import type { UpstreamHealth } from './upstream-health.ts';
 
 /** Longest `Retry-After` honoured inside one call; a longer one is left to the caller's schedule. */

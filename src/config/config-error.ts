@@ -1,4 +1,2 @@
-/** A configuration problem found at start: the process prints it and exits non-zero. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+/** Defined beside the config schemas (providers/config), which providers raise it from. */
+export { ConfigError } from '../../providers/config/config-error.ts';

@@ -1,46 +1,13 @@
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from './config-error.ts';
+import { ConfigError } from '../../providers/config/config-error.ts';
 import { formatIssues } from '../http/validation.ts';
 import { SANDBOX_CONFIG } from './sandbox-catalog.ts';
 import { checkMediaOptions } from '../../providers/shared/config-media-model.ts';
 
-const slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]*$/, 'expected a lowercase slug'));
-const nonNegative = v.pipe(v.number(), v.minValue(0));
+import { ModelSchema, ProviderSchema, type ModelConfig, type Pricing, type ProviderConfig } from '../../providers/config/config-schema.ts';
 
-const PricingSchema = v.object({
-  input_per_mtok: v.optional(nonNegative),
-  output_per_mtok: v.optional(nonNegative),
-  per_request: v.optional(nonNegative),
-  per_image: v.optional(nonNegative),
-  per_second: v.optional(nonNegative),
-  per_1k_chars: v.optional(nonNegative),
-  minimum: v.optional(nonNegative),
-});
-
-const ProviderSchema = v.object({
-  id: slug,
-  kind: v.pipe(v.string(), v.minLength(1)),
-  display_name: v.optional(v.string()),
-  base_url: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
-  api_key: v.optional(v.string()),
-  /** Upstream failures before the first byte are retried this many times. */
-  max_retries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10))),
-  timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100))),
-  options: v.optional(v.record(v.string(), v.unknown())),
-});
-
-const ModelSchema = v.object({
-  id: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'expected <provider>/<model-name>')),
-  category: v.picklist(['llm', 'image', 'video', 'audio']),
-  upstream_model: v.optional(v.string()),
-  display_name: v.pipe(v.string(), v.minLength(1)),
-  created: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
-  context_length: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-  max_output: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-  pricing: v.optional(PricingSchema),
-  options: v.optional(v.record(v.string(), v.unknown())),
-});
+export type { ModelConfig, Pricing, ProviderConfig };
 
 const GatewayConfigSchema = v.object({
   providers: v.array(ProviderSchema),
@@ -48,9 +15,6 @@ const GatewayConfigSchema = v.object({
   rate_limit_per_minute: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });
 
-export type ProviderConfig = v.InferOutput<typeof ProviderSchema> & { missingEnv: string[] };
-export type ModelConfig = v.InferOutput<typeof ModelSchema>;
-export type Pricing = v.InferOutput<typeof PricingSchema>;
 export interface GatewayConfig {
   providers: ProviderConfig[];
   models: ModelConfig[];

@@ -3,6 +3,7 @@ import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { EnvelopeError, HttpError, OpenAIStyleError } from './errors.ts';
 import { requestTargetProblem } from './request-target.ts';
+import { ProviderRequestError } from '../../providers/shared/provider-request-error.ts';
 
 /**
  * Turns a generic failure (bad JSON, unknown route, crash) into an HttpError in the shape the
@@ -46,6 +47,8 @@ export function errorHandler(log: Logger, shapers: Array<{ prefix: string; shape
     })
     .onError({ as: 'global' }, ({ code, error, request }) => {
       if (error instanceof HttpError) return render(error);
+      // A provider's refusal (bad input, an upstream that cannot serve it), in this path's shape.
+      if (error instanceof ProviderRequestError) return render(shaperFor(request)(error.status, error.message, error.status >= 500 ? 'internal' : 'bad_request'));
       const shape = shaperFor(request);
       switch (code) {
         case 'PARSE':

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as v from 'valibot';
 import type { ProviderConfig } from '../../src/config/gateway-config.ts';
-import { EnvelopeError } from '../../src/http/errors.ts';
+import { ProviderRequestError } from '../../providers/shared/provider-request-error.ts';
 import { ElevenLabsApi, elevenLabsMessage } from '../../providers/elevenlabs/elevenlabs-api.ts';
 import { createElevenLabsProvider } from '../../providers/elevenlabs/index.ts';
 import { ElevenLabsVoiceList } from '../../providers/elevenlabs/voice-list.ts';
@@ -80,8 +80,8 @@ describe('elevenlabs text to speech', () => {
   test('an unavailable voice list is a 502 at creation, not a silent pass', async () => {
     const model = tts({ api_key: 'wrong' });
     const err = await model.validate?.({ text: 'hi', voice_id: PREMADE }, ctx()).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(EnvelopeError);
-    expect((err as EnvelopeError).status).toBe(502);
+    expect(err).toBeInstanceOf(ProviderRequestError);
+    expect((err as ProviderRequestError).status).toBe(502);
   });
 
   test('voice_id in the path, output_format in the query, model_id from the config', async () => {

@@ -8,7 +8,7 @@ import { sandboxSpeechModel } from '../../providers/sandbox/speech-model.ts';
 import { sandboxVideoModel } from '../../providers/sandbox/video-model.ts';
 import type { MediaValidationContext } from '../../providers/types.ts';
 import { isAudioSampleType } from '../../src/resources/audio-sample-type.ts';
-import { sniffContentType } from '../../src/storage/sniff-content-type.ts';
+import { sniffContentType } from '../../providers/shared/sniff-content-type.ts';
 import { parsePhraseLanguage } from '../../src/resources/resource-requests.ts';
 import { EnvelopeError } from '../../src/http/errors.ts';
 
