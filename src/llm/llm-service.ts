@@ -54,7 +54,8 @@ interface Call {
  */
 export class LlmService {
   constructor(
-    private readonly ctx: AppContext,
+    /** What a call reads: the catalog, the stored Responses conversations (db), the log. */
+    private readonly ctx: Pick<AppContext, 'catalog' | 'db' | 'log'>,
     private readonly adapters: ReadonlyMap<string, LlmAdapter>,
     private readonly recorder: UsageRecorder,
     private readonly reservations: BalanceReservations,
