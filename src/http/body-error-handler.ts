@@ -22,7 +22,7 @@ export function bodyErrorHandler(shapers: Array<{ prefix: string; shape: ErrorSh
   return new Elysia({ name: 'body-error-handler' }).onError({ as: 'global' }, ({ error, request }) => {
     const cause = error instanceof ParseError && error.cause instanceof HttpError ? error.cause : error;
     if (cause instanceof BodyError) {
-      const path = new URL(request.url).pathname;
+      const path = new URL(request.url).pathname.replace(/\/{2,}/g, '/');
       const shape = shapers.find((s) => path.startsWith(s.prefix))?.shape;
       if (!shape) return render(cause);
       const shaped = shape(cause.status, cause.message, 'invalid_json');

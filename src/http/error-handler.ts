@@ -34,7 +34,8 @@ function render(error: HttpError): Response {
 /** Registered first on the root app: the one place errors become responses. */
 export function errorHandler(log: Logger, shapers: Array<{ prefix: string; shape: ErrorShaper }> = []) {
   const shaperFor = (request: Request): ErrorShaper => {
-    const path = new URL(request.url).pathname;
+    // Repeated slashes name the same route to the router (`//clips/motions`), so the same shape.
+    const path = new URL(request.url).pathname.replace(/\/{2,}/g, '/');
     return shapers.find((s) => path.startsWith(s.prefix))?.shape ?? builtInShapers.find((s) => s.test(path))?.shape ?? envelopeShaper;
   };
   return new Elysia({ name: 'error-handler' })

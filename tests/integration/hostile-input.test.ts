@@ -184,7 +184,9 @@ interface Ids {
   account: string;
 }
 
-const shapeOf = (path: string): Shape => {
+const shapeOf = (raw: string): Shape => {
+  // The router reads `//clips/motions` as `/clips/motions`: so does the shape.
+  const path = raw.replace(/\/{2,}/g, '/');
   if (path.startsWith('/v1/chat/completions') || path.startsWith('/v1/responses') || path.startsWith('/v1/models')) return 'openai';
   if (path.startsWith('/v1/messages')) return 'anthropic';
   // The declared motion-preset product of the sandbox; an unknown product is no motion endpoint (envelope 404).
