@@ -142,7 +142,7 @@ export interface Provider {
   kind: string;
   llm?: LlmAdapter;
   media?: MediaAdapter;
-  /** Voice and motion presets etc. served under `/v1/resources/<id>/…` (spec "Provider resources"). */
+  /** Voice and motion presets etc. served under `/v1/resources/<id>/…` (docs/api-contract.md). */
   resources?: ProviderResources;
   /** Recent upstream failures, reported on `/readyz`. */
   health?: ProviderHealth;

@@ -5,7 +5,7 @@ import { cloneVoice } from './voice-clone.ts';
 import type { ElevenLabsVoiceList } from './voice-list.ts';
 
 /**
- * What ElevenLabs serves under `/v1/resources/<provider>/`: its voices as the spec's speech
+ * What ElevenLabs serves under `/v1/resources/<provider>/`: its voices as the API contract's speech
  * voices (`GET …/voices`) and instant voice cloning as "create a custom cloned voice"
  * (`POST …/voices`). Nothing else: no video voices, motions or verification phrases.
  */

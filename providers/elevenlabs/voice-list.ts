@@ -18,9 +18,9 @@ interface UpstreamVoice {
 const text = (value: unknown) => (typeof value === 'string' ? value : '');
 
 /**
- * The account's voices from `GET /v1/voices`, as the spec's speech voices. Voices of category
+ * The account's voices from `GET /v1/voices`, as the API contract's speech voices. Voices of category
  * `cloned` are left out: the gateway's custom voices are instant clones in this same upstream
- * account, and the spec never lists custom voices (nor lets one account use another's).
+ * account, and the contract never lists custom voices (nor lets one account use another's).
  * The list is cached per instance for five minutes, and a stale copy is served while ElevenLabs
  * is unreachable.
  * @see https://elevenlabs.io/docs/api-reference/voices/get-all

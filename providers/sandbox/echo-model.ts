@@ -1,7 +1,7 @@
 import type { CanonicalRequest, CanonicalUsage, FinishReason } from '../../translators/canonical/index.ts';
 
 /**
- * `sandbox/echo` (DESIGN.md §4): answers `echo: ` + the last user message's text, or calls a tool
+ * `sandbox/echo` (docs/api-contract.md): answers `echo: ` + the last user message's text, or calls a tool
  * when `tool_choice` is required or names one; honours max tokens and stop sequences; counts
  * whitespace-separated tokens. Pure and deterministic, so tests can predict every byte.
  */

@@ -3,7 +3,7 @@ import { echoAdapter } from './echo-adapter.ts';
 import { sandboxMedia } from './media-adapter.ts';
 import { sandboxResources } from './resources/index.ts';
 
-/** The offline, deterministic provider of DESIGN.md §4. */
+/** The offline, deterministic provider of docs/api-contract.md. */
 export const createSandboxProvider: ProviderFactory = (config) => ({
   id: config.id,
   kind: 'sandbox',

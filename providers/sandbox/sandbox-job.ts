@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { JobStep, MediaJob, MediaModel, MediaOutput } from '../types.ts';
 
-/** Every sandbox media model takes these (DESIGN.md §4). */
+/** Every sandbox media model takes these (docs/api-contract.md). */
 export const commonFields = {
   delay_ms: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(0, 'must be at least 0'), v.maxValue(60_000, 'must be at most 60000')), 1000),
   fail: v.optional(v.boolean('must be a boolean'), false),

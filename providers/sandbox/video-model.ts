@@ -19,7 +19,7 @@ const stringVoice = v.pipe(
   v.transform((id) => normaliseStringVoice(id) as string),
 );
 
-/** An integer-id voice preset, bare (`3`) or as the spec words it (`{voice_id: 3}`). */
+/** An integer-id voice preset, bare (`3`) or as the contract words it (`{voice_id: 3}`). */
 const integerVoice = v.pipe(
   v.unknown(),
   v.transform((item) => (typeof item === 'object' && item !== null && 'voice_id' in item ? (item as { voice_id: unknown }).voice_id : item)),

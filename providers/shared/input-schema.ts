@@ -154,7 +154,7 @@ function fieldSchema(spec: unknown, path: string): AnySchema {
 
 /**
  * Compiles `options.input` (undefined → the permissive default `{prompt?: string, …}`). `path`
- * is where the spec sits in the config, e.g. `models[3].options.input`; every problem is a
+ * is where the schema sits in the config, e.g. `models[3].options.input`; every problem is a
  * ConfigError naming the exact setting.
  */
 export function compileInputSchema(given: unknown, opts: { strict?: boolean; path: string }): v.GenericSchema<unknown, Record<string, unknown>> {

@@ -1,6 +1,6 @@
 import type { MotionPreset, MotionQuery } from './resources.ts';
 
-/** The spec's motion query over a provider's full preset list: category, then name search, then size. */
+/** The API contract's motion query over a provider's full preset list: category, then name search, then size. */
 export function filterMotions(presets: readonly MotionPreset[], query: MotionQuery): MotionPreset[] {
   const search = query.search?.trim().toLowerCase();
   return presets

@@ -1,8 +1,8 @@
 /**
- * Provider resources (spec "Provider resources"): voice presets, motion presets, custom voices and
+ * Provider resources (docs/api-contract.md): voice presets, motion presets, custom voices and
  * verification phrases. A provider declares the ones it has as handlers; the gateway maps the
- * spec's paths onto them by vendor slug (= provider id) and owns validation, caching, storage and
- * the custom-voice records. Result shapes are the spec's, field names included.
+ * API contract's paths onto them by vendor slug (= provider id) and owns validation, caching, storage and
+ * the custom-voice records. Result shapes are the API contract's, field names included.
  */
 
 type Awaitable<T> = T | Promise<T>;

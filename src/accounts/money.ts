@@ -1,5 +1,5 @@
 /**
- * USD amounts travel as JS numbers at the API edge (the spec's `balance_usd`/`cost` are JSON
+ * USD amounts travel as JS numbers at the API edge (the API contract's `balance_usd`/`cost` are JSON
  * numbers) and as exact numeric strings into Postgres, rounded to 10 decimal places
  * (0.1 nano-dollar), the precision of the numeric(24,10) columns.
  */

@@ -15,7 +15,7 @@ const delays = v.pipe(
   v.transform((s) => s.split(',').map((n) => Number(n.trim()))),
 );
 
-/** Every environment variable of DESIGN.md §4, plus a few operational knobs. */
+/** Every environment variable of docs/api-contract.md, plus a few operational knobs. */
 const EnvSchema = v.object({
   PORT: v.optional(port, '8080'),
   HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),

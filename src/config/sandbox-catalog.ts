@@ -1,6 +1,6 @@
 /**
  * The built-in catalog used when `GATEWAY_CONFIG` is unset: the offline sandbox provider of
- * DESIGN.md §4. Media prices are declared by the sandbox provider itself from each input.
+ * docs/api-contract.md. Media prices are declared by the sandbox provider itself from each input.
  */
 export const SANDBOX_CONFIG = {
   providers: [{ id: 'sandbox', kind: 'sandbox', display_name: 'Sandbox' }],

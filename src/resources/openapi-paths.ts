@@ -2,7 +2,7 @@ import { MOTION_CATEGORIES, PHRASE_LANGUAGES } from '../../providers/shared/reso
 import { DEFAULT_MOTION_SIZE, MAX_MOTION_SIZE } from './resource-requests.ts';
 import { MAX_SAMPLES } from './keep-voice-samples.ts';
 
-/** OpenAPI paths of provider resources (spec "Provider resources"); `{vendor}` is a provider id. */
+/** OpenAPI paths of provider resources (docs/api-contract.md); `{vendor}` is a provider id. */
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const envelope = (data: unknown) => ({ type: 'object', required: ['success', 'code', 'data'], properties: { success: { type: 'boolean' }, code: { type: 'integer' }, data } });
 const ok = (description: string, data: unknown) => ({ description, content: json(envelope(data)) });

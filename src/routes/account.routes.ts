@@ -10,14 +10,14 @@ import { parseOr422 } from '../http/parse.ts';
 
 const SigningBody = v.object({ enabled: v.boolean() });
 
-/** 64 lowercase hex characters (32 random bytes), as the spec's signing secret. */
+/** 64 lowercase hex characters (32 random bytes), as the API contract's signing secret. */
 export function newSigningSecret(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex');
 }
 
 const signingView = (row: AccountRow) => ({ enabled: row.webhook_signing_enabled, secret: row.webhook_secret });
 
-/** The account object and the self-service calls the dashboard makes (DESIGN.md §4). */
+/** The account object and the self-service calls the dashboard makes (docs/api-contract.md). */
 export function accountRoutes(ctx: AppContext) {
   const account = async (id: number) => {
     const row = await ctx.accounts.get(id);
@@ -28,7 +28,7 @@ export function accountRoutes(ctx: AppContext) {
   const current = new Elysia({ name: 'account' })
     .use(authPlugin(ctx))
     .get('/v1/account', async ({ auth }) => envelope(toAccountView(await account(auth.accountId))))
-    // Legacy alias kept by the spec's versioning rules.
+    // Legacy alias kept by the API contract's versioning rules.
     .get('/account', async ({ auth }) => envelope(toAccountView(await account(auth.accountId))));
 
   const selfService = new Elysia({ name: 'account-self-service', prefix: '/v1/account' })

@@ -27,8 +27,8 @@ const json = (body: unknown, headers: Record<string, string> = {}, status = 200)
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
 
 /**
- * The account dashboard (issue 6): the page under /dashboard, its sign-in session, and the one
- * read endpoint it needs beyond DESIGN.md §4.
+ * The account dashboard: the page under /dashboard, its sign-in session, and the one
+ * read endpoint it needs beyond docs/api-contract.md.
  *
  * - `GET /dashboard[/…]` — the single page (any sub-path, so its URLs can be bookmarked);
  *   `GET /dashboard/assets/{app.js,styles.css}`.

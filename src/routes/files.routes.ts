@@ -9,7 +9,7 @@ import type { FileStore } from '../storage/file-store.ts';
 /**
  * Stored files: `GET|HEAD {upload_url}/files/<id>[.<ext>]`.
  *
- * Served WITHOUT authentication, deliberately (the spec's "every endpoint requires the header"
+ * Served WITHOUT authentication, deliberately (the API contract's "every endpoint requires the header"
  * is about the API): task outputs are handed to browsers, `<video>`/`<audio>` elements and media
  * players, none of which send an Authorization header. The id is the capability instead: 144
  * random bits, never listed, known only to whoever received the URL — like a presigned URL that

@@ -29,7 +29,7 @@ export const llmErrorShapers: Array<{ prefix: string; shape: ErrorShaper }> = [
   })),
 ];
 
-/** The three LLM wire formats (spec "LLM text endpoints"), plus reading back a stored response. */
+/** The three LLM wire formats (docs/api-contract.md), plus reading back a stored response. */
 export function llmRoutes(ctx: AppContext, service: LlmService) {
   const openai = new Elysia({ name: 'llm-openai', prefix: '/v1' })
     .use(authPlugin(ctx, { errors: authErrors('openai') }))

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 description served at `/openapi.json`. Written by hand from the spec so it
+ * The OpenAPI 3.1 description served at `/openapi.json`. Written by hand from docs/api-contract.md so it
  * documents the contract rather than whatever the code happens to accept; each feature adds its paths.
  */
 const envelope = (data: Record<string, unknown>) => ({

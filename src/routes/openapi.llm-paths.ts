@@ -1,7 +1,7 @@
 /**
  * OpenAPI paths of the three LLM wire formats. Their bodies are the formats' own (OpenAI chat
  * completions and Responses, Anthropic Messages), documented upstream; here the required fields
- * and limits of the spec's tables, and the error shapes each endpoint answers with.
+ * and limits of the API contract's tables, and the error shapes each endpoint answers with.
  */
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const openAIError = { $ref: '#/components/schemas/OpenAIError' };

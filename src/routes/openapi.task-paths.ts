@@ -1,4 +1,4 @@
-/** OpenAPI paths of tasks (spec "Tasks", "Events") and stored files. */
+/** OpenAPI paths of tasks (docs/api-contract.md) and stored files. */
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const envelope = (data: unknown) => ({ type: 'object', required: ['success', 'code', 'data'], properties: { success: { type: 'boolean' }, code: { type: 'integer' }, data } });
 const errorEnvelope = { $ref: '#/components/schemas/ErrorEnvelope' };

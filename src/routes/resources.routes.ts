@@ -20,7 +20,7 @@ export interface ResourceRoutesOptions {
 }
 
 /**
- * Provider resources (spec "Provider resources", DESIGN.md §4): each path is served by the
+ * Provider resources (docs/api-contract.md): each path is served by the
  * provider whose id is the vendor slug, through the handler it declares; a provider without that
  * handler (or an unknown product or model family) is a 404. Motion presets name a product, not a
  * vendor, so they are routed to the provider declaring that product.

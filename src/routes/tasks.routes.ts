@@ -14,7 +14,7 @@ import type { TaskRow } from '../db/tables/tasks.table.ts';
 import type { CreateTaskRequest } from '../tasks/create-request.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 
-/** `Idempotency-Key` (beyond the spec, as payment APIs have it): 1–255 visible ASCII characters. */
+/** `Idempotency-Key` (beyond the API contract, as payment APIs have it): 1–255 visible ASCII characters. */
 function idempotencyKey(headers: Headers): string | undefined {
   const key = headers.get('idempotency-key');
   if (key === null) return undefined;
@@ -25,7 +25,7 @@ function idempotencyKey(headers: Headers): string | undefined {
 const catalogCategory = (ctx: AppContext) => (id: string) => ctx.catalog.get(id)?.object.category;
 
 /**
- * Tasks (spec "Tasks"): create, the list with its filters and pagination, one task by id, and
+ * Tasks (docs/api-contract.md): create, the list with its filters and pagination, one task by id, and
  * the legacy per-model `POST /{model-slug}/generate` (the model id with `/` written as `-`, e.g.
  * `/sandbox-image/generate`, or the bare model name when no other provider has it).
  */
@@ -73,7 +73,7 @@ export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: Webhoo
       if (!row) throw notFound(`task ${params.task_id} not found`);
       return envelope(await view(row));
     })
-    // DESIGN.md: one more attempt, answered with its new log entry; 409 once the log holds 10.
+    // one more attempt, answered with its new log entry; 409 once the log holds 10.
     .post('/:task_id/callbacks/redeliver', async ({ auth, params }) => {
       // An id no task can have is not looked up (the request-target guard refuses NUL first).
       if (!isTaskId(params.task_id)) throw notFound(`task ${params.task_id} not found`);

@@ -4,7 +4,7 @@ import { authPlugin } from '../auth/auth-plugin.ts';
 import { UploadService } from '../uploads/upload-service.ts';
 
 /**
- * `PUT {upload_url}/upload` — the spec's three upload variants, answering its upload result
+ * `PUT {upload_url}/upload` — the API contract's three upload variants, answering its upload result
  * `{success, file_url}` (no envelope); errors are envelopes. `parse: 'none'` keeps Elysia from
  * reading the body: the service streams it (multipart included) straight into storage, after
  * authentication, within `MAX_UPLOAD_BYTES`.

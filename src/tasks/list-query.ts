@@ -42,7 +42,7 @@ export interface TaskListQuery {
 }
 
 /**
- * `GET /v1/tasks` query → filter and page. Per the spec any `page_size` other than 10, 25, 50
+ * `GET /v1/tasks` query → filter and page. By the API contract, any `page_size` other than 10, 25, 50
  * or 100 becomes 25; every other bad value is a 422 naming the parameter, including numbers
  * too large for their column and strings Postgres cannot hold. `created_after` and
  * `created_before` are whole Unix seconds, both inclusive (the repository compares them so).

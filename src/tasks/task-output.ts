@@ -1,7 +1,7 @@
 import type { MediaKind } from '../../providers/types.ts';
 
 /**
- * Stored outputs → the spec's `output` object: `image_url`, `video_url` or `audio_url` for the
+ * Stored outputs → the API contract's `output` object: `image_url`, `video_url` or `audio_url` for the
  * first file, plus `image_urls` / `audio_urls` with every file when there are several.
  */
 export function outputObject(files: Array<{ kind: MediaKind; url: string }>): Record<string, unknown> {
@@ -15,6 +15,6 @@ export function outputObject(files: Array<{ kind: MediaKind; url: string }>): Re
   return output;
 }
 
-/** Webhook payloads exactly as the spec's "Payloads" table. */
+/** Webhook payloads exactly as the API contract's "Payloads" table. */
 export const completedPayload = (taskId: string, output: unknown) => ({ task_id: taskId, status: 'completed', data: output });
 export const failedPayload = (taskId: string, errorMessage: string) => ({ task_id: taskId, status: 'failed', error_message: errorMessage });

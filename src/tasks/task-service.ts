@@ -25,7 +25,7 @@ export type UrlCheck = (url: string) => Promise<void>;
 export type CreateResult = { task_id: string; status: 'processing' } | { cost: number };
 
 /**
- * Creating a media task (spec "Tasks", DESIGN.md decisions): the model must be a media model of
+ * Creating a media task (docs/api-contract.md): the model must be a media model of
  * the catalog, the input must pass its provider's schema, the callback URL must be public, and
  * the price is charged atomically with the insert. A dry run stops after pricing.
  */

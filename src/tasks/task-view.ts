@@ -4,11 +4,11 @@ import type { TaskRow } from '../db/tables/tasks.table.ts';
 
 const unix = (date: Date) => Math.floor(date.getTime() / 1000);
 
-/** A callback log entry as the spec shows it. */
+/** A callback log entry as the API contract shows it. */
 export const attemptView = (row: Pick<CallbackAttemptRow, 'sent_at' | 'status' | 'status_text'>) => ({ sent_at: unix(row.sent_at), status: row.status, status_text: row.status_text });
 
 /**
- * The spec's task record. `category` is null once the model has left the catalog; `output` is
+ * The API contract's task record. `category` is null once the model has left the catalog; `output` is
  * null until completed; `callback_result` is null without a callback URL; `error_message` is
  * present only on failure. `error_detail` (provider diagnostics) is never shown.
  */

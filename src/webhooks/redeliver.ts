@@ -3,7 +3,7 @@ import type { Db } from '../db/database.ts';
 import { conflict, notFound, unprocessable } from '../http/errors.ts';
 import { completedPayload, failedPayload } from '../tasks/task-output.ts';
 
-/** The spec's cap on a task's delivery log, automatic and manual attempts together. */
+/** The API contract's cap on a task's delivery log, automatic and manual attempts together. */
 export const MAX_CALLBACK_ATTEMPTS = 10;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §4: `x-webhook-signature` is the lowercase hex HMAC-SHA256, keyed with the account's
+ * docs/api-contract.md: `x-webhook-signature` is the lowercase hex HMAC-SHA256, keyed with the account's
  * secret, of `${timestamp}.${rawBody}`; `x-webhook-timestamp` is Unix seconds.
  */
 export function signWebhook(secret: string, timestamp: number, rawBody: string): string {

@@ -10,7 +10,7 @@ import { speechVoicePreviewName, stringVoiceSampleName, voiceSample } from './vo
 /** Custom voice ids: a prefix no built-in id has, then 96 random bits. */
 const newCustomVoiceId = () => `cv_${Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')}`;
 
-/** Every resource of the spec, served offline (DESIGN.md §4 "Resources served by the sandbox"). */
+/** Every resource of the API contract, served offline (docs/api-contract.md, "The sandbox provider"). */
 export const sandboxResources: ProviderResources = {
   listVideoVoices: (product) => (product === SANDBOX_PRODUCT ? [...SANDBOX_VIDEO_VOICES] : undefined),
   listStringVoices: (family, host) =>

@@ -1,5 +1,5 @@
 /**
- * String-id voice presets of the `sandbox-video-1` family: the spec's 30 ids, each with a tone
+ * String-id voice presets of the `sandbox-video-1` family: the API contract's 30 ids, each with a tone
  * and a register so a client can pick one without listening to all of them.
  */
 export const SANDBOX_MODEL_FAMILY = 'sandbox-video-1';
@@ -44,7 +44,7 @@ export const SANDBOX_STRING_VOICES: readonly StringVoicePreset[] = [
 
 const IDS: ReadonlySet<string> = new Set(SANDBOX_STRING_VOICES.map((v) => v.id));
 
-/** Misspellings clients send for a real id; the spec accepts `lapetus` for `iapetus`. */
+/** Misspellings clients send for a real id; the contract accepts `lapetus` for `iapetus`. */
 const ALIASES: Readonly<Record<string, string>> = { lapetus: 'iapetus' };
 
 /** The canonical id of a string-id voice (alias resolved), or undefined when it is none of the 30. */

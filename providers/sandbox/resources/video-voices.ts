@@ -1,6 +1,6 @@
 import type { IntegerVoice } from '../../shared/resources.ts';
 
-/** The product of the sandbox's integer-id voices and motion presets (DESIGN.md §4). */
+/** The product of the sandbox's integer-id voices and motion presets (docs/api-contract.md). */
 export const SANDBOX_PRODUCT = 'clips';
 
 /** Integer-id voice presets of `clips`: a task names them as `voices: [id]` or `voices: [{voice_id: id}]`. */

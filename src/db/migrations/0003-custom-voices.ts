@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Custom cloned voices (spec "Provider resources"): which account made which voice at which
+ * Custom cloned voices (docs/api-contract.md): which account made which voice at which
  * provider, and the stored copies of its samples that keep it permanent. The key is per provider
  * because each provider mints its own ids.
  */

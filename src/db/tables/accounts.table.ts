@@ -14,7 +14,7 @@ export interface AccountsTable {
   balance_usd: GeneratedNumeric;
   /** Sum of the account's open LLM reservations (`llm_reservations`); spendable = balance − reserved. */
   reserved_usd: GeneratedNumeric;
-  /** Sum of top-ups ever made: decides the upload plan (spec "Limits"). */
+  /** Sum of top-ups ever made: decides the upload plan (docs/api-contract.md). */
   topped_up_usd: GeneratedNumeric;
   webhook_signing_enabled: Generated<boolean>;
   webhook_secret: string | null;

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { CreatedAt } from './accounts.table.ts';
 import type { Json } from './tasks.table.ts';
 
-/** A custom voice: usable only by `account_id`, and never listed (spec "Provider resources"). */
+/** A custom voice: usable only by `account_id`, and never listed (docs/api-contract.md). */
 export interface CustomVoicesTable {
   provider: string;
   voice_id: string;
