@@ -367,7 +367,7 @@ function violation(sent: Sent): string | undefined {
     return `status ${sent.status} without a JSON body`;
   }
   // The path as the server sees it (`%2e%2e` is resolved by URL parsing before routing).
-  const shape = shapeOf(new URL(sent.target, 'http://gateway').pathname);
+  const shape = shapeOf(new URL(`http://gateway${sent.target}`).pathname);
   const ok =
     shape === 'openai'
       ? typeof body?.error?.message === 'string'
