@@ -118,7 +118,10 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
       expect(hits.some((h: Received) => h.answered.kind === 'hang' || (h.answered.kind === 'status' && h.answered.status === 200))).toBe(true);
       if (path(t.i) === '/flaky') {
         expect(hits.length).toBeGreaterThanOrEqual(2);
-        expect(task.callback_result[0]).toMatchObject({ status: 500 });
+        // The first arrival got the 500. Its log entry is there unless the instance that sent it was
+        // killed between the answer and the write: then the receiver saw more arrivals than were logged.
+        expect(hits[0]?.answered).toMatchObject({ kind: 'status', status: 500 });
+        if (task.callback_result[0]?.status !== 500) expect(hits.length).toBeGreaterThan(task.callback_result.length);
       }
       expect(task.callback_result.length).toBeLessThanOrEqual(10);
     }
