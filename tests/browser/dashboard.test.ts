@@ -96,7 +96,7 @@ describe('dashboard in Chromium', () => {
 
   test('playground: a prompt to sandbox/echo streams its answer word by word', async () => {
     await nav('Playground', 'Playground');
-    await page.getByLabel('LLM').selectOption('sandbox/echo');
+    await page.getByLabel('LLM', { exact: true }).selectOption('sandbox/echo');
     await page.getByLabel('Prompt').fill('the quick brown fox jumps');
     // Record the answer as each delta lands, to see it grow rather than arrive whole.
     await page.evaluate(() => {
