@@ -1,24 +1,12 @@
-import { sql } from 'kysely';
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
-import { fromUnits, toUnits } from '../accounts/money.ts';
+import { fromUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
 import type { DbOrTrx } from '../db/database.ts';
+import { scheduleDelivery } from '../webhooks/deliveries.repository.ts';
+import { type ClaimedTask, markTaskFinished } from './task-queue.repository.ts';
 import { completedPayload, failedPayload } from './task-output.ts';
 
-export interface ClaimedTask {
-  id: string;
-  account_id: number;
-  model: string;
-  category: string | null;
-  input: unknown;
-  operation: unknown;
-  attempts: number;
-  cost_usd: string;
-  callback_url: string | null;
-  created_at: Date;
-}
-
 export type Ending =
-  | { status: 'completed'; output: Record<string, unknown>; finalUnits: bigint }
+  | { status: 'completed'; output: Record<string, unknown>; final: UsdUnits }
   | { status: 'failed'; message: string; detail?: unknown };
 
 /**
@@ -29,32 +17,16 @@ export type Ending =
  */
 export async function finishTask(trx: DbOrTrx, task: ClaimedTask, owner: string, ending: Ending): Promise<{ refunded: boolean } | false> {
   const charged = toUnits(task.cost_usd);
-  const finalUnits = ending.status === 'completed' ? (ending.finalUnits < charged ? ending.finalUnits : charged) : 0n;
-  const updated = await trx
-    .updateTable('tasks')
-    .set({
-      status: ending.status,
-      output: ending.status === 'completed' ? JSON.stringify(ending.output) : null,
-      error_message: ending.status === 'failed' ? ending.message : null,
-      error_detail: ending.status === 'failed' && ending.detail !== undefined ? JSON.stringify(ending.detail) : null,
-      cost_usd: fromUnits(finalUnits),
-      finished_at: sql`now()`,
-      updated_at: sql`now()`,
-      lease_owner: null,
-      lease_expires_at: null,
-    })
-    .where('id', '=', task.id)
-    .where('status', '=', 'processing')
-    .where('lease_owner', '=', owner)
-    .returning('finished_at')
-    .executeTakeFirst();
-  if (!updated) return false;
+  // A task never costs more than it was charged up front: a higher final price is the gateway's loss.
+  const cost = ending.status === 'completed' ? (ending.final < charged ? ending.final : charged) : 0n;
+  const finished = await markTaskFinished(trx, task.id, owner, { ...ending, costUsd: fromUnits(cost) });
+  if (!finished) return false;
 
-  const refund = charged - finalUnits;
+  const refund = charged - cost;
   if (refund > 0n) {
     await applyLedgerMovement(trx, {
       accountId: task.account_id,
-      amountUsd: Number(fromUnits(refund)),
+      amount: refund,
       kind: 'refund',
       taskId: task.id,
       category: task.category,
@@ -63,10 +35,7 @@ export async function finishTask(trx: DbOrTrx, task: ClaimedTask, owner: string,
   }
   if (task.callback_url) {
     const payload = ending.status === 'completed' ? completedPayload(task.id, ending.output) : failedPayload(task.id, ending.message);
-    await trx
-      .insertInto('webhook_deliveries')
-      .values({ task_id: task.id, attempt_no: 1, trigger: 'auto', due_at: sql`now()`, state: 'pending', payload: JSON.stringify(payload), lease_owner: null, lease_expires_at: null })
-      .execute();
+    await scheduleDelivery(trx, { taskId: task.id, attemptNo: 1, trigger: 'auto', payload });
   }
   return { refunded: refund > 0n };
 }

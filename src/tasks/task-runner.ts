@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import * as v from 'valibot';
 import type { JobStep, MediaJob, MediaOutput } from '../../providers/types.ts';
 import { toUnits } from '../accounts/money.ts';
@@ -8,7 +7,8 @@ import { errorFields } from '../ops/logger.ts';
 import { ClaimLoop } from '../ops/claim-loop.ts';
 import { formatIssues } from '../http/validation.ts';
 import type { MediaRegistry } from './media-registry.ts';
-import { finishTask, type ClaimedTask, type Ending } from './task-finish.ts';
+import { finishTask, type Ending } from './task-finish.ts';
+import { type ClaimedTask, claimDueTasks, dropTaskLeases, releaseTask, renewTaskLease } from './task-queue.repository.ts';
 import { outputObject } from './task-output.ts';
 
 /** Copies one output into the gateway's storage and returns its URL. */
@@ -65,18 +65,8 @@ export class TaskRunner {
     this.loop.wake();
   }
 
-  private async claim(limit: number): Promise<ClaimedTask[]> {
-    const result = await sql<ClaimedTask>`
-      update tasks set lease_owner = ${this.opts.instanceId},
-        lease_expires_at = now() + ${this.opts.leaseMs} * interval '1 millisecond',
-        attempts = attempts + 1, updated_at = now()
-      where id in (
-        select id from tasks
-        where status = 'processing' and category <> 'llm' and run_after <= now()
-          and (lease_expires_at is null or lease_expires_at < now())
-        order by run_after limit ${limit} for update skip locked)
-      returning id, account_id, model, category, input, operation, attempts, cost_usd, callback_url, created_at`.execute(this.db);
-    return result.rows;
+  private claim(limit: number): Promise<ClaimedTask[]> {
+    return claimDueTasks(this.db, this.opts.instanceId, this.opts.leaseMs, limit);
   }
 
   private async run(task: ClaimedTask): Promise<void> {
@@ -90,7 +80,7 @@ export class TaskRunner {
       // A transient failure (upstream down, storage hiccup): try the same step again later.
       const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** Math.min(task.attempts, 6));
       this.log.warn('task step failed; will retry', { task_id: task.id, retry_in_ms: delay, ...errorFields(err) });
-      await this.release(task.id, { run_after_ms: delay });
+      await this.release(task.id, { runAfterMs: delay });
     } finally {
       clearInterval(heartbeat);
       this.inFlight.delete(task.id);
@@ -112,14 +102,14 @@ export class TaskRunner {
     const next: JobStep = task.operation === null ? await model.media.start(job) : await model.media.poll(job, task.operation);
     switch (next.state) {
       case 'running':
-        return this.release(task.id, { operation: next.operation ?? {}, run_after_ms: Math.max(0, next.pollAfterMs) });
+        return this.release(task.id, { operation: next.operation ?? {}, runAfterMs: Math.max(0, next.pollAfterMs) });
       case 'failed':
         return this.finish(task, { status: 'failed', message: next.message, detail: next.detail });
       case 'succeeded': {
         const files = [];
         for (const output of next.outputs) files.push({ kind: output.kind, url: await this.saveOutput({ id: task.id, accountId: task.account_id }, output, signal) });
         const final = model.media.finalPrice?.(parsed.output, next.outputs) ?? model.media.price(parsed.output);
-        return this.finish(task, { status: 'completed', output: outputObject(files), finalUnits: toUnits(final) });
+        return this.finish(task, { status: 'completed', output: outputObject(files), final: toUnits(final) });
       }
       default: {
         const exhaustive: never = next;
@@ -134,29 +124,14 @@ export class TaskRunner {
     else this.log.warn('task was finished elsewhere', { task_id: task.id });
   }
 
-  private async release(taskId: string, next: { operation?: unknown; run_after_ms: number }): Promise<void> {
-    await this.db
-      .updateTable('tasks')
-      .set({
-        ...(next.operation !== undefined ? { operation: JSON.stringify(next.operation) } : {}),
-        run_after: sql`now() + ${next.run_after_ms} * interval '1 millisecond'`,
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: sql`now()`,
-      })
-      .where('id', '=', taskId)
-      .where('lease_owner', '=', this.opts.instanceId)
-      .execute();
+  private release(taskId: string, next: { operation?: unknown; runAfterMs: number }): Promise<void> {
+    return releaseTask(this.db, taskId, this.opts.instanceId, next);
   }
 
   private async renewLease(taskId: string): Promise<void> {
-    await this.db
-      .updateTable('tasks')
-      .set({ lease_expires_at: sql`now() + ${this.opts.leaseMs} * interval '1 millisecond'` })
-      .where('id', '=', taskId)
-      .where('lease_owner', '=', this.opts.instanceId)
-      .execute()
-      .catch((err: unknown) => this.log.warn('lease renewal failed', { task_id: taskId, ...errorFields(err) }));
+    await renewTaskLease(this.db, taskId, this.opts.instanceId, this.opts.leaseMs).catch((err: unknown) =>
+      this.log.warn('lease renewal failed', { task_id: taskId, ...errorFields(err) }),
+    );
   }
 
   /** Stops claiming, aborts running steps and hands their tasks back at once for any instance. */
@@ -165,8 +140,6 @@ export class TaskRunner {
     this.loop.stop();
     const ids = [...this.inFlight.keys()];
     for (const abort of this.inFlight.values()) abort.abort(new Error('instance stopping'));
-    if (ids.length) {
-      await this.db.updateTable('tasks').set({ lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).where('lease_owner', '=', this.opts.instanceId).execute();
-    }
+    await dropTaskLeases(this.db, ids, this.opts.instanceId);
   }
 }

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/database.ts';
-import type { CallbackAttemptRow } from '../db/tables/callbacks.table.ts';
 import type { TaskRow, TaskStatus } from '../db/tables/tasks.table.ts';
 import { isStorableString } from '../http/hostile-json.ts';
 
@@ -65,19 +64,6 @@ export async function findTask(db: DbOrTrx, accountId: number, taskId: string): 
   return db.selectFrom('tasks').selectAll().where('id', '=', taskId).where('account_id', '=', accountId).executeTakeFirst();
 }
 
-/** Delivery logs of several tasks at once, in attempt order, keyed by task id. */
-export async function callbackLogs(db: DbOrTrx, taskIds: string[]): Promise<Map<string, CallbackAttemptRow[]>> {
-  const logs = new Map<string, CallbackAttemptRow[]>();
-  if (taskIds.length === 0) return logs;
-  const rows = await db.selectFrom('callback_attempts').selectAll().where('task_id', 'in', taskIds).orderBy('task_id').orderBy('id').execute();
-  for (const row of rows) {
-    const list = logs.get(row.task_id) ?? [];
-    list.push(row);
-    logs.set(row.task_id, list);
-  }
-  return logs;
-}
-
 /** How long an `Idempotency-Key` names its task (task-admission.ts releases older keys). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
@@ -86,4 +72,36 @@ export async function findTaskByIdempotencyKey(db: DbOrTrx, accountId: number, k
   const row = await db.selectFrom('tasks').selectAll().where('account_id', '=', accountId).where('idempotency_key', '=', key).executeTakeFirst();
   if (!row || Date.now() - row.created_at.getTime() > IDEMPOTENCY_WINDOW_MS) return undefined;
   return row;
+}
+
+/** Every row holding one of `keys`, whatever its age (admission decides what is stale). */
+export async function findTasksByIdempotencyKeys(trx: DbOrTrx, keys: Array<{ accountId: number; key: string }>) {
+  if (keys.length === 0) return [];
+  return trx
+    .selectFrom('tasks')
+    .select(['id', 'account_id', 'idempotency_key', 'request_hash', 'created_at'])
+    .where((eb) => eb.or(keys.map((k) => eb.and([eb('account_id', '=', k.accountId), eb('idempotency_key', '=', k.key)]))))
+    .execute();
+}
+
+/** Frees the keys of old tasks so they can name new ones. */
+export async function releaseIdempotencyKeys(trx: DbOrTrx, taskIds: string[]): Promise<void> {
+  if (taskIds.length) await trx.updateTable('tasks').set({ idempotency_key: null }).where('id', 'in', taskIds).execute();
+}
+
+/** Locks tasks' rows in id order (so two lockers never deadlock) until the transaction ends. */
+export async function lockTasks(trx: DbOrTrx, taskIds: string[]): Promise<void> {
+  if (taskIds.length === 0) return;
+  await trx.selectFrom('tasks').select('id').where('id', 'in', [...taskIds].sort()).orderBy('id').forUpdate().execute();
+}
+
+/** An account's task, locked until the transaction ends, with what its callback needs. */
+export async function lockTaskOfAccount(trx: DbOrTrx, accountId: number, taskId: string) {
+  return trx
+    .selectFrom('tasks')
+    .select(['id', 'status', 'callback_url', 'output', 'error_message'])
+    .where('id', '=', taskId)
+    .where('account_id', '=', accountId)
+    .forUpdate()
+    .executeTakeFirst();
 }

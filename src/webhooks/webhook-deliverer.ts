@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { ClaimLoop } from '../ops/claim-loop.ts';
-import { recordResults, type ClaimedDelivery, type DeliveryResult } from './delivery-results.ts';
+import { type ClaimedDelivery, claimDeliveries } from './deliveries.repository.ts';
+import { DELIVERY_LEASE_MS } from './delivery-policy.ts';
+import { type DeliveryResult, recordResults } from './delivery-results.ts';
 import { webhookHeaders } from './webhook-signature.ts';
 
 /** POSTs one webhook (no redirects, private targets refused at send time); throws when no HTTP answer came. */
@@ -55,18 +56,8 @@ export class WebhookDeliverer {
     this.loop.wake();
   }
 
-  private async claim(limit: number, onlyId?: number): Promise<ClaimedDelivery[]> {
-    const due = onlyId === undefined ? sql`state = 'pending' and due_at <= now() and (lease_expires_at is null or lease_expires_at < now())` : sql`id = ${onlyId} and state = 'pending' and lease_owner = ${this.opts.instanceId}`;
-    const result = await sql<ClaimedDelivery>`
-      with claimed as (
-        update webhook_deliveries set lease_owner = ${this.opts.instanceId},
-          lease_expires_at = now() + ${this.opts.leaseMs ?? 30_000} * interval '1 millisecond'
-        where id in (select id from webhook_deliveries where ${due} order by due_at limit ${limit} for update skip locked)
-        returning id, task_id, attempt_no, trigger, payload)
-      select c.id, c.task_id, c.attempt_no, c.trigger, c.payload, t.callback_url, t.finished_at,
-             a.webhook_signing_enabled, a.webhook_secret
-      from claimed c join tasks t on t.id = c.task_id join accounts a on a.id = t.account_id`.execute(this.db);
-    return result.rows.map((row) => ({ ...row, id: Number(row.id) }));
+  private claim(limit: number): Promise<ClaimedDelivery[]> {
+    return claimDeliveries(this.db, this.opts.instanceId, this.opts.leaseMs ?? DELIVERY_LEASE_MS, { due: limit });
   }
 
   /** One POST, signed afresh with the account's current secret. Never throws. */
@@ -111,7 +102,7 @@ export class WebhookDeliverer {
    * by whichever instance claims it.
    */
   async deliverNow(deliveryId: number): Promise<DeliveryResult | undefined> {
-    const [delivery] = await this.claim(1, deliveryId);
+    const [delivery] = await claimDeliveries(this.db, this.opts.instanceId, this.opts.leaseMs ?? DELIVERY_LEASE_MS, { id: deliveryId });
     if (!delivery) return undefined;
     const result = await this.attempt(delivery);
     await this.db.transaction().execute((trx) => recordResults(trx, [result], this.opts.retryDelaysSec));

@@ -1,0 +1,103 @@
+import { sql } from 'kysely';
+import type { Db, DbOrTrx } from '../db/database.ts';
+
+/** One delivery as claimed, with what sending it needs (the task's URL, the account's signing). */
+export interface ClaimedDelivery {
+  id: number;
+  task_id: string;
+  attempt_no: number;
+  trigger: 'auto' | 'manual';
+  payload: unknown;
+  callback_url: string | null;
+  finished_at: Date | null;
+  webhook_signing_enabled: boolean;
+  webhook_secret: string | null;
+}
+
+export interface NewDelivery {
+  taskId: string;
+  attemptNo: number;
+  trigger: 'auto' | 'manual';
+  payload: unknown;
+  /** Claimed by this instance from the start, so the background deliverer leaves it alone. */
+  claimedBy?: { owner: string; leaseMs: number };
+}
+
+/** Schedules one delivery, due now; returns its id. */
+export async function scheduleDelivery(trx: DbOrTrx, d: NewDelivery): Promise<number> {
+  const row = await trx
+    .insertInto('webhook_deliveries')
+    .values({
+      task_id: d.taskId,
+      attempt_no: d.attemptNo,
+      trigger: d.trigger,
+      due_at: sql`now()`,
+      state: 'pending',
+      payload: JSON.stringify(d.payload),
+      lease_owner: d.claimedBy?.owner ?? null,
+      lease_expires_at: d.claimedBy ? sql`now() + ${d.claimedBy.leaseMs} * interval '1 millisecond'` : null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return Number(row.id);
+}
+
+/** A task's deliveries: those made and those still pending. */
+export async function countDeliveries(trx: DbOrTrx, taskId: string): Promise<{ made: number; pending: number }> {
+  const counts = await trx
+    .selectFrom('webhook_deliveries')
+    .select([sql<string>`count(*) filter (where state = 'done')`.as('made'), sql<string>`count(*) filter (where state = 'pending')`.as('pending')])
+    .where('task_id', '=', taskId)
+    .executeTakeFirstOrThrow();
+  return { made: Number(counts.made), pending: Number(counts.pending) };
+}
+
+export type ClaimWhich = { due: number } | { id: number };
+
+/**
+ * Leases deliveries to `owner` (`SKIP LOCKED`, like tasks): up to `due` of those due now and
+ * free, or the one `id` this owner already holds (a manual redelivery it scheduled).
+ */
+export async function claimDeliveries(db: Db, owner: string, leaseMs: number, which: ClaimWhich): Promise<ClaimedDelivery[]> {
+  const pick =
+    'due' in which
+      ? sql`state = 'pending' and due_at <= now() and (lease_expires_at is null or lease_expires_at < now()) order by due_at limit ${which.due}`
+      : sql`id = ${which.id} and state = 'pending' and lease_owner = ${owner}`;
+  const result = await sql<ClaimedDelivery>`
+    with claimed as (
+      update webhook_deliveries set lease_owner = ${owner},
+        lease_expires_at = now() + ${leaseMs} * interval '1 millisecond'
+      where id in (select id from webhook_deliveries where ${pick} for update skip locked)
+      returning id, task_id, attempt_no, trigger, payload)
+    select c.id, c.task_id, c.attempt_no, c.trigger, c.payload, t.callback_url, t.finished_at,
+           a.webhook_signing_enabled, a.webhook_secret
+    from claimed c join tasks t on t.id = c.task_id join accounts a on a.id = t.account_id`.execute(db);
+  return result.rows.map((row) => ({ ...row, id: Number(row.id) }));
+}
+
+/** Marks deliveries made (whatever the answer) and lets go of their leases. */
+export async function markDone(trx: DbOrTrx, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await trx.updateTable('webhook_deliveries').set({ state: 'done', lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+}
+
+export interface Retry {
+  taskId: string;
+  attemptNo: number;
+  /** When the retry is due: `base` plus `delaySec`. */
+  base: Date;
+  delaySec: number;
+  payload: unknown;
+}
+
+/** Schedules automatic retries in one statement, skipping any task whose log already holds `maxPerTask`. */
+export async function scheduleRetries(trx: DbOrTrx, retries: Retry[], maxPerTask: number): Promise<void> {
+  if (retries.length === 0) return;
+  await sql`
+    insert into webhook_deliveries (task_id, attempt_no, trigger, due_at, state, payload)
+    select r.task_id, r.attempt_no, 'auto', r.base + r.delay_sec * interval '1 second', 'pending', r.payload
+    from unnest(${retries.map((r) => r.taskId)}::text[], ${retries.map((r) => r.attemptNo)}::int[],
+                ${retries.map((r) => r.base.toISOString())}::timestamptz[], ${retries.map((r) => r.delaySec)}::int[],
+                ${retries.map((r) => JSON.stringify(r.payload))}::jsonb[]) as r(task_id, attempt_no, base, delay_sec, payload)
+    where (select count(*) from webhook_deliveries d where d.task_id = r.task_id) < ${maxPerTask}`.execute(trx);
+}
