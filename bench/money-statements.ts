@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import { AccountCache } from '../src/accounts/account-cache.ts';
 import { createAccount } from '../src/accounts/accounts.repository.ts';
+import { toUnits } from '../src/accounts/money.ts';
 import { BalanceReservations } from '../src/accounts/balance-reservations.ts';
 import { connectDatabase } from '../src/db/connect.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
@@ -29,7 +30,7 @@ const store = await connectStore(undefined, 'bench-money:');
 const log = new Logger('warn');
 const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
 const recorder = new UsageRecorder(database.db, new AccountCache(database.db, store), reservations, log, undefined, database.prepared);
-const { account } = await createAccount(database.db, { email: `bench-${Date.now()}@example.com`, balanceUsd: 1000 });
+const { account } = await createAccount(database.db, { email: `bench-${Date.now()}@example.com`, balance: toUnits(1000) });
 
 const samples = { grant: [] as number[], settle: [] as number[], roundTrip: [] as number[], insert: [] as number[] };
 const time = async (into: number[] | undefined, run: () => Promise<unknown>) => {

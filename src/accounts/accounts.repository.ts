@@ -3,6 +3,7 @@ import type { DbOrTrx } from '../db/database.ts';
 import type { AccountRow } from '../db/tables/accounts.table.ts';
 import { generateApiKey, hashApiKey, keyPrefix } from '../auth/api-keys.ts';
 import { applyLedgerMovement } from './ledger.repository.ts';
+import { toUnits, unitsToUsd, type UsdUnits } from './money.ts';
 
 export interface AccountView {
   user_id: number;
@@ -18,7 +19,7 @@ export function toAccountView(row: AccountRow): AccountView {
   return {
     user_id: row.id,
     email: row.email,
-    balance_usd: Number(row.balance_usd),
+    balance_usd: unitsToUsd(toUnits(row.balance_usd)),
     created_at: seconds(row.created_at),
     updated_at: seconds(row.updated_at),
   };
@@ -54,12 +55,12 @@ export async function issueApiKey(trx: DbOrTrx, accountId: number): Promise<{ ke
 /** Creates the account, its opening top-up in the ledger, and its first key, atomically. */
 export async function createAccount(
   db: DbOrTrx,
-  input: { email: string; balanceUsd: number },
+  input: { email: string; balance: UsdUnits },
 ): Promise<{ account: AccountRow; apiKey: string }> {
   return db.transaction().execute(async (trx) => {
     const created = await trx.insertInto('accounts').values({ email: input.email }).returning('id').executeTakeFirstOrThrow();
-    if (input.balanceUsd > 0) {
-      await applyLedgerMovement(trx, { accountId: created.id, amountUsd: input.balanceUsd, kind: 'topup', note: 'opening balance' });
+    if (input.balance > 0n) {
+      await applyLedgerMovement(trx, { accountId: created.id, amount: input.balance, kind: 'topup', note: 'opening balance' });
     }
     const { key } = await issueApiKey(trx, created.id);
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/database.ts';
 import type { LedgerKind } from '../db/tables/ledger-entries.table.ts';
-import { toUsdString } from './money.ts';
+import { fromUnits, toUnits, type UsdUnits } from './money.ts';
 
 export interface LedgerMovement {
   accountId: number;
-  /** Signed USD: negative for charges. */
-  amountUsd: number;
+  /** Signed: negative for charges. */
+  amount: UsdUnits;
   kind: LedgerKind;
   taskId?: string | null;
   category?: string | null;
@@ -18,8 +18,8 @@ export interface LedgerMovement {
  * cannot overdraw) and one append to the ledger, inside the caller's transaction.
  * Returns the new balance, or null when the balance was too low (nothing changed).
  */
-export async function applyLedgerMovement(trx: DbOrTrx, move: LedgerMovement): Promise<number | null> {
-  const amount = toUsdString(move.amountUsd);
+export async function applyLedgerMovement(trx: DbOrTrx, move: LedgerMovement): Promise<UsdUnits | null> {
+  const amount = fromUnits(move.amount);
   const updated = await trx
     .updateTable('accounts')
     .set({
@@ -30,7 +30,7 @@ export async function applyLedgerMovement(trx: DbOrTrx, move: LedgerMovement): P
     .where('id', '=', move.accountId)
     // Only a debit can be refused, and never into money held by open LLM reservations; a credit
     // (top-up, refund) always lands, even on a balance the post-paid era left below zero.
-    .$if(move.amountUsd < 0, (q) => q.where(sql<boolean>`balance_usd - reserved_usd + ${amount}::numeric >= 0`))
+    .$if(move.amount < 0n, (q) => q.where(sql<boolean>`balance_usd - reserved_usd + ${amount}::numeric >= 0`))
     .returning('balance_usd')
     .executeTakeFirst();
   if (!updated) return null;
@@ -46,7 +46,7 @@ export async function applyLedgerMovement(trx: DbOrTrx, move: LedgerMovement): P
       note: move.note ?? null,
     })
     .execute();
-  return Number(updated.balance_usd);
+  return toUnits(updated.balance_usd);
 }
 
 export async function ledgerSum(db: DbOrTrx, accountId: number): Promise<number> {

@@ -1,8 +1,11 @@
 /**
- * USD amounts travel as JS numbers at the API edge (the API contract's `balance_usd`/`cost` are JSON
- * numbers) and as exact numeric strings into Postgres, rounded to 10 decimal places
- * (0.1 nano-dollar), the precision of the numeric(24,10) columns.
+ * Money inside the gateway is `UsdUnits`: an exact integer count of 1e-10 USD (0.1 nano-dollar),
+ * the precision of the numeric(24,10) columns. JS numbers appear only at the edges — prices from
+ * the config and amounts in JSON bodies coming in, `balance_usd`/`cost` in JSON going out — and
+ * numeric text only between repositories and Postgres. See docs/money.md.
  */
+export type UsdUnits = bigint;
+
 export function toUsdString(amount: number): string {
   if (!Number.isFinite(amount)) throw new RangeError(`not a finite USD amount: ${amount}`);
   return amount.toFixed(10);
@@ -17,7 +20,7 @@ export function roundUsd(amount: number): number {
 const SCALE = 10_000_000_000n;
 
 /** A numeric column's text (`'12.5000000000'`, `'-0.01'`) or a JS amount → exact units. */
-export function toUnits(amount: string | number): bigint {
+export function toUnits(amount: string | number): UsdUnits {
   const text = typeof amount === 'number' ? toUsdString(amount) : amount.trim();
   const negative = text.startsWith('-');
   const [whole = '0', fraction = ''] = text.replace(/^[-+]/, '').split('.');
@@ -26,8 +29,13 @@ export function toUnits(amount: string | number): bigint {
 }
 
 /** Exact units → the numeric text Postgres stores. */
-export function fromUnits(units: bigint): string {
+export function fromUnits(units: UsdUnits): string {
   const negative = units < 0n;
   const abs = negative ? -units : units;
   return `${negative ? '-' : ''}${abs / SCALE}.${(abs % SCALE).toString().padStart(10, '0')}`;
+}
+
+/** Exact units → the JSON number an API answer carries (the edge; never computed on further). */
+export function unitsToUsd(units: UsdUnits): number {
+  return Number(fromUnits(units));
 }

@@ -1,6 +1,7 @@
 import { AccountCache } from '../accounts/account-cache.ts';
 import { BalanceReservations } from '../accounts/balance-reservations.ts';
 import { countAccounts, createAccount } from '../accounts/accounts.repository.ts';
+import { toUnits } from '../accounts/money.ts';
 import { KeyCache } from '../auth/key-cache.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import { ConfigError } from '../config/config-error.ts';
@@ -81,7 +82,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   if ((await countAccounts(database.db)) === 0) {
     const email = 'owner@localhost';
     try {
-      const { apiKey } = await createAccount(database.db, { email, balanceUsd: env.initialBalanceUsd });
+      const { apiKey } = await createAccount(database.db, { email, balance: toUnits(env.initialBalanceUsd) });
       firstKey = { email, apiKey, balanceUsd: env.initialBalanceUsd };
     } catch {
       // Another instance starting at the same moment created it first; only one prints a key.

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import type { AppContext } from '../app/context.ts';
 import { createAccount, findAccountByEmail, findAccountById, toAccountView } from '../accounts/accounts.repository.ts';
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
+import { toUnits } from '../accounts/money.ts';
 import { hashApiKey, sameHash } from '../auth/api-keys.ts';
 import { sqlState } from '../db/db-errors.ts';
 import { envelope } from '../http/envelope.ts';
@@ -45,7 +46,7 @@ export function adminRoutes(ctx: AppContext) {
       const exists = () => conflict(`an account with email ${input.email} already exists`);
       if (await findAccountByEmail(ctx.db, input.email)) throw exists();
       // Two creates of one address at once: the unique index decides, and the loser is told so.
-      const { account, apiKey } = await createAccount(ctx.db, { email: input.email, balanceUsd: input.balance_usd ?? 0 }).catch((err: unknown) => {
+      const { account, apiKey } = await createAccount(ctx.db, { email: input.email, balance: toUnits(input.balance_usd ?? 0) }).catch((err: unknown) => {
         throw sqlState(err) === UNIQUE_VIOLATION ? exists() : err;
       });
       return envelope({ user_id: account.id, email: account.email, api_key: apiKey });
@@ -54,7 +55,7 @@ export function adminRoutes(ctx: AppContext) {
       const { amount_usd } = parseOr422(TopupBody, body);
       const row = await loadAccount(params.id);
       await ctx.db.transaction().execute((trx) =>
-        applyLedgerMovement(trx, { accountId: row.id, amountUsd: amount_usd, kind: 'topup', note: 'admin top-up' }),
+        applyLedgerMovement(trx, { accountId: row.id, amount: toUnits(amount_usd), kind: 'topup', note: 'admin top-up' }),
       );
       await ctx.accounts.changed(row.id);
       return envelope(toAccountView(await loadAccount(params.id)));

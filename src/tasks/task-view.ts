@@ -1,3 +1,4 @@
+import { toUnits, unitsToUsd } from '../accounts/money.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { CallbackAttemptRow } from '../db/tables/callbacks.table.ts';
 import type { TaskRow } from '../db/tables/tasks.table.ts';
@@ -18,7 +19,7 @@ export function taskView(row: TaskRow, attempts: CallbackAttemptRow[], catalog: 
     model: row.model,
     category: catalog.get(row.model)?.object.category ?? null,
     status: row.status,
-    cost: Number(row.cost_usd),
+    cost: unitsToUsd(toUnits(row.cost_usd)),
     created_at: unix(row.created_at),
     input: row.input ?? {},
     output: row.status === 'completed' ? (row.output ?? null) : null,

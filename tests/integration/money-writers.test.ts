@@ -40,7 +40,7 @@ afterAll(async () => {
 
 let n = 0;
 async function account(balanceUsd: number): Promise<number> {
-  const { account: row } = await createAccount(database.db, { email: `mw-${Date.now()}-${n++}@example.com`, balanceUsd });
+  const { account: row } = await createAccount(database.db, { email: `mw-${Date.now()}-${n++}@example.com`, balance: toUnits(balanceUsd) });
   return row.id;
 }
 
