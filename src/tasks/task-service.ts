@@ -74,7 +74,7 @@ export class TaskService {
       category: model.entry.object.category,
       input: req.input,
       callbackUrl: req.callbackUrl ?? null,
-      chargeUnits: toUnits(price),
+      charge: toUnits(price),
       idempotency: idempotencyKey ? { key: idempotencyKey, hash: idempotencyHash({ ...req, model: model.ref.id }) } : undefined,
     });
     switch (result.kind) {

@@ -64,7 +64,7 @@ export async function findTask(db: DbOrTrx, accountId: number, taskId: string): 
   return db.selectFrom('tasks').selectAll().where('id', '=', taskId).where('account_id', '=', accountId).executeTakeFirst();
 }
 
-/** How long an `Idempotency-Key` names its task (task-admission.ts releases older keys). */
+/** How long an `Idempotency-Key` names its task; admission releases older keys. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 /** The account's task created under `key` within the idempotency window, as it is now. */

@@ -167,7 +167,7 @@ describe('one bad row never fails its batch', () => {
       category: 'image',
       input,
       callbackUrl: null,
-      chargeUnits: toUnits(0.01),
+      charge: toUnits(0.01),
     });
     const good = ids.map((id) => item(id, { prompt: 'a fox' }));
     const bad = [item(ids[0] as number, { prompt: 'nul \u0000' }), item(ids[1] as number, { prompt: '\udfff' })];

@@ -1,0 +1,98 @@
+import { sql } from 'kysely';
+import { toUnits, type UsdUnits } from '../accounts/money.ts';
+import type { Db } from '../db/database.ts';
+import type { RunPrepared } from '../db/prepared.ts';
+
+/** One finished LLM call as the settlement statement reads it (numeric amounts as exact text). */
+export interface SettlementRow {
+  ord: number;
+  id: string;
+  account_id: number;
+  model: string;
+  provider: string;
+  status: string;
+  input: unknown;
+  output: unknown;
+  error_message: string | null;
+  cost: string;
+  created_at: string;
+  hold_id: string | null;
+  hold_units: string | null;
+}
+
+/** The accounts whose money moved, any account charged less than cost, and what each lease gave. */
+export interface SettledBatch {
+  accounts: number[];
+  shortfalls: Map<number, UsdUnits>;
+  taken: Map<string, UsdUnits>;
+}
+
+/**
+ * The batch's settlement as one statement (one round trip, one commit): the accounts are locked
+ * in id order, the calls' holds deleted, and each call charged its cost — capped, per account,
+ * at what the account can spend plus the holds this batch releases, so the balance never goes
+ * below zero and other calls' holds are never eaten into. Only calls whose task row is new are
+ * charged, so a batch retried after a commit we did not hear about is never charged twice.
+ * Returns the accounts whose money moved and the shortfall of any account charged less than cost.
+ */
+export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: SettlementRow[]): Promise<SettledBatch> {
+  const finishedAt = new Date().toISOString();
+  // The rows travel as one JSON document: one JSON.stringify for the batch, no per-element
+  // escaping of a jsonb[] array literal by the driver (the inputs are the bulk of the bytes).
+  const query = sql`
+    with rec as (
+      select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        as t(ord int, id text, account_id int, model text, provider text, status text, input jsonb, output jsonb,
+             error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric)
+    ), locked as (
+      select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
+      where a.id in (select account_id from rec) order by a.id for no key update
+    ), fresh as (
+      select r.* from rec as r where not exists (select 1 from tasks as t where t.id = r.id)
+    ), lease_take as (
+      -- Read once the accounts are locked (every writer of a lease row holds its account's lock).
+      select h.id, h.account_id, least(h.amount_usd, s.want) as take
+      from llm_reservations as h
+      join (select hold_id, sum(least(cost, hold_units)) as want from fresh where hold_id is not null group by hold_id) as s on s.hold_id = h.id
+      where exists (select 1 from locked)
+    ), budget as (
+      select l.id, coalesce((select sum(t.take) from lease_take as t where t.account_id = l.id), 0) as from_lease,
+             greatest(l.spendable, 0) as spendable
+      from locked as l
+    ), running as (
+      select f.*, b.from_lease + b.spendable as cap, sum(f.cost) over (partition by f.account_id order by f.ord) as upto
+      from fresh as f join budget as b on b.id = f.account_id
+    ), charged as (
+      select r.*, greatest(least(r.upto, r.cap), 0) - greatest(least(r.upto - r.cost, r.cap), 0) as charge from running as r
+    ), cumulative as (
+      select c.*, sum(c.charge) over (partition by c.account_id order by c.ord) as charged_upto from charged as c
+    ), created as (
+      insert into tasks (id, account_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at)
+      select id, account_id, model, provider, 'llm', status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz
+      from charged on conflict (id) do nothing
+      returning id
+    ), totals as (
+      select b.id, b.from_lease, coalesce(sum(c.charge), 0) as charged, coalesce(sum(c.cost), 0) as cost
+      from budget as b left join charged as c on c.account_id = b.id group by b.id, b.from_lease
+    ), taken as (
+      update llm_reservations as h set amount_usd = h.amount_usd - t.take from lease_take as t where h.id = t.id and t.take > 0
+      returning h.id, t.take
+    ), moved as (
+      update accounts as a set balance_usd = a.balance_usd - t.charged, reserved_usd = a.reserved_usd - t.from_lease, updated_at = now()
+      from totals as t where a.id = t.id and (t.charged > 0 or t.from_lease > 0)
+      returning a.id, a.balance_usd, t.charged, t.cost
+    ), ledger as (
+      insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
+      select c.account_id, -c.charge, m.balance_usd + m.charged - c.charged_upto, 'charge', c.id, 'llm', c.model
+      from cumulative as c join moved as m on m.id = c.account_id where c.charge > 0
+    )
+    select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from moved
+    union all
+    select 'lease', id, take::text, null from taken`;
+  const result = await prepared<{ kind: 'account' | 'lease'; id: string; cost: string; charged: string | null }>('settle_llm_calls', query.compile(db));
+  const moved = result.filter((r) => r.kind === 'account').map((r) => ({ id: Number(r.id), cost: r.cost, charged: r.charged ?? '0' }));
+  const taken = new Map(result.filter((r) => r.kind === 'lease').map((r) => [r.id, toUnits(r.cost)]));
+  const shortfalls = new Map<number, UsdUnits>();
+  for (const m of moved) if (toUnits(m.cost) > toUnits(m.charged)) shortfalls.set(m.id, toUnits(m.cost) - toUnits(m.charged));
+  return { accounts: moved.filter((m) => toUnits(m.charged) > 0n).map((m) => m.id), shortfalls, taken };
+}
