@@ -13,7 +13,11 @@ requireWrk();
 const rows: Array<Record<string, string | number>> = [];
 
 for (const mode of MODES) {
-  const gw = await startGateway({ ...(await mode.env('bench')), LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000' });
+  const gw = await startGateway({
+    ...(await mode.env('bench')),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+  });
   try {
     const { key } = await createAccount(gw, uniqueEmail('bench'));
     const headers = { authorization: `Bearer ${key}` };
@@ -32,7 +36,9 @@ for (const mode of MODES) {
           'non-2xx': r.non2xx,
           'peak RSS MB': await peakRssMb(gw.proc.pid),
         });
-        process.stderr.write(`${mode.name} ${path} c=${connections}: ${Math.round(r.requestsPerSec)} req/s p99 ${r.p99Ms.toFixed(2)} ms\n`);
+        process.stderr.write(
+          `${mode.name} ${path} c=${connections}: ${Math.round(r.requestsPerSec)} req/s p99 ${r.p99Ms.toFixed(2)} ms\n`,
+        );
       }
     }
   } finally {

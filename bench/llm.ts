@@ -138,7 +138,6 @@ async function startBenchGateway(upstreamPort: number): Promise<GatewayProcess> 
   return gateway;
 }
 
-
 async function rssMb(pid: number): Promise<number> {
   const status = await Bun.file(`/proc/${pid}/status`).text();
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
@@ -184,7 +183,12 @@ async function writeLua(c: Case): Promise<string> {
 
 /** One request with fetch; checks status and that the body looks complete. */
 async function check(c: Case): Promise<void> {
-  const res = await fetch(c.url, { method: 'POST', headers: { 'content-type': 'application/json', ...c.headers }, body: c.body, signal: AbortSignal.timeout(15_000) });
+  const res = await fetch(c.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...c.headers },
+    body: c.body,
+    signal: AbortSignal.timeout(15_000),
+  });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${c.name}: ${res.status} ${text.slice(0, 500)}`);
   const complete = c.stream ? text.includes('[DONE]') || text.includes('message_stop') : text.includes('"usage"');
@@ -194,7 +198,12 @@ async function check(c: Case): Promise<void> {
 /** Time from request start to the first non-empty body chunk, then the rest is drained; ms. */
 async function firstByteMs(c: Case): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(c.url, { method: 'POST', headers: { 'content-type': 'application/json', ...c.headers }, body: c.body, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(c.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...c.headers },
+    body: c.body,
+    signal: AbortSignal.timeout(10_000),
+  });
   if (!res.body || res.status !== 200) throw new Error(`${c.name}: ${res.status}`);
   const reader = res.body.getReader();
   let first = await reader.read();
@@ -239,12 +248,48 @@ try {
   const anthropic = { 'x-api-key': key, 'anthropic-version': '2023-06-01' };
 
   const cases = {
-    directChat: { name: 'chat direct', url: `${direct}/v1/chat/completions`, headers: {}, body: chatBody('bench', false), stream: false },
-    gatewayChat: { name: 'chat via gateway', url: `${gw.url}/v1/chat/completions`, headers: bearer, body: chatBody('fake/bench', false), stream: false },
-    directChatStream: { name: 'chat stream direct', url: `${direct}/v1/chat/completions`, headers: {}, body: chatBody('bench', true), stream: true },
-    gatewayChatStream: { name: 'chat stream via gateway', url: `${gw.url}/v1/chat/completions`, headers: bearer, body: chatBody('fake/bench', true), stream: true },
-    gatewayMessages: { name: 'messages via gateway', url: `${gw.url}/v1/messages`, headers: anthropic, body: messagesBody('fake/bench', false), stream: false },
-    gatewayMessagesStream: { name: 'messages stream via gateway', url: `${gw.url}/v1/messages`, headers: anthropic, body: messagesBody('fake/bench', true), stream: true },
+    directChat: {
+      name: 'chat direct',
+      url: `${direct}/v1/chat/completions`,
+      headers: {},
+      body: chatBody('bench', false),
+      stream: false,
+    },
+    gatewayChat: {
+      name: 'chat via gateway',
+      url: `${gw.url}/v1/chat/completions`,
+      headers: bearer,
+      body: chatBody('fake/bench', false),
+      stream: false,
+    },
+    directChatStream: {
+      name: 'chat stream direct',
+      url: `${direct}/v1/chat/completions`,
+      headers: {},
+      body: chatBody('bench', true),
+      stream: true,
+    },
+    gatewayChatStream: {
+      name: 'chat stream via gateway',
+      url: `${gw.url}/v1/chat/completions`,
+      headers: bearer,
+      body: chatBody('fake/bench', true),
+      stream: true,
+    },
+    gatewayMessages: {
+      name: 'messages via gateway',
+      url: `${gw.url}/v1/messages`,
+      headers: anthropic,
+      body: messagesBody('fake/bench', false),
+      stream: false,
+    },
+    gatewayMessagesStream: {
+      name: 'messages stream via gateway',
+      url: `${gw.url}/v1/messages`,
+      headers: anthropic,
+      body: messagesBody('fake/bench', true),
+      stream: true,
+    },
   } satisfies Record<string, Case>;
   for (const c of Object.values(cases)) await check(c);
 
@@ -273,7 +318,9 @@ try {
     });
     const addedChat = stats[1]!.p50 - base.p50;
     const addedMsg = stats[2]!.p50 - base.p50;
-    console.log(`### Time to first byte (${TTFB_SAMPLES} sequential streamed requests per path with fetch, interleaved, quiet gateway)\n`);
+    console.log(
+      `### Time to first byte (${TTFB_SAMPLES} sequential streamed requests per path with fetch, interleaved, quiet gateway)\n`,
+    );
     console.log(table(ttfbRows));
     console.log('');
     targets.push(
@@ -310,7 +357,9 @@ try {
           'socket errors': r.errors,
           'gateway RSS MB': Math.round(await rssMb(gw.proc.pid)),
         });
-        log(`${c.name} c=${connections}: ${Math.round(r.requestsPerSec)} req/s p50 ${round(r.p50Ms)} p99 ${round(r.p99Ms)} ms non-2xx ${r.non2xx} errors ${r.errors}`);
+        log(
+          `${c.name} c=${connections}: ${Math.round(r.requestsPerSec)} req/s p50 ${round(r.p50Ms)} p99 ${round(r.p99Ms)} ms non-2xx ${r.non2xx} errors ${r.errors}`,
+        );
       }
     }
 
@@ -339,7 +388,9 @@ try {
         [`added p99 ≤ ${TARGET_ADDED_P99_MS} ms`]: verdict(met),
       });
     }
-    console.log(`### LLM relay — gateway vs direct to a zero-latency fake OpenAI upstream (wrk, ${SECONDS} s per row after 2 s warm-up)\n`);
+    console.log(
+      `### LLM relay — gateway vs direct to a zero-latency fake OpenAI upstream (wrk, ${SECONDS} s per row after 2 s warm-up)\n`,
+    );
     console.log(table(rows));
     console.log('\n### Added latency at 64 connections\n');
     console.log(table(added));
@@ -397,7 +448,9 @@ try {
       'peak RSS during MB': Math.round(rssPeak),
       'VmHWM MB': streamsHwm,
     };
-    log(`streams: ${JSON.stringify(streamRow)}${errors.size ? ` errors: ${JSON.stringify(Object.fromEntries(errors))}` : ''}`);
+    log(
+      `streams: ${JSON.stringify(streamRow)}${errors.size ? ` errors: ${JSON.stringify(Object.fromEntries(errors))}` : ''}`,
+    );
     console.log(
       `### ${STREAMS} concurrent slow streams through a second, until then idle gateway (10 deltas 1 s apart; gateway BUN_CONFIG_MAX_HTTP_REQUESTS=${MAX_HTTP_REQUESTS || 'unset (Bun default 256)'})\n`,
     );

@@ -29,8 +29,18 @@ await migrateToLatest(database.db);
 const store = await connectStore(undefined, 'bench-money:');
 const log = new Logger('warn');
 const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
-const recorder = new UsageRecorder(database.db, new AccountCache(database.db, store), reservations, log, undefined, database.prepared);
-const { account } = await createAccount(database.db, { email: `bench-${Date.now()}@example.com`, balance: toUnits(1000) });
+const recorder = new UsageRecorder(
+  database.db,
+  new AccountCache(database.db, store),
+  reservations,
+  log,
+  undefined,
+  database.prepared,
+);
+const { account } = await createAccount(database.db, {
+  email: `bench-${Date.now()}@example.com`,
+  balance: toUnits(1000),
+});
 
 const samples = { grant: [] as number[], settle: [] as number[], roundTrip: [] as number[], insert: [] as number[] };
 const time = async (into: number[] | undefined, run: () => Promise<unknown>) => {
@@ -41,12 +51,27 @@ const time = async (into: number[] | undefined, run: () => Promise<unknown>) => 
 };
 for (let i = 0; i < WARMUP + CALLS; i++) {
   const keep = i >= WARMUP;
-  const hold = (await time(keep ? samples.grant : undefined, () => reservations.reserve(account.id, 1000n))) as Awaited<ReturnType<typeof reservations.reserve>>;
+  const hold = (await time(keep ? samples.grant : undefined, () => reservations.reserve(account.id, 1000n))) as Awaited<
+    ReturnType<typeof reservations.reserve>
+  >;
   await time(keep ? samples.settle : undefined, () =>
-    recorder.record({ taskId: crypto.randomUUID(), accountId: account.id, model: 'bench/model', provider: 'bench', status: 'completed', input: {}, output: null, costUsd: 0.000001, createdAt: new Date(), reservationId: hold.ok ? hold.id : undefined }),
+    recorder.record({
+      taskId: crypto.randomUUID(),
+      accountId: account.id,
+      model: 'bench/model',
+      provider: 'bench',
+      status: 'completed',
+      input: {},
+      output: null,
+      costUsd: 0.000001,
+      createdAt: new Date(),
+      reservationId: hold.ok ? hold.id : undefined,
+    }),
   );
   await time(keep ? samples.roundTrip : undefined, () => sql`select 1`.execute(database.db));
-  await time(keep ? samples.insert : undefined, () => sql`insert into dead_letters (kind, payload, error) values ('bench', '', '')`.execute(database.db));
+  await time(keep ? samples.insert : undefined, () =>
+    sql`insert into dead_letters (kind, payload, error) values ('bench', '', '')`.execute(database.db),
+  );
 }
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)]?.toFixed(2) ?? 'n/a';
 const rows: Array<[string, number[]]> = [

@@ -83,7 +83,8 @@ async function cleanup(): Promise<void> {
     const admin = new pg.Client({ connectionString: POSTGRES_URL });
     try {
       await admin.connect();
-      for (const url of databases) await admin.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
+      for (const url of databases)
+        await admin.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
     } catch {
       // best effort: the databases are uniquely named and harmless if left behind
     } finally {
@@ -174,9 +175,11 @@ async function creationBench(receiverPort: number, targets: string[]): Promise<v
     const url = `${gw.url}/v1/tasks`;
 
     const probe = await api(gw, 'POST', '/v1/tasks', { key, rawBody: taskBody(receiverPort, false) });
-    if (probe.status !== 200 || !probe.body?.data?.task_id) throw new Error(`POST /v1/tasks: ${probe.status} ${JSON.stringify(probe.body)}`);
+    if (probe.status !== 200 || !probe.body?.data?.task_id)
+      throw new Error(`POST /v1/tasks: ${probe.status} ${JSON.stringify(probe.body)}`);
     const dry = await api(gw, 'POST', '/v1/tasks', { key, rawBody: taskBody(receiverPort, true) });
-    if (dry.status !== 200 || typeof dry.body?.data?.cost !== 'number') throw new Error(`dry run: ${dry.status} ${JSON.stringify(dry.body)}`);
+    if (dry.status !== 200 || typeof dry.body?.data?.cost !== 'number')
+      throw new Error(`dry run: ${dry.status} ${JSON.stringify(dry.body)}`);
     log(`probe task ${probe.body.data.task_id}; dry-run cost ${dry.body.data.cost} USD`);
     let createdByUs = 1; // the probe
     let inFlightAtStops = 0; // requests wrk may have sent but not counted when a run ended
@@ -202,7 +205,9 @@ async function creationBench(receiverPort: number, targets: string[]): Promise<v
           createResults.push(r);
         }
         const st = await status(gw.proc.pid);
-        const backlog = Number((await db.query(`select count(*) as n from tasks where status = 'processing'`)).rows[0].n);
+        const backlog = Number(
+          (await db.query(`select count(*) as n from tasks where status = 'processing'`)).rows[0].n,
+        );
         rows.push({
           request: name,
           connections,
@@ -215,9 +220,13 @@ async function creationBench(receiverPort: number, targets: string[]): Promise<v
           'tasks still processing': creates ? backlog : '—',
           'RSS MB': st.rssMb,
           'peak RSS MB': st.hwmMb,
-          [`≥ ${TARGET_CREATES_PER_S}/s, p99 ≤ ${TARGET_CREATE_P99_MS} ms`]: creates ? verdict(r.okPerSec >= TARGET_CREATES_PER_S && r.p99Ms <= TARGET_CREATE_P99_MS && r.non2xx === 0) : '—',
+          [`≥ ${TARGET_CREATES_PER_S}/s, p99 ≤ ${TARGET_CREATE_P99_MS} ms`]: creates
+            ? verdict(r.okPerSec >= TARGET_CREATES_PER_S && r.p99Ms <= TARGET_CREATE_P99_MS && r.non2xx === 0)
+            : '—',
         });
-        log(`${name} c=${connections}: ${Math.round(r.okPerSec)}/s p50 ${round(r.p50Ms)} p99 ${round(r.p99Ms)} ms non-2xx ${r.non2xx} errors ${r.socketErrors} backlog ${backlog} RSS ${st.rssMb} MB`);
+        log(
+          `${name} c=${connections}: ${Math.round(r.okPerSec)}/s p50 ${round(r.p50Ms)} p99 ${round(r.p99Ms)} ms non-2xx ${r.non2xx} errors ${r.socketErrors} backlog ${backlog} RSS ${st.rssMb} MB`,
+        );
       }
     }
 
@@ -236,7 +245,15 @@ async function creationBench(receiverPort: number, targets: string[]): Promise<v
            from accounts a where a.id = $1`,
           [userId],
         )
-      ).rows[0] as { balance: string; ledger_sum: string; ledger_rows: number; tasks: number; completed: number; failed: number; callbacks: number };
+      ).rows[0] as {
+        balance: string;
+        ledger_sum: string;
+        ledger_rows: number;
+        tasks: number;
+        completed: number;
+        failed: number;
+        callbacks: number;
+      };
     const c = await check();
     const received = await receivedCount(receiverPort);
     const balanceOk = c.balance === c.ledger_sum;
@@ -244,7 +261,9 @@ async function creationBench(receiverPort: number, targets: string[]): Promise<v
     const countOk = extra >= 0 && extra <= inFlightAtStops;
     const peak = await status(gw.proc.pid);
 
-    console.log(`### 1. Task creation — POST /v1/tasks, sandbox/image 64×64 with callback_url (wrk, ${SECONDS} s per row after ${WARMUP_SECONDS} s warm-up; Postgres+Redis)\n`);
+    console.log(
+      `### 1. Task creation — POST /v1/tasks, sandbox/image 64×64 with callback_url (wrk, ${SECONDS} s per row after ${WARMUP_SECONDS} s warm-up; Postgres+Redis)\n`,
+    );
     console.log(table(rows));
     console.log('');
     console.log(
@@ -253,13 +272,19 @@ async function creationBench(receiverPort: number, targets: string[]): Promise<v
         `(requests in flight when wrk stopped, at most ${inFlightAtStops}) — ${countOk ? 'ok' : 'MISMATCH'}. ` +
         `Meanwhile ${c.completed} tasks completed, ${c.failed} failed, ${c.callbacks} callback attempts logged, ${received} webhooks received.\n`,
     );
-    const all = createResults.every((r) => r.okPerSec >= TARGET_CREATES_PER_S && r.p99Ms <= TARGET_CREATE_P99_MS && r.non2xx === 0);
+    const all = createResults.every(
+      (r) => r.okPerSec >= TARGET_CREATES_PER_S && r.p99Ms <= TARGET_CREATE_P99_MS && r.non2xx === 0,
+    );
     targets.push(
       `task creation ≥ ${TARGET_CREATES_PER_S}/s with p99 ≤ ${TARGET_CREATE_P99_MS} ms — ${verdict(all)} (` +
-        createResults.map((r) => `${r.connections} conn: ${Math.round(r.okPerSec)}/s, p99 ${round(r.p99Ms)} ms`).join('; ') +
+        createResults
+          .map((r) => `${r.connections} conn: ${Math.round(r.okPerSec)}/s, p99 ${round(r.p99Ms)} ms`)
+          .join('; ') +
         `; peak RSS ${peak.hwmMb} MB)`,
     );
-    targets.push(`balance = Σ ledger — ${balanceOk ? 'ok' : 'not ok'}; task rows = wrk 200s (± in flight) — ${countOk ? 'ok' : 'not ok'}`);
+    targets.push(
+      `balance = Σ ledger — ${balanceOk ? 'ok' : 'not ok'}; task rows = wrk 200s (± in flight) — ${countOk ? 'ok' : 'not ok'}`,
+    );
   } catch (err) {
     log(`gateway output:\n${gw.output().slice(-4000)}`);
     throw err;
@@ -288,7 +313,11 @@ async function deliveryBench(receiverPort: number, targets: string[]): Promise<v
                 (select count(*) from webhook_deliveries where task_id = any($1) and state = 'done')::int as delivered`,
         [ids],
       );
-      return r.rows[0].finished === seedTasks && r.rows[0].delivered === seedTasks && (await receivedCount(receiverPort)) - before >= seedTasks;
+      return (
+        r.rows[0].finished === seedTasks &&
+        r.rows[0].delivered === seedTasks &&
+        (await receivedCount(receiverPort)) - before >= seedTasks
+      );
     }, 30_000);
     if (!seeded) throw new Error('the seed tasks did not finish and call back within 30 s');
 
@@ -320,18 +349,30 @@ async function deliveryBench(receiverPort: number, targets: string[]): Promise<v
     let firstMs = Number.NaN;
     let got = 0;
     const timeoutMs = Math.max(60_000, (DELIVERIES / 200) * 1000); // bounded: gives up below 200/s
-    const allReceived = await waitFor(async () => {
-      got = (await receivedCount(receiverPort)) - received0;
-      if (got > 0 && Number.isNaN(firstMs)) firstMs = performance.now() - t0;
-      return got >= DELIVERIES;
-    }, timeoutMs, 10);
+    const allReceived = await waitFor(
+      async () => {
+        got = (await receivedCount(receiverPort)) - received0;
+        if (got > 0 && Number.isNaN(firstMs)) firstMs = performance.now() - t0;
+        return got >= DELIVERIES;
+      },
+      timeoutMs,
+      10,
+    );
     const elapsedMs = performance.now() - t0;
-    const logged = await waitFor(async () => Number((await db.query('select count(*) as n from callback_attempts')).rows[0].n) - attempts0 >= DELIVERIES, 15_000, 20);
+    const logged = await waitFor(
+      async () =>
+        Number((await db.query('select count(*) as n from callback_attempts')).rows[0].n) - attempts0 >= DELIVERIES,
+      15_000,
+      20,
+    );
     const loggedMs = performance.now() - t0;
     sampling = false;
     await sampler;
-    const attemptsGained = Number((await db.query('select count(*) as n from callback_attempts')).rows[0].n) - attempts0;
-    const pendingLeft = Number((await db.query(`select count(*) as n from webhook_deliveries where state = 'pending'`)).rows[0].n);
+    const attemptsGained =
+      Number((await db.query('select count(*) as n from callback_attempts')).rows[0].n) - attempts0;
+    const pendingLeft = Number(
+      (await db.query(`select count(*) as n from webhook_deliveries where state = 'pending'`)).rows[0].n,
+    );
     const st = await status(gw.proc.pid);
     const rate = (got / elapsedMs) * 1000;
     const met = allReceived && rate >= TARGET_DELIVERIES_PER_S;
@@ -351,7 +392,9 @@ async function deliveryBench(receiverPort: number, targets: string[]): Promise<v
       [`≥ ${TARGET_DELIVERIES_PER_S}/s`]: verdict(met),
     };
     log(`webhooks: ${JSON.stringify(row)}`);
-    console.log(`### 2. Webhook delivery — ${DELIVERIES} pending rows inserted into webhook_deliveries, until the receiver counted them all (fresh Postgres+Redis gateway, no task running)\n`);
+    console.log(
+      `### 2. Webhook delivery — ${DELIVERIES} pending rows inserted into webhook_deliveries, until the receiver counted them all (fresh Postgres+Redis gateway, no task running)\n`,
+    );
     console.log(table([row]));
     console.log('');
     targets.push(

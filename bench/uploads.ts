@@ -30,11 +30,18 @@ const MB = 1024 * 1024;
 const work = await mkdtemp(join(tmpdir(), 'gw-bench-uploads-'));
 const free = Number((await run(['df', '--output=avail', '-B1', work])).split('\n')[1]);
 process.stderr.write(`free space in ${work}: ${(free / 1024 ** 3).toFixed(1)} GiB\n`);
-if (free < SIZE * 3.5) throw new Error(`need ${((SIZE * 3.5) / 1024 ** 3).toFixed(1)} GiB free in ${tmpdir()}, have ${(free / 1024 ** 3).toFixed(1)}`);
+if (free < SIZE * 3.5)
+  throw new Error(
+    `need ${((SIZE * 3.5) / 1024 ** 3).toFixed(1)} GiB free in ${tmpdir()}, have ${(free / 1024 ** 3).toFixed(1)}`,
+  );
 
 async function run(cmd: string[]): Promise<string> {
   const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`${cmd.join(' ')} exited ${code}: ${err}`);
   return out;
 }
@@ -83,7 +90,16 @@ const cp = await timed(() => run(['cp', source, copy]));
 const cpSync = await timed(() => run(['sync', copy]));
 await rm(copy);
 const rows: Array<Record<string, string | number>> = [
-  { mode: '-', variant: 'cp (page cache)', seconds: cp.seconds.toFixed(2), 'MB/s': Math.round(SIZE / MB / cp.seconds), 'vs cp+fsync': '-', 'RSS before MB': '-', 'RSS growth MB': '-', sha256: 'n/a' },
+  {
+    mode: '-',
+    variant: 'cp (page cache)',
+    seconds: cp.seconds.toFixed(2),
+    'MB/s': Math.round(SIZE / MB / cp.seconds),
+    'vs cp+fsync': '-',
+    'RSS before MB': '-',
+    'RSS growth MB': '-',
+    sha256: 'n/a',
+  },
   {
     mode: '-',
     variant: 'cp + fsync',
@@ -97,10 +113,26 @@ const rows: Array<Record<string, string | number>> = [
 ];
 const reference = SIZE / (cp.seconds + cpSync.seconds);
 
-const origin = Bun.serve({ port: 0, hostname: '127.0.0.1', idleTimeout: 255, fetch: () => new Response(Bun.file(source)) });
+const origin = Bun.serve({
+  port: 0,
+  hostname: '127.0.0.1',
+  idleTimeout: 255,
+  fetch: () => new Response(Bun.file(source)),
+});
 
 const curlUpload = async (gw: GatewayProcess, key: string, path: string) => {
-  const out = await run(['curl', '-sS', '--fail-with-body', '-X', 'PUT', '-H', `Authorization: Bearer ${key}`, '-F', `file=@${path};type=application/octet-stream`, `${gw.url}/upload`]);
+  const out = await run([
+    'curl',
+    '-sS',
+    '--fail-with-body',
+    '-X',
+    'PUT',
+    '-H',
+    `Authorization: Bearer ${key}`,
+    '-F',
+    `file=@${path};type=application/octet-stream`,
+    `${gw.url}/upload`,
+  ]);
   return (JSON.parse(out) as { file_url: string }).file_url;
 };
 
@@ -119,7 +151,9 @@ async function measure(gw: GatewayProcess, mode: string, variant: string, send: 
     'RSS growth MB': ((peakKb - baselineKb) / 1024).toFixed(1),
     sha256: ok ? 'match' : 'MISMATCH',
   });
-  process.stderr.write(`${mode} ${variant}: ${result.seconds.toFixed(2)} s, ${Math.round(mbps)} MB/s, RSS +${((peakKb - baselineKb) / 1024).toFixed(1)} MB, sha256 ${ok ? 'ok' : 'MISMATCH'}\n`);
+  process.stderr.write(
+    `${mode} ${variant}: ${result.seconds.toFixed(2)} s, ${Math.round(mbps)} MB/s, RSS +${((peakKb - baselineKb) / 1024).toFixed(1)} MB, sha256 ${ok ? 'ok' : 'MISMATCH'}\n`,
+  );
 }
 
 try {
@@ -130,12 +164,19 @@ try {
     try {
       const { userId, key } = await createAccount(gw, uniqueEmail('bench-uploads'), 0);
       // 1 GiB twice exceeds the free plan's day: use the topped-up plan (10 GiB a day).
-      if ((await api(gw, 'POST', `/admin/accounts/${userId}/topup`, { key: ADMIN_TOKEN, body: { amount_usd: 5 } })).status !== 200) throw new Error('top-up failed');
+      if (
+        (await api(gw, 'POST', `/admin/accounts/${userId}/topup`, { key: ADMIN_TOKEN, body: { amount_usd: 5 } }))
+          .status !== 200
+      )
+        throw new Error('top-up failed');
       await curlUpload(gw, key, warmUp);
       await Bun.sleep(1000);
       await measure(gw, mode.name, 'multipart (curl -F)', () => curlUpload(gw, key, source));
       await measure(gw, mode.name, 'file_url (local origin)', async () => {
-        const res = await api(gw, 'PUT', '/upload', { key, body: { file_url: `http://127.0.0.1:${origin.port}/source.bin` } });
+        const res = await api(gw, 'PUT', '/upload', {
+          key,
+          body: { file_url: `http://127.0.0.1:${origin.port}/source.bin` },
+        });
         if (res.status !== 200) throw new Error(`file_url upload: ${res.status} ${JSON.stringify(res.body)}`);
         return res.body.file_url as string;
       });

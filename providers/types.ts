@@ -1,6 +1,11 @@
 import type * as v from 'valibot';
 import type { ModelConfig, ProviderConfig } from './config/config-schema.ts';
-import type { CanonicalRequest, CanonicalResponse, StreamEvent, TranslationWarning } from '../translators/canonical/index.ts';
+import type {
+  CanonicalRequest,
+  CanonicalResponse,
+  StreamEvent,
+  TranslationWarning,
+} from '../translators/canonical/index.ts';
 import type { ProviderResources } from './shared/resources.ts';
 
 /** What a provider is told about the model being called. */

@@ -13,9 +13,16 @@ async function main(): Promise<void> {
   services.reservations.start();
   if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256) < 1024) {
     // Read by Bun at start only: every upstream call beyond 256 at once would queue.
-    ctx.log.warn('outbound fetches are capped at 256 at once; start with BUN_CONFIG_MAX_HTTP_REQUESTS=4096 (npm start does)');
+    ctx.log.warn(
+      'outbound fetches are capped at 256 at once; start with BUN_CONFIG_MAX_HTTP_REQUESTS=4096 (npm start does)',
+    );
   }
-  ctx.log.info('listening', { url: ctx.env.publicUrl, database: database.kind, store: ctx.store.kind, instance: ctx.env.instanceId });
+  ctx.log.info('listening', {
+    url: ctx.env.publicUrl,
+    database: database.kind,
+    store: ctx.store.kind,
+    instance: ctx.env.instanceId,
+  });
   ctx.log.flush();
 
   if (firstKey) {

@@ -19,8 +19,15 @@ const SLOW_DELTA_MS = Number(process.env.SLOW_DELTA_MS ?? 1000);
 const CREATED = 1_700_000_000;
 const enc = new TextEncoder();
 
-const words = 'The quick brown fox jumps over the lazy dog while the gateway relays every single token to the client without any delay'.split(' ');
-const usage = (completion: number) => ({ prompt_tokens: 12, completion_tokens: completion, total_tokens: 12 + completion });
+const words =
+  'The quick brown fox jumps over the lazy dog while the gateway relays every single token to the client without any delay'.split(
+    ' ',
+  );
+const usage = (completion: number) => ({
+  prompt_tokens: 12,
+  completion_tokens: completion,
+  total_tokens: 12 + completion,
+});
 
 const completionBody = (model: string) =>
   JSON.stringify({
@@ -47,9 +54,15 @@ function streamEvents(model: string, deltas: number): { first: string; deltas: s
   return {
     first: chunk(model, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
     deltas: Array.from({ length: deltas }, (_, i) =>
-      chunk(model, [{ index: 0, delta: { content: (i ? ' ' : '') + words[i % words.length] }, logprobs: null, finish_reason: null }]),
+      chunk(model, [
+        { index: 0, delta: { content: (i ? ' ' : '') + words[i % words.length] }, logprobs: null, finish_reason: null },
+      ]),
     ),
-    tail: [chunk(model, [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]), chunk(model, [], { usage: usage(deltas) }), 'data: [DONE]\n\n'],
+    tail: [
+      chunk(model, [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
+      chunk(model, [], { usage: usage(deltas) }),
+      'data: [DONE]\n\n',
+    ],
   };
 }
 
@@ -97,7 +110,8 @@ const server = Bun.serve({
   async fetch(req) {
     const url = new URL(req.url);
     if (req.method === 'GET' && url.pathname === '/healthz') return new Response('ok');
-    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') return new Response('not found', { status: 404 });
+    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions')
+      return new Response('not found', { status: 404 });
     let body: { model?: unknown; stream?: unknown };
     try {
       body = (await req.json()) as typeof body;
@@ -105,8 +119,10 @@ const server = Bun.serve({
       return Response.json({ error: { message: 'bad json', type: 'invalid_request_error' } }, { status: 400 });
     }
     const model = typeof body.model === 'string' ? body.model : 'bench';
-    if (body.stream !== true) return new Response(fast(model).json, { headers: { 'content-type': 'application/json' } });
-    if (model.includes('slow') || url.searchParams.get('slow') === '1') return new Response(slowStream(model, req.signal), { headers: SSE_HEADERS });
+    if (body.stream !== true)
+      return new Response(fast(model).json, { headers: { 'content-type': 'application/json' } });
+    if (model.includes('slow') || url.searchParams.get('slow') === '1')
+      return new Response(slowStream(model, req.signal), { headers: SSE_HEADERS });
     const parts = fast(model).sse;
     return new Response(
       new ReadableStream<Uint8Array>({
@@ -121,4 +137,8 @@ const server = Bun.serve({
 });
 
 console.log(JSON.stringify({ port: server.port }));
-for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => { server.stop(true); process.exit(0); });
+for (const sig of ['SIGTERM', 'SIGINT'] as const)
+  process.on(sig, () => {
+    server.stop(true);
+    process.exit(0);
+  });

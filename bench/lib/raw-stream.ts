@@ -13,10 +13,19 @@ export interface StreamResult {
  * One streamed POST over a raw socket (fetch in one process caps concurrent connections), read
  * until the chunked body ends; ok when the status is 200 and `data: [DONE]` arrived.
  */
-export function rawStream(host: string, port: number, path: string, headers: Record<string, string>, body: string, deadline: number): Promise<StreamResult> {
+export function rawStream(
+  host: string,
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+  deadline: number,
+): Promise<StreamResult> {
   const request =
     `POST ${path} HTTP/1.1\r\nHost: ${host}:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+    Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('') +
     `Connection: close\r\n\r\n${body}`;
   const t0 = performance.now();
   return new Promise<StreamResult>((resolveResult) => {
@@ -37,7 +46,11 @@ export function rawStream(host: string, port: number, path: string, headers: Rec
         sock.end();
       }
       const ok = !error && status === 200 && sawDone;
-      resolveResult({ ok, ms: performance.now() - t0, error: ok ? undefined : (error ?? (status !== 200 ? `status ${status}` : 'stream ended without [DONE]')) });
+      resolveResult({
+        ok,
+        ms: performance.now() - t0,
+        error: ok ? undefined : (error ?? (status !== 200 ? `status ${status}` : 'stream ended without [DONE]')),
+      });
     };
     Bun.connect({
       hostname: host,

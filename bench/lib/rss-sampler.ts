@@ -8,7 +8,11 @@ export async function rssKb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN);
 }
 
-export async function sampleRss<T>(pid: number, work: () => Promise<T>, intervalMs = 10): Promise<{ result: T; baselineKb: number; peakKb: number }> {
+export async function sampleRss<T>(
+  pid: number,
+  work: () => Promise<T>,
+  intervalMs = 10,
+): Promise<{ result: T; baselineKb: number; peakKb: number }> {
   const baselineKb = await rssKb(pid);
   let peakKb = baselineKb;
   let running = true;

@@ -5,7 +5,10 @@ import type { Subprocess } from 'bun';
  * waits for the first line it prints, `{"port": N}`. Its output keeps being drained so the child
  * never blocks on a full pipe.
  */
-export async function spawnPortPrinter(script: string, label: string): Promise<{ proc: Subprocess<'ignore', 'pipe', 'pipe'>; port: number }> {
+export async function spawnPortPrinter(
+  script: string,
+  label: string,
+): Promise<{ proc: Subprocess<'ignore', 'pipe', 'pipe'>; port: number }> {
   const proc = Bun.spawn([process.execPath, 'run', script], {
     env: { PATH: process.env.PATH ?? '', PORT: '0' },
     stdin: 'ignore',

@@ -28,6 +28,10 @@ const server = Bun.serve({
 });
 
 console.log(JSON.stringify({ port: server.port }));
-for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => { server.stop(true); process.exit(0); });
+for (const sig of ['SIGTERM', 'SIGINT'] as const)
+  process.on(sig, () => {
+    server.stop(true);
+    process.exit(0);
+  });
 
 export {};

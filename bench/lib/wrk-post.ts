@@ -31,20 +31,48 @@ function toMs(value: string): number {
 }
 
 /** Writes a wrk Lua script that POSTs `body` with `headers` (plus JSON content type); returns its path. */
-export async function writePostScript(dir: string, name: string, body: string, headers: Record<string, string>): Promise<string> {
+export async function writePostScript(
+  dir: string,
+  name: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<string> {
   const path = join(dir, `${name.replace(/\W+/g, '-')}.lua`);
-  const lines = Object.entries({ 'Content-Type': 'application/json', ...headers }).map(([k, v]) => `wrk.headers[ [==[${k}]==] ] = [==[${v}]==]`);
+  const lines = Object.entries({ 'Content-Type': 'application/json', ...headers }).map(
+    ([k, v]) => `wrk.headers[ [==[${k}]==] ] = [==[${v}]==]`,
+  );
   await writeFile(path, `wrk.method = "POST"\nwrk.body = [==[${body}]==]\n${lines.join('\n')}\n`);
   return path;
 }
 
 /** Runs wrk with a script; killed if it overruns its duration by 30 s. */
-export async function runWrkPost(opts: { url: string; connections: number; seconds: number; script: string; threads?: number }): Promise<PostLoadResult> {
-  const args = [requireWrk(), `-t${opts.threads ?? Math.min(opts.connections, 2)}`, `-c${opts.connections}`, `-d${opts.seconds}s`, '--timeout', '10s', '--latency', '-s', opts.script, opts.url];
+export async function runWrkPost(opts: {
+  url: string;
+  connections: number;
+  seconds: number;
+  script: string;
+  threads?: number;
+}): Promise<PostLoadResult> {
+  const args = [
+    requireWrk(),
+    `-t${opts.threads ?? Math.min(opts.connections, 2)}`,
+    `-c${opts.connections}`,
+    `-d${opts.seconds}s`,
+    '--timeout',
+    '10s',
+    '--latency',
+    '-s',
+    opts.script,
+    opts.url,
+  ];
   const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' });
   const killer = setTimeout(() => proc.kill('SIGKILL'), (opts.seconds + 30) * 1000);
   try {
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     if (code !== 0) throw new Error(`wrk failed (${code}): ${out}${err}`);
     const requests = Number(/(\d+) requests in ([\d.]+)(\w+)/.exec(out)?.[1] ?? Number.NaN);
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);

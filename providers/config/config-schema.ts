@@ -30,7 +30,10 @@ export const ProviderSchema = v.object({
 });
 
 export const ModelSchema = v.object({
-  id: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'expected <provider>/<model-name>')),
+  id: v.pipe(
+    v.string(),
+    v.regex(/^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'expected <provider>/<model-name>'),
+  ),
   category: v.picklist(['llm', 'image', 'video', 'audio']),
   upstream_model: v.optional(v.string()),
   display_name: v.pipe(v.string(), v.minLength(1)),

@@ -20,7 +20,8 @@ export function elevenLabsMessage(body: string, status: number): string {
   try {
     const parsed = JSON.parse(body) as { detail?: { message?: unknown; status?: unknown } };
     const detail = parsed.detail;
-    if (detail && typeof detail === 'object' && !Array.isArray(detail) && typeof detail.message === 'string') return detail.message;
+    if (detail && typeof detail === 'object' && !Array.isArray(detail) && typeof detail.message === 'string')
+      return detail.message;
   } catch {
     // not JSON: the shared reader copes
   }
@@ -47,7 +48,11 @@ export class ElevenLabsApi {
   }
 
   /** A JSON call with the shared retries (connect errors, timeouts, 408, 429, 5xx). */
-  request(method: 'GET' | 'POST', path: string, opts: { body?: unknown; accept?: string; signal: AbortSignal }): Promise<Response> {
+  request(
+    method: 'GET' | 'POST',
+    path: string,
+    opts: { body?: unknown; accept?: string; signal: AbortSignal },
+  ): Promise<Response> {
     return upstreamRequest({
       method,
       url: `${this.base}${path}`,
@@ -68,7 +73,13 @@ export class ElevenLabsApi {
     const timeout = AbortSignal.timeout(Math.max(this.policy.timeoutMs, UPLOAD_TIMEOUT_MS));
     let res: Response;
     try {
-      res = await fetch(`${this.base}${path}`, { method: 'POST', headers: { ...this.key, accept: 'application/json' }, body: form, signal: AbortSignal.any([signal, timeout]), redirect: 'error' });
+      res = await fetch(`${this.base}${path}`, {
+        method: 'POST',
+        headers: { ...this.key, accept: 'application/json' },
+        body: form,
+        signal: AbortSignal.any([signal, timeout]),
+        redirect: 'error',
+      });
     } catch (err) {
       const error = timeout.aborted
         ? new UpstreamError('timeout', 'upstream did not answer in time')
@@ -82,7 +93,8 @@ export class ElevenLabsApi {
     }
     const text = await res.text().catch(() => '');
     const error = new UpstreamError(kindForStatus(res.status), elevenLabsMessage(text, res.status), res.status);
-    if (res.status === 429 || res.status >= 500 || error.kind === 'auth') this.health.failed(`${res.status} ${error.message}`);
+    if (res.status === 429 || res.status >= 500 || error.kind === 'auth')
+      this.health.failed(`${res.status} ${error.message}`);
     else this.health.succeeded();
     throw error;
   }

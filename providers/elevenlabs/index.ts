@@ -15,7 +15,8 @@ import { ElevenLabsVoiceList } from './voice-list.ts';
  */
 export const createElevenLabsProvider: ProviderFactory = (config) => {
   const removeBackgroundNoise = config.options?.remove_background_noise ?? false;
-  if (typeof removeBackgroundNoise !== 'boolean') throw new ConfigError(`providers[${config.id}].options.remove_background_noise: expected true or false`);
+  if (typeof removeBackgroundNoise !== 'boolean')
+    throw new ConfigError(`providers[${config.id}].options.remove_background_noise: expected true or false`);
   const health = new UpstreamHealth();
   const api = new ElevenLabsApi(config, health);
   const voices = new ElevenLabsVoiceList(api);

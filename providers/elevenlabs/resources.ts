@@ -9,13 +9,20 @@ import type { ElevenLabsVoiceList } from './voice-list.ts';
  * voices (`GET …/voices`) and instant voice cloning as "create a custom cloned voice"
  * (`POST …/voices`). Nothing else: no video voices, motions or verification phrases.
  */
-export function elevenLabsResources(api: ElevenLabsApi, voices: ElevenLabsVoiceList, opts: { removeBackgroundNoise: boolean }): ProviderResources {
+export function elevenLabsResources(
+  api: ElevenLabsApi,
+  voices: ElevenLabsVoiceList,
+  opts: { removeBackgroundNoise: boolean },
+): ProviderResources {
   return {
     async listSpeechVoices() {
       try {
         return await voices.voices();
       } catch (err) {
-        throw new ProviderRequestError(502, `elevenlabs: the voice list is unavailable (${err instanceof Error ? err.message : String(err)})`);
+        throw new ProviderRequestError(
+          502,
+          `elevenlabs: the voice list is unavailable (${err instanceof Error ? err.message : String(err)})`,
+        );
       }
     },
     createCustomVoice: (request) => cloneVoice(api, request, opts),

@@ -76,10 +76,18 @@ export function elevenLabsTtsModel(model: ModelConfig, api: ElevenLabsApi, voice
       try {
         listed = await voices.has(voiceId);
       } catch (err) {
-        throw new ProviderRequestError(502, `could not check input.voice_id: the ElevenLabs voice list is unavailable (${err instanceof Error ? err.message : String(err)})`);
+        throw new ProviderRequestError(
+          502,
+          `could not check input.voice_id: the ElevenLabs voice list is unavailable (${err instanceof Error ? err.message : String(err)})`,
+        );
       }
       if (listed) return [];
-      return [{ path: 'voice_id', message: `unknown voice "${voiceId}": use a voice of GET /v1/resources/<provider>/voices or a custom voice this account created` }];
+      return [
+        {
+          path: 'voice_id',
+          message: `unknown voice "${voiceId}": use a voice of GET /v1/resources/<provider>/voices or a custom voice this account created`,
+        },
+      ];
     },
     async run(job) {
       const { voiceId, format, body } = split(job.input);

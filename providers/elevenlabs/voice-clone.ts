@@ -13,14 +13,22 @@ import type { ElevenLabsApi } from './elevenlabs-api.ts';
  * gateway's `custom_voices` row; cloned voices are never listed).
  * @see https://elevenlabs.io/docs/api-reference/voices/ivc/create
  */
-export async function cloneVoice(api: ElevenLabsApi, request: CustomVoiceRequest, opts: { removeBackgroundNoise: boolean }): Promise<{ voice_id: string }> {
+export async function cloneVoice(
+  api: ElevenLabsApi,
+  request: CustomVoiceRequest,
+  opts: { removeBackgroundNoise: boolean },
+): Promise<{ voice_id: string }> {
   const signal = AbortSignal.timeout(10 * 60_000);
   const form = new FormData();
   form.append('name', request.name);
   form.append('description', `Custom voice of gateway account ${request.accountId}`);
   form.append('remove_background_noise', String(opts.removeBackgroundNoise));
   for (const [index, sample] of request.samples.entries()) {
-    form.append('files', await sampleBlob(sample, index, signal), `sample-${index + 1}.${extensionFor(sample.contentType) ?? 'bin'}`);
+    form.append(
+      'files',
+      await sampleBlob(sample, index, signal),
+      `sample-${index + 1}.${extensionFor(sample.contentType) ?? 'bin'}`,
+    );
   }
   let answer: { voice_id?: unknown };
   try {
@@ -28,7 +36,8 @@ export async function cloneVoice(api: ElevenLabsApi, request: CustomVoiceRequest
   } catch (err) {
     throw cloneError(err);
   }
-  if (typeof answer.voice_id !== 'string' || answer.voice_id === '') throw new ProviderRequestError(502, 'elevenlabs: the voice clone answer has no voice_id');
+  if (typeof answer.voice_id !== 'string' || answer.voice_id === '')
+    throw new ProviderRequestError(502, 'elevenlabs: the voice clone answer has no voice_id');
   return { voice_id: answer.voice_id };
 }
 
@@ -45,7 +54,8 @@ async function sampleBlob(sample: KeptSample, index: number, signal: AbortSignal
  */
 function cloneError(err: unknown): ProviderRequestError {
   if (err instanceof UpstreamError) {
-    if (err.upstreamStatus === 400 || err.upstreamStatus === 422) return invalidProviderInput(`samples: elevenlabs could not clone a voice from them: ${err.message}`);
+    if (err.upstreamStatus === 400 || err.upstreamStatus === 422)
+      return invalidProviderInput(`samples: elevenlabs could not clone a voice from them: ${err.message}`);
     return new ProviderRequestError(502, `elevenlabs: ${err.message}`);
   }
   if (err instanceof ProviderRequestError) return err;

@@ -7,7 +7,6 @@ import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import type { FalQueue, FalRequestUrls, FalStatus, FalSubmitted } from './fal-queue.ts';
 import { falOutputs } from './fal-result.ts';
 
-
 /** What the task row keeps of a fal job between steps. */
 interface FalOperation {
   /** Absent while submitting waits out a 429. */
@@ -27,7 +26,8 @@ function asOperation(value: unknown): FalOperation | undefined {
 function errorText(error: unknown): string {
   if (typeof error === 'string' && error.trim()) return error.trim();
   if (error && typeof error === 'object') {
-    const detail = (error as { detail?: unknown; message?: unknown }).detail ?? (error as { message?: unknown }).message;
+    const detail =
+      (error as { detail?: unknown; message?: unknown }).detail ?? (error as { message?: unknown }).message;
     if (typeof detail === 'string') return detail;
     return JSON.stringify(error);
   }
@@ -44,11 +44,22 @@ export function falModel(config: ModelConfig, provider: ProviderConfig, queue: F
   if (config.category === 'llm') return undefined;
   const path = `models[${config.id}]`;
   const modelId = config.upstream_model;
-  if (!modelId || !/^[A-Za-z0-9._-]+\/[A-Za-z0-9._\/-]+$/.test(modelId)) throw new ConfigError(`${path}.upstream_model: fal needs the model id, e.g. fal-ai/flux/dev`);
+  if (!modelId || !/^[A-Za-z0-9._-]+\/[A-Za-z0-9._/-]+$/.test(modelId))
+    throw new ConfigError(`${path}.upstream_model: fal needs the model id, e.g. fal-ai/flux/dev`);
   const { media, kind, outputField, schedule, deadlineMs } = asyncJobSettings(config, provider);
 
-  const running = (op: FalOperation): JobStep => ({ state: 'running', operation: op, pollAfterMs: nextPollMs(schedule, op.polls, { webhook: false, startedAt: op.started_at, deadlineMs }) });
-  const rateLimited = (op: FalOperation) => (delayMs: number): JobStep => ({ state: 'running', operation: { ...op, limited: (op.limited ?? 0) + 1 }, pollAfterMs: delayMs });
+  const running = (op: FalOperation): JobStep => ({
+    state: 'running',
+    operation: op,
+    pollAfterMs: nextPollMs(schedule, op.polls, { webhook: false, startedAt: op.started_at, deadlineMs }),
+  });
+  const rateLimited =
+    (op: FalOperation) =>
+    (delayMs: number): JobStep => ({
+      state: 'running',
+      operation: { ...op, limited: (op.limited ?? 0) + 1 },
+      pollAfterMs: delayMs,
+    });
 
   const submit = async (job: MediaJob, op: FalOperation): Promise<JobStep> => {
     let submitted: FalSubmitted;
@@ -57,15 +68,29 @@ export function falModel(config: ModelConfig, provider: ProviderConfig, queue: F
     } catch (err) {
       return stepForUpstreamError(err, 'fal', rateLimited(op), op.limited ?? 0);
     }
-    return running({ request_id: submitted.request_id, urls: queue.urlsFor(modelId, submitted), started_at: op.started_at, polls: 0 });
+    return running({
+      request_id: submitted.request_id,
+      urls: queue.urlsFor(modelId, submitted),
+      started_at: op.started_at,
+      polls: 0,
+    });
   };
 
   const completed = async (job: MediaJob, urls: FalRequestUrls, status: FalStatus): Promise<JobStep> => {
     if (status.error !== undefined && status.error !== null) {
-      return { state: 'failed', message: `fal: ${errorText(status.error)}`, detail: { error_type: status.error_type ?? null } };
+      return {
+        state: 'failed',
+        message: `fal: ${errorText(status.error)}`,
+        detail: { error_type: status.error_type ?? null },
+      };
     }
     const result = await queue.result(urls, job.signal);
-    if (!result.ok) return { state: 'failed', message: `fal: ${result.message}`, detail: { upstream_status: result.status, error_type: result.errorType ?? null } };
+    if (!result.ok)
+      return {
+        state: 'failed',
+        message: `fal: ${result.message}`,
+        detail: { upstream_status: result.status, error_type: result.errorType ?? null },
+      };
     const outputs = falOutputs(result.output, kind, outputField);
     if (outputs.length === 0) return { state: 'failed', message: 'fal: the request completed without a file output' };
     return { state: 'succeeded', outputs };

@@ -31,7 +31,9 @@ export interface FalRequestUrls {
 }
 
 /** The result: the model's output, or how the request failed (fal already retried what it could). */
-export type FalResult = { ok: true; output: unknown } | { ok: false; message: string; errorType?: string; status: number };
+export type FalResult =
+  | { ok: true; output: unknown }
+  | { ok: false; message: string; errorType?: string; status: number };
 
 export class FalQueue {
   constructor(
@@ -68,16 +70,33 @@ export class FalQueue {
   }
 
   async submit(modelId: string, input: Record<string, unknown>, signal: AbortSignal): Promise<FalSubmitted> {
-    const response = await upstreamRequest({ method: 'POST', url: `${this.settings.base}/${modelId}`, headers: this.headers(), body: input, policy: this.settings.policy, signal, health: this.health });
+    const response = await upstreamRequest({
+      method: 'POST',
+      url: `${this.settings.base}/${modelId}`,
+      headers: this.headers(),
+      body: input,
+      policy: this.settings.policy,
+      signal,
+      health: this.health,
+    });
     const submitted = await jsonBody<FalSubmitted>(response);
-    if (typeof submitted?.request_id !== 'string') throw new UpstreamError('server_error', 'fal answered the submit without a request_id', response.status);
+    if (typeof submitted?.request_id !== 'string')
+      throw new UpstreamError('server_error', 'fal answered the submit without a request_id', response.status);
     return submitted;
   }
 
   async status(urls: FalRequestUrls, signal: AbortSignal): Promise<FalStatus> {
-    const response = await upstreamRequest({ method: 'GET', url: urls.status, headers: this.headers(), policy: this.settings.policy, signal, health: this.health });
+    const response = await upstreamRequest({
+      method: 'GET',
+      url: urls.status,
+      headers: this.headers(),
+      policy: this.settings.policy,
+      signal,
+      health: this.health,
+    });
     const status = await jsonBody<FalStatus>(response);
-    if (typeof status?.status !== 'string') throw new UpstreamError('server_error', 'fal answered the status without a status', response.status);
+    if (typeof status?.status !== 'string')
+      throw new UpstreamError('server_error', 'fal answered the status without a status', response.status);
     return status;
   }
 
@@ -96,7 +115,8 @@ export class FalQueue {
       policy: this.settings.policy,
       signal,
       health: this.health,
-      passStatus: (status, headers) => headers.has('x-fal-error-type') || (status >= 400 && status < 500 && status !== 408 && status !== 429),
+      passStatus: (status, headers) =>
+        headers.has('x-fal-error-type') || (status >= 400 && status < 500 && status !== 408 && status !== 429),
     });
     if (response.ok) return { ok: true, output: await jsonBody<unknown>(response) };
     const text = await response.text().catch(() => '');

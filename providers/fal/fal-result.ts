@@ -14,7 +14,11 @@ function collectFiles(value: unknown, kind: MediaKind, into: MediaOutput[]): voi
   } else if (value !== null && typeof value === 'object') {
     const file = value as { url?: unknown; content_type?: unknown };
     if (typeof file.url === 'string') {
-      const output = outputFromUrl(file.url, kind, typeof file.content_type === 'string' ? file.content_type : undefined);
+      const output = outputFromUrl(
+        file.url,
+        kind,
+        typeof file.content_type === 'string' ? file.content_type : undefined,
+      );
       if (output) into.push(output);
     } else {
       for (const item of Object.values(value)) collectFiles(item, kind, into);

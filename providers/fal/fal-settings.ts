@@ -14,5 +14,10 @@ export interface FalSettings {
 }
 
 export function falSettings(config: ProviderConfig): FalSettings {
-  return { providerId: config.id, base: baseUrl(config, FAL_QUEUE), key: config.api_key ?? '', policy: retryPolicy(config) };
+  return {
+    providerId: config.id,
+    base: baseUrl(config, FAL_QUEUE),
+    key: config.api_key ?? '',
+    policy: retryPolicy(config),
+  };
 }

@@ -52,7 +52,12 @@ export function openAIImageModel(provider: ProviderConfig, model: ModelConfig, h
     configured,
     deadlineMs: deadlineOption(model),
     async run(job) {
-      const body = { ...configured.upstreamInput(job.input), model: job.model.upstreamModel, stream: undefined, partial_images: undefined };
+      const body = {
+        ...configured.upstreamInput(job.input),
+        model: job.model.upstreamModel,
+        stream: undefined,
+        partial_images: undefined,
+      };
       const res = await upstreamRequest({ method: 'POST', url, headers, body, policy, signal: job.signal, health });
       const answer = await jsonBody<{ data?: unknown; output_format?: unknown }>(res);
       const items = Array.isArray(answer.data) ? (answer.data as ImageItem[]) : [];

@@ -9,7 +9,21 @@ import { deadlineOption, withMediaDefaults } from '../shared/media-defaults.ts';
 import { syncMediaModel } from '../shared/media-sync-job.ts';
 
 /** The built-in voices of `POST /audio/speech`. */
-export const OPENAI_SPEECH_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'onyx', 'nova', 'sage', 'shimmer', 'verse', 'marin', 'cedar'] as const;
+export const OPENAI_SPEECH_VOICES = [
+  'alloy',
+  'ash',
+  'ballad',
+  'coral',
+  'echo',
+  'fable',
+  'onyx',
+  'nova',
+  'sage',
+  'shimmer',
+  'verse',
+  'marin',
+  'cedar',
+] as const;
 
 /** `response_format` → the type to store when the bytes carry no signature (raw PCM). */
 const FORMAT_TYPES: Record<string, string> = {
@@ -39,9 +53,14 @@ export const OPENAI_SPEECH_INPUT = {
  * @see https://platform.openai.com/docs/api-reference/audio/createSpeech
  */
 export function openAISpeechModel(provider: ProviderConfig, model: ModelConfig, health?: UpstreamHealth): MediaModel {
-  const configured = configuredMedia(withMediaDefaults(model, { input: OPENAI_SPEECH_INPUT, input_map: { text: 'input' }, text_field: 'text' }));
+  const configured = configuredMedia(
+    withMediaDefaults(model, { input: OPENAI_SPEECH_INPUT, input_map: { text: 'input' }, text_field: 'text' }),
+  );
   const url = `${baseUrl(provider, 'https://api.openai.com/v1')}/audio/speech`;
-  const headers: Record<string, string> = { accept: '*/*', ...(provider.api_key ? { authorization: `Bearer ${provider.api_key}` } : {}) };
+  const headers: Record<string, string> = {
+    accept: '*/*',
+    ...(provider.api_key ? { authorization: `Bearer ${provider.api_key}` } : {}),
+  };
   const policy = retryPolicy(provider);
 
   return syncMediaModel({

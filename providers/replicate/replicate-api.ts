@@ -45,13 +45,31 @@ export class ReplicateApi {
   }
 
   private async call(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<Prediction> {
-    const response = await upstreamRequest({ method, url: `${this.settings.base}${path}`, headers: this.headers(), body, policy: this.settings.policy, signal, health: this.health });
+    const response = await upstreamRequest({
+      method,
+      url: `${this.settings.base}${path}`,
+      headers: this.headers(),
+      body,
+      policy: this.settings.policy,
+      signal,
+      health: this.health,
+    });
     const prediction = await jsonBody<unknown>(response);
-    if (!isPrediction(prediction)) throw new UpstreamError('server_error', `replicate answered ${path} without a prediction id and status`, response.status);
+    if (!isPrediction(prediction))
+      throw new UpstreamError(
+        'server_error',
+        `replicate answered ${path} without a prediction id and status`,
+        response.status,
+      );
     return prediction;
   }
 
-  create(target: ReplicateTarget, input: Record<string, unknown>, webhook: string | undefined, signal: AbortSignal): Promise<Prediction> {
+  create(
+    target: ReplicateTarget,
+    input: Record<string, unknown>,
+    webhook: string | undefined,
+    signal: AbortSignal,
+  ): Promise<Prediction> {
     const body: Record<string, unknown> = { input };
     if (webhook) {
       body.webhook = webhook;
@@ -62,9 +80,19 @@ export class ReplicateApi {
       case 'version':
         return this.call('POST', '/predictions', { version: target.version, ...body }, signal);
       case 'model':
-        return this.call('POST', `/models/${encodeURIComponent(target.owner)}/${encodeURIComponent(target.name)}/predictions`, body, signal);
+        return this.call(
+          'POST',
+          `/models/${encodeURIComponent(target.owner)}/${encodeURIComponent(target.name)}/predictions`,
+          body,
+          signal,
+        );
       case 'deployment':
-        return this.call('POST', `/deployments/${encodeURIComponent(target.owner)}/${encodeURIComponent(target.name)}/predictions`, body, signal);
+        return this.call(
+          'POST',
+          `/deployments/${encodeURIComponent(target.owner)}/${encodeURIComponent(target.name)}/predictions`,
+          body,
+          signal,
+        );
       default: {
         const exhaustive: never = target;
         throw new Error(`unknown replicate target ${JSON.stringify(exhaustive)}`);

@@ -8,7 +8,6 @@ import { parseTarget, type ReplicateApi } from './replicate-api.ts';
 import { finishedStep, isPrediction, TERMINAL, type Prediction } from './replicate-prediction.ts';
 import type { ReplicateSettings } from './replicate-settings.ts';
 
-
 /** What the task row keeps of a Replicate job between steps. */
 interface ReplicateOperation {
   /** The prediction; absent while creating it waits out a 429. */
@@ -33,14 +32,24 @@ function asOperation(value: unknown): ReplicateOperation | undefined {
  * bare 64-hex id). Input, schema and price come from the config (providers/shared/config-media-model.ts);
  * `options.output_field` picks one key of an object output.
  */
-export function replicateModel(config: ModelConfig, provider: ProviderConfig, settings: ReplicateSettings, api: ReplicateApi): MediaModel | undefined {
+export function replicateModel(
+  config: ModelConfig,
+  provider: ProviderConfig,
+  settings: ReplicateSettings,
+  api: ReplicateApi,
+): MediaModel | undefined {
   if (config.category === 'llm') return undefined;
   const path = `models[${config.id}]`;
   const options = config.options ?? {};
-  if (!config.upstream_model) throw new ConfigError(`${path}.upstream_model: replicate needs owner/name or a version id`);
-  if (options.deployment !== undefined && typeof options.deployment !== 'boolean') throw new ConfigError(`${path}.options.deployment: expected true or false`);
+  if (!config.upstream_model)
+    throw new ConfigError(`${path}.upstream_model: replicate needs owner/name or a version id`);
+  if (options.deployment !== undefined && typeof options.deployment !== 'boolean')
+    throw new ConfigError(`${path}.options.deployment: expected true or false`);
   const target = parseTarget(config.upstream_model, options.deployment === true);
-  if (!target) throw new ConfigError(`${path}.upstream_model: expected owner/name, owner/name:<version> or a version id, got "${config.upstream_model}"`);
+  if (!target)
+    throw new ConfigError(
+      `${path}.upstream_model: expected owner/name, owner/name:<version> or a version id, got "${config.upstream_model}"`,
+    );
 
   const { media, kind, outputField, schedule, deadlineMs } = asyncJobSettings(config, provider);
   const webhook = settings.webhookUrl !== undefined;
@@ -48,19 +57,33 @@ export function replicateModel(config: ModelConfig, provider: ProviderConfig, se
   const running = (op: ReplicateOperation): JobStep => ({
     state: 'running',
     operation: op,
-    pollAfterMs: nextPollMs(schedule, op.polls, { webhook: webhook && op.id !== undefined, startedAt: op.started_at, deadlineMs }),
+    pollAfterMs: nextPollMs(schedule, op.polls, {
+      webhook: webhook && op.id !== undefined,
+      startedAt: op.started_at,
+      deadlineMs,
+    }),
   });
-  const rateLimited = (op: ReplicateOperation) => (delayMs: number): JobStep => ({ state: 'running', operation: { ...op, limited: (op.limited ?? 0) + 1 }, pollAfterMs: delayMs });
+  const rateLimited =
+    (op: ReplicateOperation) =>
+    (delayMs: number): JobStep => ({
+      state: 'running',
+      operation: { ...op, limited: (op.limited ?? 0) + 1 },
+      pollAfterMs: delayMs,
+    });
 
   const submit = async (job: MediaJob, op: ReplicateOperation): Promise<JobStep> => {
     let prediction: Prediction;
     try {
-      const callback = settings.webhookUrl ? `${settings.webhookUrl}?task=${encodeURIComponent(job.taskId)}` : undefined;
+      const callback = settings.webhookUrl
+        ? `${settings.webhookUrl}?task=${encodeURIComponent(job.taskId)}`
+        : undefined;
       prediction = await api.create(target, media.upstreamInput(job.input), callback, job.signal);
     } catch (err) {
       return stepForUpstreamError(err, 'replicate', rateLimited(op), op.limited ?? 0);
     }
-    return finishedStep(prediction, kind, outputField) ?? running({ id: prediction.id, started_at: op.started_at, polls: 0 });
+    return (
+      finishedStep(prediction, kind, outputField) ?? running({ id: prediction.id, started_at: op.started_at, polls: 0 })
+    );
   };
 
   return {
@@ -84,7 +107,10 @@ export function replicateModel(config: ModelConfig, provider: ProviderConfig, se
       } catch (err) {
         return stepForUpstreamError(err, 'replicate', rateLimited(op), op.limited ?? 0);
       }
-      return finishedStep(prediction, kind, outputField) ?? running({ id: op.id, started_at: op.started_at, polls: op.polls + 1 });
+      return (
+        finishedStep(prediction, kind, outputField) ??
+        running({ id: op.id, started_at: op.started_at, polls: op.polls + 1 })
+      );
     },
     async cancel(job, operation) {
       const op = asOperation(operation);

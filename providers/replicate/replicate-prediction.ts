@@ -32,7 +32,8 @@ export function trimPrediction(p: Prediction): Prediction {
 function collectUrls(value: unknown, into: string[]): void {
   if (typeof value === 'string') into.push(value);
   else if (Array.isArray(value)) for (const item of value) collectUrls(item, into);
-  else if (value !== null && typeof value === 'object') for (const item of Object.values(value)) collectUrls(item, into);
+  else if (value !== null && typeof value === 'object')
+    for (const item of Object.values(value)) collectUrls(item, into);
 }
 
 export function predictionOutputs(output: unknown, kind: MediaKind, outputField?: string): MediaOutput[] {
@@ -52,14 +53,27 @@ export function finishedStep(p: Prediction, kind: MediaKind, outputField?: strin
   switch (p.status) {
     case 'succeeded': {
       const outputs = predictionOutputs(p.output, kind, outputField);
-      if (outputs.length === 0) return { state: 'failed', message: 'replicate: the prediction succeeded without a file output', detail: { prediction_id: p.id, output: p.output ?? null } };
+      if (outputs.length === 0)
+        return {
+          state: 'failed',
+          message: 'replicate: the prediction succeeded without a file output',
+          detail: { prediction_id: p.id, output: p.output ?? null },
+        };
       return { state: 'succeeded', outputs };
     }
     case 'failed':
-      return { state: 'failed', message: `replicate: ${errorText(p.error)}`, detail: { prediction_id: p.id, status: p.status } };
+      return {
+        state: 'failed',
+        message: `replicate: ${errorText(p.error)}`,
+        detail: { prediction_id: p.id, status: p.status },
+      };
     case 'canceled':
     case 'aborted':
-      return { state: 'failed', message: `replicate: the prediction was ${p.status} upstream`, detail: { prediction_id: p.id, status: p.status } };
+      return {
+        state: 'failed',
+        message: `replicate: the prediction was ${p.status} upstream`,
+        detail: { prediction_id: p.id, status: p.status },
+      };
     default:
       return undefined;
   }

@@ -26,17 +26,24 @@ export function replicateSettings(config: ProviderConfig, host: ProviderHost | u
   const path = `providers[${config.id}].options`;
   const options = config.options ?? {};
   const mode = options.webhooks ?? 'auto';
-  if (mode !== 'auto' && mode !== 'always' && mode !== 'never') throw new ConfigError(`${path}.webhooks: expected auto, always or never`);
+  if (mode !== 'auto' && mode !== 'always' && mode !== 'never')
+    throw new ConfigError(`${path}.webhooks: expected auto, always or never`);
   const secret = options.webhook_secret;
-  if (secret !== undefined && typeof secret !== 'string') throw new ConfigError(`${path}.webhook_secret: expected the whsec_… signing secret`);
-  if (mode === 'always' && !secret && config.missingEnv.length === 0) throw new ConfigError(`${path}.webhook_secret: webhooks: always needs the signing secret`);
-  const useWebhooks = Boolean(secret) && host !== undefined && (mode === 'always' || (mode === 'auto' && host.publicUrlReachable));
+  if (secret !== undefined && typeof secret !== 'string')
+    throw new ConfigError(`${path}.webhook_secret: expected the whsec_… signing secret`);
+  if (mode === 'always' && !secret && config.missingEnv.length === 0)
+    throw new ConfigError(`${path}.webhook_secret: webhooks: always needs the signing secret`);
+  const useWebhooks =
+    Boolean(secret) && host !== undefined && (mode === 'always' || (mode === 'auto' && host.publicUrlReachable));
   return {
     providerId: config.id,
     base: baseUrl(config, REPLICATE_API),
     token: config.api_key ?? '',
     policy: retryPolicy(config),
     webhookSecret: secret || undefined,
-    webhookUrl: useWebhooks && host ? `${host.publicUrl.replace(/\/+$/, '')}/upstream-webhooks/${encodeURIComponent(config.id)}` : undefined,
+    webhookUrl:
+      useWebhooks && host
+        ? `${host.publicUrl.replace(/\/+$/, '')}/upstream-webhooks/${encodeURIComponent(config.id)}`
+        : undefined,
   };
 }

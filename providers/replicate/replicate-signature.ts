@@ -25,9 +25,11 @@ export function verifyWebhook(secret: string, headers: Headers, body: string, no
   const id = headers.get('webhook-id');
   const timestamp = headers.get('webhook-timestamp');
   const signatures = headers.get('webhook-signature');
-  if (!id || !timestamp || !signatures) return { ok: false, reason: 'missing webhook-id, webhook-timestamp or webhook-signature' };
+  if (!id || !timestamp || !signatures)
+    return { ok: false, reason: 'missing webhook-id, webhook-timestamp or webhook-signature' };
   if (!/^\d+$/.test(timestamp)) return { ok: false, reason: 'webhook-timestamp is not a number of seconds' };
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_S) return { ok: false, reason: 'webhook-timestamp is too far from now' };
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_S)
+    return { ok: false, reason: 'webhook-timestamp is too far from now' };
   const expected = Buffer.from(signWebhook(secret, id, timestamp, body).slice(3), 'base64');
   for (const entry of signatures.split(' ')) {
     const [version, value] = entry.split(',', 2);

@@ -13,7 +13,12 @@ import { verifyWebhook } from './replicate-signature.ts';
 export function replicateWebhook(settings: ReplicateSettings): UpstreamWebhook {
   return {
     async receive({ url, headers, body }) {
-      if (!settings.webhookSecret) return { accepted: false, status: 401, message: 'webhooks are not configured for this provider (options.webhook_secret)' };
+      if (!settings.webhookSecret)
+        return {
+          accepted: false,
+          status: 401,
+          message: 'webhooks are not configured for this provider (options.webhook_secret)',
+        };
       const check = verifyWebhook(settings.webhookSecret, headers, body);
       if (!check.ok) return { accepted: false, status: 401, message: `invalid webhook signature: ${check.reason}` };
       const taskId = url.searchParams.get('task');
@@ -24,7 +29,8 @@ export function replicateWebhook(settings: ReplicateSettings): UpstreamWebhook {
       } catch {
         return { accepted: false, status: 400, message: 'the webhook body is not JSON' };
       }
-      if (!isPrediction(prediction)) return { accepted: false, status: 400, message: 'the webhook body is not a prediction' };
+      if (!isPrediction(prediction))
+        return { accepted: false, status: 400, message: 'the webhook body is not a prediction' };
       if (!TERMINAL.has(prediction.status)) return { accepted: true, ignored: `prediction is ${prediction.status}` };
       return { accepted: true, taskId, operationId: prediction.id, result: trimPrediction(prediction) };
     },

@@ -21,7 +21,13 @@ function toResponse(call: LlmCall, result: EchoResult, id: string, toolCallId: s
 }
 
 function* events(call: LlmCall, result: EchoResult, id: string, toolCallId: string): Generator<StreamEvent> {
-  yield { type: 'message-start', id, model: call.model.id, created: Math.floor(Date.now() / 1000), usage: { inputTokens: result.usage.inputTokens } };
+  yield {
+    type: 'message-start',
+    id,
+    model: call.model.id,
+    created: Math.floor(Date.now() / 1000),
+    usage: { inputTokens: result.usage.inputTokens },
+  };
   if (result.kind === 'tool-call') {
     yield { type: 'tool-call-start', index: 0, id: toolCallId, name: result.toolName ?? '' };
     // Arguments arrive in two pieces, like a real model's, so clients exercise their accumulation.

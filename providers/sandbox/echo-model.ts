@@ -23,7 +23,8 @@ function messageText(request: CanonicalRequest): string[] {
     for (const part of message.content) {
       if (part.type === 'text') out.push(part.text);
       else if (part.type === 'tool-call') out.push(part.arguments);
-      else if (part.type === 'tool-result') for (const inner of part.content) if (inner.type === 'text') out.push(inner.text);
+      else if (part.type === 'tool-result')
+        for (const inner of part.content) if (inner.type === 'text') out.push(inner.text);
     }
   }
   return out;
@@ -56,12 +57,22 @@ function chosenTool(request: CanonicalRequest): string | undefined {
 export function runEcho(request: CanonicalRequest): EchoResult {
   const input = lastUserText(request);
   const inputTokens = messageText(request).reduce((sum, text) => sum + countTokens(text), 0);
-  const usage = (outputTokens: number): CanonicalUsage => ({ inputTokens, outputTokens, totalTokens: inputTokens + outputTokens });
+  const usage = (outputTokens: number): CanonicalUsage => ({
+    inputTokens,
+    outputTokens,
+    totalTokens: inputTokens + outputTokens,
+  });
 
   const toolName = chosenTool(request);
   if (toolName) {
     const args = JSON.stringify({ input });
-    return { kind: 'tool-call', text: args, toolName, finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(countTokens(args)) };
+    return {
+      kind: 'tool-call',
+      text: args,
+      toolName,
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage: usage(countTokens(args)),
+    };
   }
 
   let text = `echo: ${input}`;
@@ -80,7 +91,13 @@ export function runEcho(request: CanonicalRequest): EchoResult {
     return { kind: 'text', text, finishReason: { unified: 'length', raw: 'length' }, usage: usage(countTokens(text)) };
   }
   if (stopSequence !== undefined) {
-    return { kind: 'text', text, stopSequence, finishReason: { unified: 'stop-sequence', raw: 'stop_sequence' }, usage: usage(countTokens(text)) };
+    return {
+      kind: 'text',
+      text,
+      stopSequence,
+      finishReason: { unified: 'stop-sequence', raw: 'stop_sequence' },
+      usage: usage(countTokens(text)),
+    };
   }
   return { kind: 'text', text, finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(countTokens(text)) };
 }

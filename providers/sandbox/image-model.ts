@@ -3,7 +3,15 @@ import { boundedString } from '../shared/input-schema.ts';
 import { sandboxImage } from './media/index.ts';
 import { commonFields, sandboxModel } from './sandbox-job.ts';
 
-const side = v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(64, 'must be at least 64'), v.maxValue(2048, 'must be at most 2048')), 512);
+const side = v.optional(
+  v.pipe(
+    v.number('must be a number'),
+    v.integer('must be an integer'),
+    v.minValue(64, 'must be at least 64'),
+    v.maxValue(2048, 'must be at most 2048'),
+  ),
+  512,
+);
 const PRICE_PER_IMAGE = 0.01;
 
 /**
@@ -16,7 +24,15 @@ export const sandboxImageModel = sandboxModel({
     prompt: v.pipe(boundedString(), v.nonEmpty('must not be empty')),
     width: side,
     height: side,
-    max_sequential_images: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(15, 'must be at most 15')), 1),
+    max_sequential_images: v.optional(
+      v.pipe(
+        v.number('must be a number'),
+        v.integer('must be an integer'),
+        v.minValue(1, 'must be at least 1'),
+        v.maxValue(15, 'must be at most 15'),
+      ),
+      1,
+    ),
     ...commonFields,
   }),
   price: (input) => input.max_sequential_images * PRICE_PER_IMAGE,

@@ -3,7 +3,15 @@ import type { JobStep, MediaJob, MediaModel, MediaOutput } from '../types.ts';
 
 /** Every sandbox media model takes these (docs/api-contract.md). */
 export const commonFields = {
-  delay_ms: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(0, 'must be at least 0'), v.maxValue(60_000, 'must be at most 60000')), 1000),
+  delay_ms: v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.integer('must be an integer'),
+      v.minValue(0, 'must be at least 0'),
+      v.maxValue(60_000, 'must be at most 60000'),
+    ),
+    1000,
+  ),
   fail: v.optional(v.boolean('must be a boolean'), false),
 };
 
@@ -12,7 +20,8 @@ interface SandboxOperation {
   ready_at: number;
 }
 
-const isOperation = (op: unknown): op is SandboxOperation => typeof (op as SandboxOperation | null)?.ready_at === 'number';
+const isOperation = (op: unknown): op is SandboxOperation =>
+  typeof (op as SandboxOperation | null)?.ready_at === 'number';
 
 /**
  * A sandbox job: `start` records when it will be ready (so a restarted instance resumes it from
@@ -26,8 +35,10 @@ export function sandboxModel<TInput extends Record<string, unknown>>(def: {
 }): MediaModel {
   const step = (job: MediaJob, readyAt: number): JobStep => {
     const wait = readyAt - Date.now();
-    if (wait > 0) return { state: 'running', operation: { ready_at: readyAt } satisfies SandboxOperation, pollAfterMs: wait };
-    if (job.input.fail === true) return { state: 'failed', message: 'sandbox: simulated failure', detail: { simulated: true } };
+    if (wait > 0)
+      return { state: 'running', operation: { ready_at: readyAt } satisfies SandboxOperation, pollAfterMs: wait };
+    if (job.input.fail === true)
+      return { state: 'failed', message: 'sandbox: simulated failure', detail: { simulated: true } };
     return { state: 'succeeded', outputs: def.produce(job.input as TInput) };
   };
   return {

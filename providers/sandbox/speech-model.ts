@@ -8,7 +8,11 @@ import { commonFields, sandboxModel } from './sandbox-job.ts';
 /** `sandbox/speech`: a real WAV whose length follows the text; $0.0001 per character, at least $0.001. */
 const speechJob = sandboxModel({
   schema: v.object({
-    text: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(100_000, 'must be at most 100000 characters')),
+    text: v.pipe(
+      v.string('must be a string'),
+      v.nonEmpty('must not be empty'),
+      v.maxLength(100_000, 'must be at most 100000 characters'),
+    ),
     voice_id: v.optional(v.pipe(boundedString(200), v.nonEmpty('must not be empty'))),
     ...commonFields,
   }),
@@ -22,7 +26,13 @@ export const sandboxSpeechModel: MediaModel = {
   // elsewhere cannot be used; another account's voice is as unknown as a made-up one).
   async validate(input, ctx) {
     const voiceId = input.voice_id;
-    if (typeof voiceId !== 'string' || SANDBOX_SPEECH_VOICE_IDS.has(voiceId) || (await ctx.customVoice(voiceId))) return [];
-    return [{ path: 'voice_id', message: `unknown voice "${voiceId}": use a voice of GET /v1/resources/<provider>/voices or a custom voice this account created` }];
+    if (typeof voiceId !== 'string' || SANDBOX_SPEECH_VOICE_IDS.has(voiceId) || (await ctx.customVoice(voiceId)))
+      return [];
+    return [
+      {
+        path: 'voice_id',
+        message: `unknown voice "${voiceId}": use a voice of GET /v1/resources/<provider>/voices or a custom voice this account created`,
+      },
+    ];
   },
 };

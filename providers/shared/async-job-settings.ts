@@ -25,7 +25,8 @@ export interface AsyncJobSettings {
 export function asyncJobSettings(config: ModelConfig, provider: ProviderConfig): AsyncJobSettings {
   const path = `models[${config.id}]`;
   const options = config.options ?? {};
-  if (options.output_field !== undefined && typeof options.output_field !== 'string') throw new ConfigError(`${path}.options.output_field: expected a field path`);
+  if (options.output_field !== undefined && typeof options.output_field !== 'string')
+    throw new ConfigError(`${path}.options.output_field: expected a field path`);
   const layers = [
     { options: provider.options, path: `providers[${provider.id}].options` },
     { options, path: `${path}.options` },

@@ -46,17 +46,21 @@ const STRING_OPTIONS = ['count_field', 'duration_field', 'text_field'] as const;
 export function checkMediaOptions(options: Record<string, unknown> | undefined, path: string): MediaOptions {
   const o = options ?? {};
   for (const key of STRING_OPTIONS) {
-    if (o[key] !== undefined && (typeof o[key] !== 'string' || o[key] === '')) throw new ConfigError(`${path}.${key}: expected a field name`);
+    if (o[key] !== undefined && (typeof o[key] !== 'string' || o[key] === ''))
+      throw new ConfigError(`${path}.${key}: expected a field name`);
   }
-  if (o.strict_input !== undefined && typeof o.strict_input !== 'boolean') throw new ConfigError(`${path}.strict_input: expected true or false`);
+  if (o.strict_input !== undefined && typeof o.strict_input !== 'boolean')
+    throw new ConfigError(`${path}.strict_input: expected true or false`);
   if (o.default_seconds !== undefined && !(typeof o.default_seconds === 'number' && o.default_seconds >= 0)) {
     throw new ConfigError(`${path}.default_seconds: expected a non-negative number`);
   }
   if (o.input_map !== undefined) {
     const map = o.input_map;
-    if (typeof map !== 'object' || map === null || Array.isArray(map)) throw new ConfigError(`${path}.input_map: expected a map of client field → upstream field`);
+    if (typeof map !== 'object' || map === null || Array.isArray(map))
+      throw new ConfigError(`${path}.input_map: expected a map of client field → upstream field`);
     for (const [from, to] of Object.entries(map)) {
-      if (typeof to !== 'string' || to === '') throw new ConfigError(`${path}.input_map.${from}: expected an upstream field name`);
+      if (typeof to !== 'string' || to === '')
+        throw new ConfigError(`${path}.input_map.${from}: expected an upstream field name`);
     }
   }
   // Compiling is the check: a bad field type or setting throws a ConfigError naming it.
@@ -66,13 +70,17 @@ export function checkMediaOptions(options: Record<string, unknown> | undefined, 
 
 export function configuredMedia(model: ModelConfig): ConfiguredMedia {
   const options = checkMediaOptions(model.options, `models[${model.id}].options`);
-  const schema = compileInputSchema(options.input, { strict: options.strict_input === true, path: `models[${model.id}].options.input` });
+  const schema = compileInputSchema(options.input, {
+    strict: options.strict_input === true,
+    path: `models[${model.id}].options.input`,
+  });
   const pricing = model.pricing;
   const map = options.input_map ?? {};
 
   const basis = (input: Record<string, unknown>): PriceBasis => ({
     images: Math.max(0, Math.ceil((options.count_field ? numberField(input[options.count_field]) : undefined) ?? 1)),
-    seconds: (options.duration_field ? numberField(input[options.duration_field]) : undefined) ?? options.default_seconds ?? 0,
+    seconds:
+      (options.duration_field ? numberField(input[options.duration_field]) : undefined) ?? options.default_seconds ?? 0,
     chars: charCount(input[options.text_field ?? ''] ?? input.text ?? input.prompt),
   });
 

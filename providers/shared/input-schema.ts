@@ -63,7 +63,8 @@ function fail(path: string, message: string): never {
   throw new ConfigError(`${path}: ${message}`);
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function count(spec: Record<string, unknown>, key: string, path: string, integer: boolean): number | undefined {
   const value = spec[key];
@@ -85,7 +86,9 @@ function fieldSchema(spec: unknown, path: string): AnySchema {
   for (const key of Object.keys(spec)) {
     if (!COMMON.includes(key) && !SETTINGS[t].includes(key)) fail(`${path}.${key}`, `unknown setting for a ${t} field`);
   }
-  if (spec.required !== undefined && typeof spec.required !== 'boolean') fail(`${path}.required`, 'expected true or false');
+  if (spec.required !== undefined && typeof spec.required !== 'boolean')
+    fail(`${path}.required`, 'expected true or false');
+  // biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are typed per schema; this list mixes them
   const pipe: v.PipeItem<any, any, v.BaseIssue<unknown>>[] = [];
   let base: AnySchema;
   switch (t) {
@@ -93,7 +96,8 @@ function fieldSchema(spec: unknown, path: string): AnySchema {
       base = v.string('must be a string');
       const min = count(spec, 'min_length', path, true);
       const max = count(spec, 'max_length', path, true);
-      if (min !== undefined) pipe.push(min === 1 ? v.nonEmpty('must not be empty') : v.minLength(min, `must be at least ${min} characters`));
+      if (min !== undefined)
+        pipe.push(min === 1 ? v.nonEmpty('must not be empty') : v.minLength(min, `must be at least ${min} characters`));
       const limit = max ?? DEFAULT_MAX_STRING_LENGTH;
       pipe.push(v.maxLength(limit, `must be at most ${limit} characters`));
       if (spec.pattern !== undefined) {
@@ -123,7 +127,8 @@ function fieldSchema(spec: unknown, path: string): AnySchema {
       break;
     case 'array': {
       const items = spec.items === undefined ? v.unknown() : fieldSchema(spec.items, `${path}.items`);
-      if (isRecord(spec.items) && ('required' in spec.items || 'default' in spec.items)) fail(`${path}.items`, 'items take neither required nor default');
+      if (isRecord(spec.items) && ('required' in spec.items || 'default' in spec.items))
+        fail(`${path}.items`, 'items take neither required nor default');
       base = v.array(items, 'must be an array');
       const min = count(spec, 'min_items', path, true);
       const max = count(spec, 'max_items', path, true);
@@ -147,7 +152,12 @@ function fieldSchema(spec: unknown, path: string): AnySchema {
     if (!Array.isArray(options) || options.length === 0 || !options.every((o) => typeof o === expected)) {
       fail(`${path}.enum`, `expected a non-empty list of ${expected}s`);
     }
-    pipe.push(v.check((value) => (options as unknown[]).includes(value), `must be one of ${options.map((o) => JSON.stringify(o)).join(', ')}`));
+    pipe.push(
+      v.check(
+        (value) => (options as unknown[]).includes(value),
+        `must be one of ${options.map((o) => JSON.stringify(o)).join(', ')}`,
+      ),
+    );
   }
   return pipe.length ? (v.pipe(base, ...(pipe as [])) as AnySchema) : base;
 }
@@ -157,7 +167,10 @@ function fieldSchema(spec: unknown, path: string): AnySchema {
  * is where the schema sits in the config, e.g. `models[3].options.input`; every problem is a
  * ConfigError naming the exact setting.
  */
-export function compileInputSchema(given: unknown, opts: { strict?: boolean; path: string }): v.GenericSchema<unknown, Record<string, unknown>> {
+export function compileInputSchema(
+  given: unknown,
+  opts: { strict?: boolean; path: string },
+): v.GenericSchema<unknown, Record<string, unknown>> {
   const spec = given === undefined ? { prompt: { type: 'string' } } : given;
   if (!isRecord(spec)) fail(opts.path, 'expected a map of field name → {type, …}');
   const entries: Record<string, AnySchema> = {};
@@ -176,7 +189,10 @@ export function compileInputSchema(given: unknown, opts: { strict?: boolean; pat
   }
   const object = v.looseObject(entries, 'must be an object');
   if (!opts.strict) return object as unknown as v.GenericSchema<unknown, Record<string, unknown>>;
-  return v.pipe(object, rejectUnknown(new Set(Object.keys(entries)))) as unknown as v.GenericSchema<unknown, Record<string, unknown>>;
+  return v.pipe(object, rejectUnknown(new Set(Object.keys(entries)))) as unknown as v.GenericSchema<
+    unknown,
+    Record<string, unknown>
+  >;
 }
 
 /** `strict_input`: a field the config does not name is a 422 naming that field. */
@@ -185,7 +201,10 @@ function rejectUnknown(known: ReadonlySet<string>) {
     if (!dataset.typed) return;
     for (const [key, value] of Object.entries(dataset.value)) {
       if (known.has(key)) continue;
-      addIssue({ message: 'is not an accepted field', path: [{ type: 'object', origin: 'value', input: dataset.value, key, value }] });
+      addIssue({
+        message: 'is not an accepted field',
+        path: [{ type: 'object', origin: 'value', input: dataset.value, key, value }],
+      });
     }
   });
 }

@@ -28,7 +28,8 @@ export function priceOf(pricing: Pricing | undefined, basis: PriceBasis): number
 /** A non-negative number from an input field, or undefined when the field is not a number. */
 export function numberField(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value;
-  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) && Number(value) >= 0) return Number(value);
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) && Number(value) >= 0)
+    return Number(value);
   return undefined;
 }
 

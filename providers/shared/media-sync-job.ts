@@ -35,7 +35,11 @@ export function syncMediaModel(def: {
       return { state: 'succeeded', outputs: await def.run(job) };
     } catch (err) {
       if (err instanceof UpstreamAnswerError) return { state: 'failed', message: `${def.label}: ${err.message}` };
-      const again = (delayMs: number): JobStep => ({ state: 'running', operation: { rate_limited: rateLimitedTimes + 1 } satisfies RateLimited, pollAfterMs: delayMs });
+      const again = (delayMs: number): JobStep => ({
+        state: 'running',
+        operation: { rate_limited: rateLimitedTimes + 1 } satisfies RateLimited,
+        pollAfterMs: delayMs,
+      });
       return stepForUpstreamError(err, def.label, again, rateLimitedTimes);
     }
   };
@@ -47,7 +51,9 @@ export function syncMediaModel(def: {
     deadlineMs: def.deadlineMs ?? SYNC_DEADLINE_MS,
     start: (job) => attempt(job, 0),
     poll: async (job, operation) =>
-      isRateLimited(operation) ? attempt(job, operation.rate_limited) : { state: 'failed', message: `${def.label}: unexpected upstream operation for a synchronous model` },
+      isRateLimited(operation)
+        ? attempt(job, operation.rate_limited)
+        : { state: 'failed', message: `${def.label}: unexpected upstream operation for a synchronous model` },
   };
 }
 

@@ -15,7 +15,8 @@ export const DEFAULT_POLL_SCHEDULE: PollSchedule = { initialMs: 1_000, maxMs: 30
 function ms(options: Record<string, unknown>, key: string, path: string): number | undefined {
   const value = options[key];
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 10) throw new ConfigError(`${path}.${key}: expected milliseconds (an integer of at least 10)`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 10)
+    throw new ConfigError(`${path}.${key}: expected milliseconds (an integer of at least 10)`);
   return value;
 }
 
@@ -39,14 +40,23 @@ export function pollSchedule(layers: { options: Record<string, unknown> | undefi
  * The wait before poll number `polls` (0 = the first): exponential backoff, never past the job's
  * deadline (so a deadline is noticed on time and the upstream job cancelled promptly).
  */
-export function nextPollMs(schedule: PollSchedule, polls: number, opts: { webhook: boolean; startedAt: number; deadlineMs: number }): number {
-  const backoff = opts.webhook ? schedule.webhookSafetyNetMs : Math.min(schedule.maxMs, schedule.initialMs * 1.5 ** polls);
+export function nextPollMs(
+  schedule: PollSchedule,
+  polls: number,
+  opts: { webhook: boolean; startedAt: number; deadlineMs: number },
+): number {
+  const backoff = opts.webhook
+    ? schedule.webhookSafetyNetMs
+    : Math.min(schedule.maxMs, schedule.initialMs * 1.5 ** polls);
   const untilDeadline = opts.startedAt + opts.deadlineMs - Date.now() + 50;
   return Math.max(0, Math.round(Math.min(backoff, untilDeadline)));
 }
 
 /** Integer milliseconds option (e.g. `deadline_ms`), model options winning over provider options. */
-export function msOption(key: string, layers: { options: Record<string, unknown> | undefined; path: string }[]): number | undefined {
+export function msOption(
+  key: string,
+  layers: { options: Record<string, unknown> | undefined; path: string }[],
+): number | undefined {
   let found: number | undefined;
   for (const { options, path } of layers) found = ms(options ?? {}, key, path) ?? found;
   return found;

@@ -4,6 +4,10 @@ import type { MotionPreset, MotionQuery } from './resources.ts';
 export function filterMotions(presets: readonly MotionPreset[], query: MotionQuery): MotionPreset[] {
   const search = query.search?.trim().toLowerCase();
   return presets
-    .filter((p) => (query.category === undefined || p.category === query.category) && (!search || p.name.toLowerCase().includes(search)))
+    .filter(
+      (p) =>
+        (query.category === undefined || p.category === query.category) &&
+        (!search || p.name.toLowerCase().includes(search)),
+    )
     .slice(0, query.size);
 }

@@ -26,7 +26,8 @@ export function sniffContentType(head: Uint8Array): string {
     if (ascii(b, 8, 'AVI ')) return 'video/x-msvideo';
   }
   if (ascii(b, 4, 'ftyp')) return isoMediaType(b);
-  if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return includesAscii(b.subarray(0, 64), 'webm') ? 'video/webm' : 'video/x-matroska';
+  if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3]))
+    return includesAscii(b.subarray(0, 64), 'webm') ? 'video/webm' : 'video/x-matroska';
   if (ascii(b, 0, 'ID3')) return 'audio/mpeg';
   if (b[0] === 0xff && b.length > 1 && ((b[1] as number) & 0xe0) === 0xe0) {
     // Frame sync; layer bits 00 mean an ADTS AAC stream rather than MPEG audio.
@@ -63,6 +64,7 @@ function sniffText(b: Uint8Array): string | undefined {
   } catch {
     return undefined;
   }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what marks binary content
   if (/[\x00-\x08\x0b\x0e-\x1f\x7f]/.test(text)) return undefined;
   const start = text.replace(/^\uFEFF/, '').trimStart();
   if (start.startsWith('{') || start.startsWith('[')) return 'application/json';

@@ -2,7 +2,14 @@
  * An upstream failure before any byte reached the client, after retries. `kind` decides the
  * status the client sees; the upstream's own message is kept for the client and the logs.
  */
-export type UpstreamErrorKind = 'unreachable' | 'timeout' | 'rate_limited' | 'server_error' | 'bad_request' | 'auth' | 'not_found';
+export type UpstreamErrorKind =
+  | 'unreachable'
+  | 'timeout'
+  | 'rate_limited'
+  | 'server_error'
+  | 'bad_request'
+  | 'auth'
+  | 'not_found';
 
 export class UpstreamError extends Error {
   override name = 'UpstreamError';

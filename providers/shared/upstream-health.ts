@@ -22,6 +22,8 @@ export class UpstreamHealth implements ProviderHealth {
   }
 
   failing(): string | undefined {
-    return this.consecutive >= FAILING_AFTER ? `${this.consecutive} consecutive upstream errors, last: ${this.lastError}` : undefined;
+    return this.consecutive >= FAILING_AFTER
+      ? `${this.consecutive} consecutive upstream errors, last: ${this.lastError}`
+      : undefined;
   }
 }

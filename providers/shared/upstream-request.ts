@@ -10,10 +10,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
@@ -46,7 +50,13 @@ export function defaultMessage(body: string, status: number): string {
     const parsed = JSON.parse(body) as { detail?: unknown; title?: unknown };
     if (typeof parsed.detail === 'string') return parsed.detail;
     if (Array.isArray(parsed.detail)) {
-      const parts = parsed.detail.map((d: { msg?: unknown; loc?: unknown }) => (typeof d?.msg === 'string' ? (Array.isArray(d.loc) ? `${d.loc.join('.')}: ${d.msg}` : d.msg) : JSON.stringify(d)));
+      const parts = parsed.detail.map((d: { msg?: unknown; loc?: unknown }) =>
+        typeof d?.msg === 'string'
+          ? Array.isArray(d.loc)
+            ? `${d.loc.join('.')}: ${d.msg}`
+            : d.msg
+          : JSON.stringify(d),
+      );
       if (parts.length) return parts.join('; ');
     }
   } catch {
@@ -78,7 +88,11 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
     try {
       response = await fetch(call.url, {
         method: call.method,
-        headers: { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), accept: 'application/json', ...call.headers },
+        headers: {
+          ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+          accept: 'application/json',
+          ...call.headers,
+        },
         body: payload,
         signal: AbortSignal.any([signal, timeout.signal]),
         redirect: 'error',
@@ -99,7 +113,12 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
     }
     const text = await response.text().catch(() => '');
     const kind = kindForStatus(response.status);
-    lastError = new UpstreamError(kind, (call.message ?? defaultMessage)(text, response.status), response.status, retryAfterSeconds(response.headers));
+    lastError = new UpstreamError(
+      kind,
+      (call.message ?? defaultMessage)(text, response.status),
+      response.status,
+      retryAfterSeconds(response.headers),
+    );
     if (RETRYABLE(response.status) || kind === 'auth') call.health?.failed(`${response.status} ${lastError.message}`);
     else call.health?.succeeded();
     if (!RETRYABLE(response.status)) throw lastError;
@@ -113,11 +132,22 @@ export async function jsonBody<T>(response: Response): Promise<T> {
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw new UpstreamError('server_error', `upstream answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`, response.status);
+    throw new UpstreamError(
+      'server_error',
+      `upstream answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
+      response.status,
+    );
   }
 }
 
 /** Transient: worth trying the same step again later (the task runner retries a throwing step). */
 export function isTransient(err: unknown): boolean {
-  return err instanceof UpstreamError && (err.kind === 'unreachable' || err.kind === 'timeout' || err.kind === 'rate_limited' || err.kind === 'server_error' || err.upstreamStatus === 408);
+  return (
+    err instanceof UpstreamError &&
+    (err.kind === 'unreachable' ||
+      err.kind === 'timeout' ||
+      err.kind === 'rate_limited' ||
+      err.kind === 'server_error' ||
+      err.upstreamStatus === 408)
+  );
 }

@@ -13,10 +13,16 @@ const RATE_LIMIT_MAX_MS = 60_000;
  * - anything transient (5xx, timeouts, unreachable) or not an upstream error: rethrown, and the
  *   task runner retries the step with its own backoff until the job's deadline.
  */
-export function stepForUpstreamError(err: unknown, label: string, again: (delayMs: number) => JobStep, rateLimitedTimes = 0): JobStep {
+export function stepForUpstreamError(
+  err: unknown,
+  label: string,
+  again: (delayMs: number) => JobStep,
+  rateLimitedTimes = 0,
+): JobStep {
   if (!(err instanceof UpstreamError)) throw err;
   if (err.kind === 'rate_limited') {
-    const asked = err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : RATE_LIMIT_BASE_MS * 2 ** rateLimitedTimes;
+    const asked =
+      err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : RATE_LIMIT_BASE_MS * 2 ** rateLimitedTimes;
     return again(Math.min(RATE_LIMIT_MAX_MS, Math.max(0, asked)));
   }
   if (err.kind === 'bad_request' || err.kind === 'not_found' || err.kind === 'auth') {

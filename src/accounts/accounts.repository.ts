@@ -48,7 +48,10 @@ export async function issueApiKey(trx: DbOrTrx, accountId: number): Promise<{ ke
     .returning('key_hash')
     .execute();
   const key = generateApiKey();
-  await trx.insertInto('api_keys').values({ account_id: accountId, key_hash: hashApiKey(key), key_prefix: keyPrefix(key) }).execute();
+  await trx
+    .insertInto('api_keys')
+    .values({ account_id: accountId, key_hash: hashApiKey(key), key_prefix: keyPrefix(key) })
+    .execute();
   return { key, revokedHashes: revoked.map((r) => r.key_hash) };
 }
 
@@ -58,9 +61,18 @@ export async function createAccount(
   input: { email: string; balance: UsdUnits },
 ): Promise<{ account: AccountRow; apiKey: string }> {
   return db.transaction().execute(async (trx) => {
-    const created = await trx.insertInto('accounts').values({ email: input.email }).returning('id').executeTakeFirstOrThrow();
+    const created = await trx
+      .insertInto('accounts')
+      .values({ email: input.email })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     if (input.balance > 0n) {
-      await applyLedgerMovement(trx, { accountId: created.id, amount: input.balance, kind: 'topup', note: 'opening balance' });
+      await applyLedgerMovement(trx, {
+        accountId: created.id,
+        amount: input.balance,
+        kind: 'topup',
+        note: 'opening balance',
+      });
     }
     const { key } = await issueApiKey(trx, created.id);
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
@@ -68,7 +80,10 @@ export async function createAccount(
   });
 }
 
-export async function findActiveKey(db: DbOrTrx, keyHash: string): Promise<{ accountId: number; keyId: number; keyHash: string } | undefined> {
+export async function findActiveKey(
+  db: DbOrTrx,
+  keyHash: string,
+): Promise<{ accountId: number; keyId: number; keyHash: string } | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .select(['id', 'account_id', 'key_hash'])
@@ -78,7 +93,11 @@ export async function findActiveKey(db: DbOrTrx, keyHash: string): Promise<{ acc
   return row && { accountId: row.account_id, keyId: row.id, keyHash: row.key_hash };
 }
 
-export async function setWebhookSigning(db: DbOrTrx, accountId: number, change: { enabled?: boolean; secret?: string }): Promise<AccountRow> {
+export async function setWebhookSigning(
+  db: DbOrTrx,
+  accountId: number,
+  change: { enabled?: boolean; secret?: string },
+): Promise<AccountRow> {
   return db
     .updateTable('accounts')
     .set({

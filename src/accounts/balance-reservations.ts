@@ -209,11 +209,14 @@ export class BalanceReservations {
       await this.returnIdle();
       const live = [...this.leases.values()].map((l) => l.id);
       if (live.length) {
-        const renewed = await sql<{ id: string }>`update llm_reservations set expires_at = now() + ${`${this.ttlMs} milliseconds`}::interval
+        const renewed = await sql<{
+          id: string;
+        }>`update llm_reservations set expires_at = now() + ${`${this.ttlMs} milliseconds`}::interval
           where id = any(${live}::text[]) returning id`.execute(this.db);
         // A lease swept meanwhile (this instance was cut off past the TTL) holds nothing any more.
         const kept = new Set(renewed.rows.map((r) => r.id));
-        for (const lease of this.leases.values()) if (!kept.has(lease.id) && !lease.growing && lease.units > 0n) lease.units = 0n;
+        for (const lease of this.leases.values())
+          if (!kept.has(lease.id) && !lease.growing && lease.units > 0n) lease.units = 0n;
       }
       await this.db.transaction().execute((trx) => releaseHolds(trx, { expired: true }));
     } catch (err) {
@@ -258,7 +261,10 @@ export class BalanceReservations {
              coalesce((select l.spendable from locked as l where l.id = r.account_id), 0)::text as spendable,
              (select count(*) from upserted) as written
       from req as r`;
-    const rows = await this.prepared<{ id: string; granted: string; spendable: string }>('grow_llm_leases', query.compile(this.db));
+    const rows = await this.prepared<{ id: string; granted: string; spendable: string }>(
+      'grow_llm_leases',
+      query.compile(this.db),
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     return batch.map((r) => {
       const row = byId.get(r.leaseId);
@@ -275,7 +281,13 @@ export class BalanceReservations {
 export async function lockSpendable(trx: DbOrTrx, accountIds: number[]): Promise<Map<number, bigint>> {
   const ids = [...new Set(accountIds)].sort((a, b) => a - b);
   if (ids.length === 0) return new Map();
-  const rows = await trx.selectFrom('accounts').select(['id', 'balance_usd', 'reserved_usd']).where('id', 'in', ids).orderBy('id').forNoKeyUpdate().execute();
+  const rows = await trx
+    .selectFrom('accounts')
+    .select(['id', 'balance_usd', 'reserved_usd'])
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
   return new Map(rows.map((row) => [row.id, toUnits(row.balance_usd) - toUnits(row.reserved_usd)]));
 }
 
@@ -283,12 +295,26 @@ export async function lockSpendable(trx: DbOrTrx, accountIds: number[]): Promise
 async function releaseHolds(trx: DbOrTrx, which: { ids: string[] } | { expired: true }): Promise<void> {
   const found =
     'ids' in which
-      ? await trx.selectFrom('llm_reservations').select('account_id').distinct().where('id', 'in', which.ids.length ? which.ids : ['']).execute()
-      : await trx.selectFrom('llm_reservations').select('account_id').distinct().where('expires_at', '<', sql<Date>`now()`).limit(1000).execute();
+      ? await trx
+          .selectFrom('llm_reservations')
+          .select('account_id')
+          .distinct()
+          .where('id', 'in', which.ids.length ? which.ids : [''])
+          .execute()
+      : await trx
+          .selectFrom('llm_reservations')
+          .select('account_id')
+          .distinct()
+          .where('expires_at', '<', sql<Date>`now()`)
+          .limit(1000)
+          .execute();
   const accounts = found.map((r) => r.account_id);
   if (accounts.length === 0) return;
   await lockSpendable(trx, accounts);
-  const condition = 'ids' in which ? sql`id = any(${which.ids}::text[])` : sql`expires_at < now() and account_id = any(${accounts}::int[])`;
+  const condition =
+    'ids' in which
+      ? sql`id = any(${which.ids}::text[])`
+      : sql`expires_at < now() and account_id = any(${accounts}::int[])`;
   await sql`
     with gone as (delete from llm_reservations where ${condition} returning account_id, amount_usd)
     update accounts as a set reserved_usd = a.reserved_usd - g.total

@@ -24,7 +24,7 @@ export function toUnits(amount: string | number): UsdUnits {
   const text = typeof amount === 'number' ? toUsdString(amount) : amount.trim();
   const negative = text.startsWith('-');
   const [whole = '0', fraction = ''] = text.replace(/^[-+]/, '').split('.');
-  const units = BigInt(whole) * SCALE + BigInt((fraction + '0000000000').slice(0, 10));
+  const units = BigInt(whole) * SCALE + BigInt(`${fraction}0000000000`.slice(0, 10));
   return negative ? -units : units;
 }
 
@@ -38,4 +38,9 @@ export function fromUnits(units: UsdUnits): string {
 /** Exact units → the JSON number an API answer carries (the edge; never computed on further). */
 export function unitsToUsd(units: UsdUnits): number {
   return Number(fromUnits(units));
+}
+
+/** The smaller of two amounts (`Math.min` takes numbers, not bigints). */
+export function minUnits(a: UsdUnits, b: UsdUnits): UsdUnits {
+  return a < b ? a : b;
 }

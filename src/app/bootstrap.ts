@@ -25,7 +25,12 @@ import { providerHost } from '../upstreams/provider-host.ts';
 
 export interface Started {
   ctx: AppContext;
-  services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; usage: UsageRecorder; reservations: BalanceReservations } & TaskServices;
+  services: {
+    providers: ReadonlyMap<string, Provider>;
+    llm: LlmService;
+    usage: UsageRecorder;
+    reservations: BalanceReservations;
+  } & TaskServices;
   database: DatabaseHandle;
   /** Set on the very first start only: the key of the account created then. */
   firstKey?: { email: string; apiKey: string; balanceUsd: number };
@@ -36,7 +41,8 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const env: Env = loadEnv(source);
   const config = await loadGatewayConfig(env.gatewayConfigPath, source);
   config.providers.forEach((p, i) => {
-    if (!isProviderKind(p.kind)) throw new ConfigError(`${env.gatewayConfigPath}: providers[${i}].kind: unknown adapter "${p.kind}"`);
+    if (!isProviderKind(p.kind))
+      throw new ConfigError(`${env.gatewayConfigPath}: providers[${i}].kind: unknown adapter "${p.kind}"`);
   });
   const log = new Logger(env.logLevel);
   const database = await connectDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });

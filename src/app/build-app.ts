@@ -26,8 +26,20 @@ import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
  * request bodies authenticate before reading them and read them within limits: authPlugin for
  * the API, adminGuard in front of the admin routes, the sign-in route on its own.
  */
-export function buildApp(ctx: AppContext, services: { providers: ReadonlyMap<string, Provider>; llm: LlmService; tasks: TaskService; webhooks: WebhookDeliverer }) {
-  const motionProducts = new Set([...services.providers.values()].flatMap((p) => (p.resources?.listMotions && p.resources.motionProduct ? [p.resources.motionProduct] : [])));
+export function buildApp(
+  ctx: AppContext,
+  services: {
+    providers: ReadonlyMap<string, Provider>;
+    llm: LlmService;
+    tasks: TaskService;
+    webhooks: WebhookDeliverer;
+  },
+) {
+  const motionProducts = new Set(
+    [...services.providers.values()].flatMap((p) =>
+      p.resources?.listMotions && p.resources.motionProduct ? [p.resources.motionProduct] : [],
+    ),
+  );
   return new Elysia()
     .use(bodyErrorHandler(llmErrorShapers))
     .use(errorHandler(ctx.log, [...llmErrorShapers, ...motionErrorShapers(motionProducts)]))

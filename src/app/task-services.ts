@@ -20,15 +20,17 @@ export interface TaskServices {
  * The media task pipeline: creation (validate, price, batched charge), the durable runner, and
  * webhook delivery, all on the shared Postgres so any instance can pick up any work.
  */
-export function createTaskServices(ctx: AppContext, providers: ReadonlyMap<string, Provider>, saveOutput: (task: { id: string; accountId: number }, output: MediaOutput, signal: AbortSignal) => Promise<string>): TaskServices {
+export function createTaskServices(
+  ctx: AppContext,
+  providers: ReadonlyMap<string, Provider>,
+  saveOutput: (task: { id: string; accountId: number }, output: MediaOutput, signal: AbortSignal) => Promise<string>,
+): TaskServices {
   const { env, db, log } = ctx;
   const registry = new MediaRegistry(ctx.catalog, providers);
-  const webhooks = new WebhookDeliverer(
-    db,
-    sendWebhook(env.allowPrivateUrls),
-    log,
-    { instanceId: env.instanceId, retryDelaysSec: env.webhookRetryDelays },
-  );
+  const webhooks = new WebhookDeliverer(db, sendWebhook(env.allowPrivateUrls), log, {
+    instanceId: env.instanceId,
+    retryDelaysSec: env.webhookRetryDelays,
+  });
   const runner = new TaskRunner(
     db,
     registry,

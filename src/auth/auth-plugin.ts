@@ -97,9 +97,12 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
 
   // A request with a body is authenticated in the parse phase; resolve then reuses the outcome.
   const early = new WeakMap<Request, Promise<AuthContext>>();
-  const plugin = new Elysia().resolve({ as: 'scoped' }, async ({ request }): Promise<{ auth: AuthContext }> => ({
-    auth: await (early.get(request) ?? authenticate(request)),
-  }));
+  const plugin = new Elysia().resolve(
+    { as: 'scoped' },
+    async ({ request }): Promise<{ auth: AuthContext }> => ({
+      auth: await (early.get(request) ?? authenticate(request)),
+    }),
+  );
   if (opts.body === 'stream') return plugin;
   return plugin.onParse({ as: 'scoped' }, async ({ request, path }, contentType: string) => {
     const authenticated = authenticate(request);

@@ -28,7 +28,11 @@ function number(value: string | undefined, what: string): number {
 async function call(method: string, path: string, body?: unknown): Promise<void> {
   const token = process.env.ADMIN_TOKEN;
   if (!token) fail(`ADMIN_TOKEN is not set\n${USAGE}`);
-  const base = (process.env.GATEWAY_URL ?? process.env.PUBLIC_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`).replace(/\/+$/, '');
+  const base = (
+    process.env.GATEWAY_URL ??
+    process.env.PUBLIC_URL ??
+    `http://127.0.0.1:${process.env.PORT ?? 8080}`
+  ).replace(/\/+$/, '');
   let res: Response;
   try {
     res = await fetch(`${base}${path}`, {
@@ -54,11 +58,16 @@ const [command, ...args] = process.argv.slice(2);
 switch (command) {
   case 'create': {
     if (!args[0]) fail(USAGE);
-    await call('POST', '/admin/accounts', { email: args[0], ...(args[1] ? { balance_usd: number(args[1], 'balance_usd') } : {}) });
+    await call('POST', '/admin/accounts', {
+      email: args[0],
+      ...(args[1] ? { balance_usd: number(args[1], 'balance_usd') } : {}),
+    });
     break;
   }
   case 'topup':
-    await call('POST', `/admin/accounts/${number(args[0], 'user_id')}/topup`, { amount_usd: number(args[1], 'amount_usd') });
+    await call('POST', `/admin/accounts/${number(args[0], 'user_id')}/topup`, {
+      amount_usd: number(args[1], 'amount_usd'),
+    });
     break;
   case 'show':
     await call('GET', `/admin/accounts/${number(args[0], 'user_id')}`);

@@ -6,8 +6,20 @@ const boolString = v.pipe(
   v.picklist(['true', 'false', '1', '0', 'yes', 'no']),
   v.transform((s) => s === 'true' || s === '1' || s === 'yes'),
 );
-const port = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer'), v.transform(Number), v.integer(), v.minValue(0), v.maxValue(65535));
-const positiveInt = v.pipe(v.string(), v.regex(/^\d+$/, 'expected a positive integer'), v.transform(Number), v.minValue(1));
+const port = v.pipe(
+  v.string(),
+  v.regex(/^\d+$/, 'expected an integer'),
+  v.transform(Number),
+  v.integer(),
+  v.minValue(0),
+  v.maxValue(65535),
+);
+const positiveInt = v.pipe(
+  v.string(),
+  v.regex(/^\d+$/, 'expected a positive integer'),
+  v.transform(Number),
+  v.minValue(1),
+);
 const url = v.pipe(v.string(), v.url('expected an absolute URL'));
 const delays = v.pipe(
   v.string(),
@@ -30,7 +42,10 @@ const EnvSchema = v.object({
   WEBHOOK_RETRY_DELAYS: v.optional(delays, '300,600,1800,3600'),
   ALLOW_PRIVATE_URLS: v.optional(boolString, 'false'),
   RATE_LIMIT_PER_MINUTE: v.optional(positiveInt, '600'),
-  INITIAL_BALANCE_USD: v.optional(v.pipe(v.string(), v.decimal('expected a decimal number'), v.transform(Number)), '10'),
+  INITIAL_BALANCE_USD: v.optional(
+    v.pipe(v.string(), v.decimal('expected a decimal number'), v.transform(Number)),
+    '10',
+  ),
   LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   INSTANCE_ID: v.optional(v.string()),
   TASK_CONCURRENCY: v.optional(positiveInt, '16'),
@@ -109,7 +124,13 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     taskConcurrency: e.TASK_CONCURRENCY,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     s3: e.S3_BUCKET
-      ? { bucket: e.S3_BUCKET, endpoint: e.S3_ENDPOINT, region: e.S3_REGION, accessKeyId: e.S3_ACCESS_KEY_ID, secretAccessKey: e.S3_SECRET_ACCESS_KEY }
+      ? {
+          bucket: e.S3_BUCKET,
+          endpoint: e.S3_ENDPOINT,
+          region: e.S3_REGION,
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+        }
       : undefined,
     bodyTimeoutMs: e.BODY_TIMEOUT_MS,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,

@@ -5,7 +5,13 @@ import { formatIssues } from '../http/validation.ts';
 import { SANDBOX_CONFIG } from './sandbox-catalog.ts';
 import { checkMediaOptions } from '../../providers/shared/config-media-model.ts';
 
-import { ModelSchema, ProviderSchema, type ModelConfig, type Pricing, type ProviderConfig } from '../../providers/config/config-schema.ts';
+import {
+  ModelSchema,
+  ProviderSchema,
+  type ModelConfig,
+  type Pricing,
+  type ProviderConfig,
+} from '../../providers/config/config-schema.ts';
 
 export type { ModelConfig, Pricing, ProviderConfig };
 
@@ -37,7 +43,11 @@ function substituteEnv(value: unknown, env: Record<string, string | undefined>, 
   return value;
 }
 
-export function parseGatewayConfig(raw: unknown, env: Record<string, string | undefined>, source: string): GatewayConfig {
+export function parseGatewayConfig(
+  raw: unknown,
+  env: Record<string, string | undefined>,
+  source: string,
+): GatewayConfig {
   const parsed = v.safeParse(GatewayConfigSchema, raw);
   if (!parsed.success) throw new ConfigError(`${source}: ${formatIssues(parsed.issues)}`);
   const cfg = parsed.output;
@@ -74,7 +84,10 @@ export function parseGatewayConfig(raw: unknown, env: Record<string, string | un
 }
 
 /** Loads `GATEWAY_CONFIG` (YAML or JSON) or the built-in sandbox catalog. */
-export async function loadGatewayConfig(path: string | undefined, env: Record<string, string | undefined>): Promise<GatewayConfig> {
+export async function loadGatewayConfig(
+  path: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<GatewayConfig> {
   if (!path) return parseGatewayConfig(SANDBOX_CONFIG, env, 'built-in sandbox catalog');
   const file = Bun.file(path);
   if (!(await file.exists())) throw new ConfigError(`GATEWAY_CONFIG: file not found: ${path}`);
@@ -83,7 +96,9 @@ export async function loadGatewayConfig(path: string | undefined, env: Record<st
   try {
     raw = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`GATEWAY_CONFIG: ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}`);
+    throw new ConfigError(
+      `GATEWAY_CONFIG: ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}`,
+    );
   }
   return parseGatewayConfig(raw, env, path);
 }

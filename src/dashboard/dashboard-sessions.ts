@@ -41,7 +41,12 @@ export class DashboardSessions {
 
   async create(accountId: number, apiKey: string): Promise<{ id: string; session: Session }> {
     const id = randomToken();
-    const session: Session = { account_id: accountId, key_hash: hashApiKey(apiKey), csrf_token: randomToken(), expires_at: Date.now() + SESSION_TTL_MS };
+    const session: Session = {
+      account_id: accountId,
+      key_hash: hashApiKey(apiKey),
+      csrf_token: randomToken(),
+      expires_at: Date.now() + SESSION_TTL_MS,
+    };
     await this.ctx.store.set(storeKey(id), JSON.stringify(session), SESSION_TTL_MS);
     return { id, session };
   }

@@ -10,7 +10,11 @@ export interface Asset {
   etag: string;
 }
 
-const asset = (body: string, type: string): Asset => ({ body, type, etag: `"${new Bun.CryptoHasher('sha256').update(body).digest('hex').slice(0, 32)}"` });
+const asset = (body: string, type: string): Asset => ({
+  body,
+  type,
+  etag: `"${new Bun.CryptoHasher('sha256').update(body).digest('hex').slice(0, 32)}"`,
+});
 
 /**
  * The dashboard's files: index.html and styles.css as written, and the page's TypeScript bundled
@@ -33,7 +37,12 @@ export class PageAssets {
 
   private async build(): Promise<Map<string, Asset>> {
     const started = performance.now();
-    const result = await Bun.build({ entrypoints: [join(PAGE_DIR, 'main.ts')], target: 'browser', format: 'esm', minify: true });
+    const result = await Bun.build({
+      entrypoints: [join(PAGE_DIR, 'main.ts')],
+      target: 'browser',
+      format: 'esm',
+      minify: true,
+    });
     if (!result.success || !result.outputs[0]) {
       throw new Error(`dashboard bundle failed: ${result.logs.map((l) => String(l)).join('\n')}`);
     }

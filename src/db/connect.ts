@@ -20,7 +20,11 @@ export interface DatabaseHandle {
  * `DATABASE_URL` → node-postgres pool; unset → PGlite in `DATA_DIR/pg`. Same SQL, same migrations.
  * int8 comes back as a JS number on both (ids and sizes stay far below 2^53).
  */
-export async function connectDatabase(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Promise<DatabaseHandle> {
+export async function connectDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize?: number;
+}): Promise<DatabaseHandle> {
   if (opts.databaseUrl) {
     const pg = await import('pg');
     pg.default.types.setTypeParser(INT8, (value: string) => Number(value));

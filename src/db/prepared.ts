@@ -15,5 +15,6 @@ export interface Compiled {
 export type RunPrepared = <R>(name: string, query: Compiled) => Promise<R[]>;
 
 export function runUnprepared(db: Db): RunPrepared {
-  return async <R>(_name: string, query: Compiled) => (await db.executeQuery<R>(CompiledQuery.raw(query.sql, [...query.parameters]))).rows;
+  return async <R>(_name: string, query: Compiled) =>
+    (await db.executeQuery<R>(CompiledQuery.raw(query.sql, [...query.parameters]))).rows;
 }

@@ -13,6 +13,7 @@
 export const MAX_JSON_DEPTH = 64;
 
 /** NUL, or a surrogate half that is not part of a pair. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what Postgres cannot store
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export function isStorableString(text: string): boolean {
@@ -34,7 +35,11 @@ function child(path: string, key: string | number): string {
  * `input.prompt`, or undefined when every string is storable. Also refuses nesting deeper than
  * `MAX_JSON_DEPTH` (reported as the path where it goes too deep).
  */
-export function findUnstorableString(value: unknown, path = '', depth = 0): { path: string; reason: string } | undefined {
+export function findUnstorableString(
+  value: unknown,
+  path = '',
+  depth = 0,
+): { path: string; reason: string } | undefined {
   if (typeof value === 'string') return isStorableString(value) ? undefined : { path, reason: unstorableReason(value) };
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= MAX_JSON_DEPTH) return { path, reason: `nests deeper than ${MAX_JSON_DEPTH} levels` };
@@ -46,7 +51,8 @@ export function findUnstorableString(value: unknown, path = '', depth = 0): { pa
     return undefined;
   }
   for (const [key, item] of Object.entries(value)) {
-    if (!isStorableString(key)) return { path: child(path, key.replace(UNSTORABLE, '?')), reason: `key ${unstorableReason(key)}` };
+    if (!isStorableString(key))
+      return { path: child(path, key.replace(UNSTORABLE, '?')), reason: `key ${unstorableReason(key)}` };
     const bad = findUnstorableString(item, child(path, key), depth + 1);
     if (bad) return bad;
   }
@@ -72,7 +78,9 @@ export function toStorable(value: unknown, depth = 0): unknown {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item = toStorable(value[i], depth + 1);
-      if (item !== value[i]) (out ??= value.slice())[i] = item;
+      if (item === value[i]) continue;
+      out ??= value.slice();
+      out[i] = item;
     }
     return out ?? value;
   }

@@ -31,7 +31,13 @@ export function bodyLimitsFor(path: string, timeoutMs: number): BodyLimits {
 
 export type BodyErrorKind = 'too_large' | 'timeout' | 'unreadable' | 'invalid_json' | 'too_deep';
 
-const STATUS: Record<BodyErrorKind, number> = { too_large: 413, timeout: 408, unreadable: 400, invalid_json: 422, too_deep: 422 };
+const STATUS: Record<BodyErrorKind, number> = {
+  too_large: 413,
+  timeout: 408,
+  unreadable: 400,
+  invalid_json: 422,
+  too_deep: 422,
+};
 
 export class BodyError extends EnvelopeError {
   constructor(
@@ -45,7 +51,8 @@ export class BodyError extends EnvelopeError {
   }
 }
 
-export const bodyTooLarge = (maxBytes: number) => new BodyError('too_large', `request body is larger than ${maxBytes} bytes`);
+export const bodyTooLarge = (maxBytes: number) =>
+  new BodyError('too_large', `request body is larger than ${maxBytes} bytes`);
 
 const decoder = new TextDecoder();
 
@@ -63,7 +70,8 @@ export function hasRequestBody(request: Request): boolean {
   return request.headers.has('transfer-encoding');
 }
 
-const timedOut = (limits: BodyLimits) => new BodyError('timeout', `request body did not arrive within ${limits.timeoutMs / 1000} s`);
+const timedOut = (limits: BodyLimits) =>
+  new BodyError('timeout', `request body did not arrive within ${limits.timeoutMs / 1000} s`);
 
 /** The body as text (UTF-8), within `limits`. */
 export async function readBodyText(request: Request, limits: BodyLimits): Promise<string> {
@@ -162,7 +170,8 @@ function fewOpeners(text: string, max: number): boolean {
 
 /** JSON text → value; deep nesting is refused before `JSON.parse` sees the text. */
 export function parseJsonText(text: string): unknown {
-  if (!fewOpeners(text, MAX_JSON_DEPTH) && jsonTextTooDeep(text)) throw new BodyError('too_deep', `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (!fewOpeners(text, MAX_JSON_DEPTH) && jsonTextTooDeep(text))
+    throw new BodyError('too_deep', `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return JSON.parse(text);
   } catch {

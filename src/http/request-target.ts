@@ -45,19 +45,35 @@ export function requestTargetProblem(url: string): TargetProblem | undefined {
     for (const segment of path.split('/')) {
       if (!segment.includes('%')) continue;
       const decoded = decode(segment);
-      if (decoded === undefined) return { status: 400, field: 'path', message: `path: segment ${shown(segment)} is not valid percent-encoded UTF-8` };
-      if (!isStorableString(decoded)) return { status: 400, field: 'path', message: `path: segment ${shown(segment)} ${unstorableReason(decoded)}` };
+      if (decoded === undefined)
+        return {
+          status: 400,
+          field: 'path',
+          message: `path: segment ${shown(segment)} is not valid percent-encoded UTF-8`,
+        };
+      if (!isStorableString(decoded))
+        return { status: 400, field: 'path', message: `path: segment ${shown(segment)} ${unstorableReason(decoded)}` };
     }
   }
-  if (query && query.includes('%')) {
+  if (query?.includes('%')) {
     for (const pair of query.split('&')) {
       if (!pair.includes('%')) continue;
       const eq = pair.indexOf('=');
       const rawName = eq === -1 ? pair : pair.slice(0, eq);
       const rawValue = eq === -1 ? '' : pair.slice(eq + 1);
       const name = decode(rawName.replaceAll('+', ' '));
-      if (name === undefined) return { status: 422, field: 'query', message: `query: parameter name ${shown(rawName)} is not valid percent-encoded UTF-8` };
-      if (!isStorableString(name)) return { status: 422, field: 'query', message: `query: parameter name ${shown(rawName)} ${unstorableReason(name)}` };
+      if (name === undefined)
+        return {
+          status: 422,
+          field: 'query',
+          message: `query: parameter name ${shown(rawName)} is not valid percent-encoded UTF-8`,
+        };
+      if (!isStorableString(name))
+        return {
+          status: 422,
+          field: 'query',
+          message: `query: parameter name ${shown(rawName)} ${unstorableReason(name)}`,
+        };
       const field = name.length > NAME_SHOWN ? `${name.slice(0, NAME_SHOWN)}…` : name;
       const value = decode(rawValue.replaceAll('+', ' '));
       if (value === undefined) return { status: 422, field, message: `${field}: is not valid percent-encoded UTF-8` };

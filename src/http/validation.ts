@@ -1,4 +1,4 @@
-import * as v from 'valibot';
+import type * as v from 'valibot';
 
 /**
  * Valibot issues → `path: message`, e.g. `models[3].pricing.input_per_mtok: expected number`.

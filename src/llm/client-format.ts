@@ -1,4 +1,9 @@
-import type { CanonicalRequest, CanonicalResponse, StreamEvent, TranslationWarning } from '../../translators/canonical/index.ts';
+import type {
+  CanonicalRequest,
+  CanonicalResponse,
+  StreamEvent,
+  TranslationWarning,
+} from '../../translators/canonical/index.ts';
 import type { PassthroughRules } from '../../translators/passthrough/index.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { UpstreamStreamFormat } from '../../providers/types.ts';

@@ -65,7 +65,8 @@ export class LlmError extends HttpError {
   }
 
   body(): unknown {
-    if (this.family === 'anthropic') return { type: 'error', error: { type: ANTHROPIC_TYPE[this.kind], message: this.message } };
+    if (this.family === 'anthropic')
+      return { type: 'error', error: { type: ANTHROPIC_TYPE[this.kind], message: this.message } };
     return { error: { message: this.message, type: OPENAI_TYPE[this.kind], param: this.param, code: this.code } };
   }
 }

@@ -1,4 +1,9 @@
-import { InvalidRequestError, type CanonicalMessage, type CanonicalResponse, type TranslationWarning } from '../../translators/canonical/index.ts';
+import {
+  InvalidRequestError,
+  type CanonicalMessage,
+  type CanonicalResponse,
+  type TranslationWarning,
+} from '../../translators/canonical/index.ts';
 import { mintId } from '../../translators/shared/ids.ts';
 import type { LlmAdapter, ModelRef } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
@@ -18,18 +23,25 @@ import { clientStream } from './stream-pipeline.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
 
-const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
 
 /**
  * Lossy translations are never silent: what was dropped or changed is told to the client in one
  * header, as a JSON array of `{type, field, message}` (ASCII only, at most 4 KiB).
  */
 function warningHeaders(warnings: TranslationWarning[]): Record<string, string> {
-  let kept = warnings;
-  let text = '';
+  const ascii = (list: TranslationWarning[]) => JSON.stringify(list).replace(/[^\x20-\x7e]/g, '?');
   // Drop trailing warnings until the header fits; it always stays valid JSON.
-  while (kept.length && (text = JSON.stringify(kept).replace(/[^\x20-\x7e]/g, '?')).length > 4096) kept = kept.slice(0, -1);
-  return kept.length ? { 'x-gateway-warnings': text } : {};
+  for (let kept = warnings; kept.length; kept = kept.slice(0, -1)) {
+    const text = ascii(kept);
+    if (text.length <= 4096) return { 'x-gateway-warnings': text };
+  }
+  return {};
 }
 
 interface Call {
@@ -78,7 +90,10 @@ export class LlmService {
         return Response.json(json, { headers: warningHeaders([...call.decoded.warnings, ...warnings]) });
       }
       const upstream = await call.adapter.stream(callArgs);
-      const inputEstimate = call.decoded.request.messages.reduce((n, m) => n + m.content.reduce((k, p) => k + (p.type === 'text' ? estimateTokens(p.text) : 0), 0), 0);
+      const inputEstimate = call.decoded.request.messages.reduce(
+        (n, m) => n + m.content.reduce((k, p) => k + (p.type === 'text' ? estimateTokens(p.text) : 0), 0),
+        0,
+      );
       const tap = new OutcomeTap(
         call.model.id,
         inputEstimate,
@@ -86,7 +101,9 @@ export class LlmService {
         call.decoded.responses?.store ? (response) => this.store(call, response) : undefined,
       );
       const headers = { ...SSE_HEADERS, ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]) };
-      return new Response(clientStream({ upstream, model: call.model, format, ctx: call.encode, tap, abort }), { headers });
+      return new Response(clientStream({ upstream, model: call.model, format, ctx: call.encode, tap, abort }), {
+        headers,
+      });
     } catch (err) {
       request.signal.removeEventListener('abort', onClientGone);
       throw this.failure(call, err);
@@ -98,39 +115,86 @@ export class LlmService {
     try {
       decoded = format.decode(body);
     } catch (err) {
-      if (err instanceof InvalidRequestError) throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
+      if (err instanceof InvalidRequestError)
+        throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
       throw err;
     }
     const modelId = decoded.request.model;
     const entry = this.ctx.catalog.get(modelId);
-    if (!entry) throw new LlmError(format.family, 'not_found', `The model '${modelId}' does not exist`, 'model', 'model_not_found');
+    if (!entry)
+      throw new LlmError(
+        format.family,
+        'not_found',
+        `The model '${modelId}' does not exist`,
+        'model',
+        'model_not_found',
+      );
     if (entry.object.category !== 'llm') {
-      throw new LlmError(format.family, 'invalid_request', `The model '${modelId}' is a ${entry.object.category} model; use POST /v1/tasks`, 'model', 'model_not_supported');
+      throw new LlmError(
+        format.family,
+        'invalid_request',
+        `The model '${modelId}' is a ${entry.object.category} model; use POST /v1/tasks`,
+        'model',
+        'model_not_supported',
+      );
     }
     const adapter = this.adapters.get(entry.provider.id);
-    if (!adapter) throw new LlmError(format.family, 'invalid_request', `The model '${modelId}' has no LLM adapter`, 'model');
+    if (!adapter)
+      throw new LlmError(format.family, 'invalid_request', `The model '${modelId}' has no LLM adapter`, 'model');
     let history: CanonicalMessage[] = [];
     const previous = decoded.responses?.previousResponseId;
     if (previous) {
       const stored = await loadConversation(this.ctx.db, auth.accountId, previous);
-      if (!stored) throw new LlmError(format.family, 'not_found', `Previous response with id '${previous}' not found.`, 'previous_response_id', 'previous_response_not_found');
+      if (!stored)
+        throw new LlmError(
+          format.family,
+          'not_found',
+          `Previous response with id '${previous}' not found.`,
+          'previous_response_id',
+          'previous_response_not_found',
+        );
       history = stored;
       // Instructions are not carried over; the new request's system messages lead.
       const system = decoded.request.messages.filter((m) => m.role === 'system');
       const rest = decoded.request.messages.filter((m) => m.role !== 'system');
       decoded = { ...decoded, request: { ...decoded.request, messages: [...system, ...history, ...rest] } };
     }
-    const model: ModelRef = { id: entry.object.id, upstreamModel: entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1) };
-    const encode: EncodeContext = { id: mintId(format.idPrefix), model: model.id, created: Math.floor(Date.now() / 1000), decoded };
+    const model: ModelRef = {
+      id: entry.object.id,
+      upstreamModel: entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1),
+    };
+    const encode: EncodeContext = {
+      id: mintId(format.idPrefix),
+      model: model.id,
+      created: Math.floor(Date.now() / 1000),
+      decoded,
+    };
     const reservationId = await this.reserve(format, entry, decoded, auth);
-    return { format, decoded, entry, adapter, model, auth, body, encode, startedAt: new Date(), history, reservationId };
+    return {
+      format,
+      decoded,
+      entry,
+      adapter,
+      model,
+      auth,
+      body,
+      encode,
+      startedAt: new Date(),
+      history,
+      reservationId,
+    };
   }
 
   /**
    * Holds the call's worst case (input bound + max_tokens or the model's ceiling, at its prices)
    * against the account's spendable balance; refused → 402 saying what `max_tokens` would fit.
    */
-  private async reserve(format: ClientFormat, entry: CatalogEntry, decoded: DecodedClientRequest, auth: AuthContext): Promise<string> {
+  private async reserve(
+    format: ClientFormat,
+    entry: CatalogEntry,
+    decoded: DecodedClientRequest,
+    auth: AuthContext,
+  ): Promise<string> {
     const hold = worstCaseHold(decoded.request, entry.config);
     const result = await this.reservations.reserve(auth.accountId, hold.units);
     if (result.ok) return result.id;
@@ -139,14 +203,23 @@ export class LlmService {
       affordable > 0
         ? `insufficient balance: the balance covers at most ${affordable} output tokens for this request; lower max_tokens or top up the account`
         : 'insufficient balance: top up the account to continue';
-    throw new LlmError(format.family, 'insufficient_balance', message, affordable > 0 ? 'max_tokens' : null, 'insufficient_balance');
+    throw new LlmError(
+      format.family,
+      'insufficient_balance',
+      message,
+      affordable > 0 ? 'max_tokens' : null,
+      'insufficient_balance',
+    );
   }
 
   /** Saves a Responses conversation (before the client can refer to it). */
   private async store(call: Call, response: CanonicalResponse, json?: unknown): Promise<void> {
     const state = call.decoded.responses;
     if (!state?.store) return;
-    const encoded = (json ?? call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode)) as { output?: unknown[] };
+    const encoded = (json ??
+      call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode)) as {
+      output?: unknown[];
+    };
     const assistant: CanonicalMessage = { role: 'assistant', content: response.content };
     // Stored as Postgres can hold it: NUL and unpaired surrogates replaced (the upstream got them as sent).
     await saveResponse(this.ctx.db, {
@@ -154,7 +227,10 @@ export class LlmService {
       accountId: call.auth.accountId,
       model: call.model.id,
       previousResponseId: state.previousResponseId,
-      messages: toStorable([...call.decoded.request.messages.filter((m) => m.role !== 'system'), assistant]) as CanonicalMessage[],
+      messages: toStorable([
+        ...call.decoded.request.messages.filter((m) => m.role !== 'system'),
+        assistant,
+      ]) as CanonicalMessage[],
       outputItems: toStorable(encoded.output ?? []) as unknown[],
       response: toStorable(encoded),
     });
@@ -163,11 +239,23 @@ export class LlmService {
   /** Resolves once the stream's charge is committed; the stream's last event waits for it. */
   private settle(call: Call, outcome: StreamOutcome): Promise<void> {
     if (outcome.status === 'failed') return this.record(call, 'failed', outcome.response, outcome.message);
-    return this.record(call, 'completed', outcome.response, undefined, outcome.status === 'cancelled' ? 'client_disconnected' : undefined);
+    return this.record(
+      call,
+      'completed',
+      outcome.response,
+      undefined,
+      outcome.status === 'cancelled' ? 'client_disconnected' : undefined,
+    );
   }
 
   /** Records the call and settles its hold; resolves when both are durably committed. */
-  private record(call: Call, status: 'completed' | 'failed', response: CanonicalResponse | undefined, errorMessage?: string, endedBy?: string): Promise<void> {
+  private record(
+    call: Call,
+    status: 'completed' | 'failed',
+    response: CanonicalResponse | undefined,
+    errorMessage?: string,
+    endedBy?: string,
+  ): Promise<void> {
     const usage = response?.usage;
     const text = response?.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('') ?? '';
     const toolCalls = response?.content.flatMap((p) => (p.type === 'tool-call' ? [p.name] : [])) ?? [];
@@ -185,7 +273,11 @@ export class LlmService {
             finish_reason: endedBy ?? response.finishReason.unified,
             text: storableString(text.length > 2000 ? `${text.slice(0, 2000)}…` : text),
             ...(toolCalls.length ? { tool_calls: toolCalls.map(storableString) } : {}),
-            usage: usage && { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, total_tokens: usage.totalTokens },
+            usage: usage && {
+              input_tokens: usage.inputTokens,
+              output_tokens: usage.outputTokens,
+              total_tokens: usage.totalTokens,
+            },
           }
         : null,
       errorMessage: errorMessage === undefined ? undefined : storableString(errorMessage),

@@ -89,10 +89,16 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
     select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from moved
     union all
     select 'lease', id, take::text, null from taken`;
-  const result = await prepared<{ kind: 'account' | 'lease'; id: string; cost: string; charged: string | null }>('settle_llm_calls', query.compile(db));
-  const moved = result.filter((r) => r.kind === 'account').map((r) => ({ id: Number(r.id), cost: r.cost, charged: r.charged ?? '0' }));
+  const result = await prepared<{ kind: 'account' | 'lease'; id: string; cost: string; charged: string | null }>(
+    'settle_llm_calls',
+    query.compile(db),
+  );
+  const moved = result
+    .filter((r) => r.kind === 'account')
+    .map((r) => ({ id: Number(r.id), cost: r.cost, charged: r.charged ?? '0' }));
   const taken = new Map(result.filter((r) => r.kind === 'lease').map((r) => [r.id, toUnits(r.cost)]));
   const shortfalls = new Map<number, UsdUnits>();
-  for (const m of moved) if (toUnits(m.cost) > toUnits(m.charged)) shortfalls.set(m.id, toUnits(m.cost) - toUnits(m.charged));
+  for (const m of moved)
+    if (toUnits(m.cost) > toUnits(m.charged)) shortfalls.set(m.id, toUnits(m.cost) - toUnits(m.charged));
   return { accounts: moved.filter((m) => toUnits(m.charged) > 0n).map((m) => m.id), shortfalls, taken };
 }

@@ -45,15 +45,29 @@ export class OutcomeTap {
    */
   accept(event: StreamEvent): Promise<void> | undefined {
     this.observe(event);
-    if (event.type === 'error') return this.settle({ status: 'failed', message: event.error.message, response: this.response(), usageEstimated: !this.usageSeen });
+    if (event.type === 'error')
+      return this.settle({
+        status: 'failed',
+        message: event.error.message,
+        response: this.response(),
+        usageEstimated: !this.usageSeen,
+      });
     if (event.type !== 'finish') return undefined;
-    if (!this.beforeFinish) return this.settle({ status: 'completed', response: this.response(), usageEstimated: false });
-    return this.beforeFinish(this.response()).then(() => this.settle({ status: 'completed', response: this.response(), usageEstimated: false }));
+    if (!this.beforeFinish)
+      return this.settle({ status: 'completed', response: this.response(), usageEstimated: false });
+    return this.beforeFinish(this.response()).then(() =>
+      this.settle({ status: 'completed', response: this.response(), usageEstimated: false }),
+    );
   }
 
   /** The stream is over. Decoders always end with finish or error; unsettled here means no events at all. */
   end(): Promise<void> | undefined {
-    return this.settle({ status: 'failed', message: 'upstream stream ended without a finish', response: this.response(), usageEstimated: !this.usageSeen });
+    return this.settle({
+      status: 'failed',
+      message: 'upstream stream ended without a finish',
+      response: this.response(),
+      usageEstimated: !this.usageSeen,
+    });
   }
 
   /** The client went away: charge what was produced so far. */
@@ -120,8 +134,19 @@ export class OutcomeTap {
     if (!this.usageSeen) {
       // Cut short before the upstream reported usage: estimate from what was produced.
       const produced = content.reduce((sum, b) => sum + estimateTokens(b.type === 'text' ? b.text : b.arguments), 0);
-      usage = mergeUsage(usage, { inputTokens: usage.inputTokens || this.inputEstimate, outputTokens: Math.max(usage.outputTokens, produced) });
+      usage = mergeUsage(usage, {
+        inputTokens: usage.inputTokens || this.inputEstimate,
+        outputTokens: Math.max(usage.outputTokens, produced),
+      });
     }
-    return { id: this.id, model: this.model, created: this.created, content, finishReason: this.finishReason, stopSequence: this.stopSequence, usage };
+    return {
+      id: this.id,
+      model: this.model,
+      created: this.created,
+      content,
+      finishReason: this.finishReason,
+      stopSequence: this.stopSequence,
+      usage,
+    };
   }
 }

@@ -9,7 +9,10 @@ const MAX_STRING = 4096;
  */
 export function recordableInput(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') {
-    const text = value.length > MAX_STRING ? `${value.slice(0, MAX_STRING).toWellFormed()}…[${value.length - MAX_STRING} more characters]` : value;
+    const text =
+      value.length > MAX_STRING
+        ? `${value.slice(0, MAX_STRING).toWellFormed()}…[${value.length - MAX_STRING} more characters]`
+        : value;
     return storableString(text);
   }
   if (value === null || typeof value !== 'object') return value;

@@ -48,13 +48,23 @@ export async function saveResponse(db: Db, stored: StoredResponse): Promise<void
 
 export async function loadConversation(db: Db, accountId: number, id: string): Promise<CanonicalMessage[] | undefined> {
   if (!isLookupId(id)) return undefined;
-  const row = await db.selectFrom('llm_responses').select('messages').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const row = await db
+    .selectFrom('llm_responses')
+    .select('messages')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return row ? (row.messages as CanonicalMessage[]) : undefined;
 }
 
 export async function loadResponse(db: Db, accountId: number, id: string): Promise<unknown> {
   if (!isLookupId(id)) return undefined;
-  const row = await db.selectFrom('llm_responses').select('response').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const row = await db
+    .selectFrom('llm_responses')
+    .select('response')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return row?.response;
 }
 
@@ -89,5 +99,10 @@ export async function resolveItemReferences(db: Db, accountId: number, body: unk
 }
 
 function isReference(item: unknown): item is { type: 'item_reference'; id: string } {
-  return !!item && typeof item === 'object' && (item as { type?: unknown }).type === 'item_reference' && typeof (item as { id?: unknown }).id === 'string';
+  return (
+    !!item &&
+    typeof item === 'object' &&
+    (item as { type?: unknown }).type === 'item_reference' &&
+    typeof (item as { id?: unknown }).id === 'string'
+  );
 }

@@ -97,7 +97,14 @@ function decodedSource(upstream: Extract<LlmStream, { kind: 'wire' }>, model: Mo
 }
 
 /** Any upstream whose events are translated into another wire format (or come as canonical events). */
-function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, ctx: EncodeContext, tap: OutcomeTap, send: Send) {
+function translated(
+  upstream: LlmStream,
+  model: ModelRef,
+  format: ClientFormat,
+  ctx: EncodeContext,
+  tap: OutcomeTap,
+  send: Send,
+) {
   const encoder = format.encoder(ctx);
   const emit = encodeInto(tap, encoder, send);
   const finish = async (events: StreamEvent[]): Promise<Step> => {
@@ -124,7 +131,14 @@ function translated(upstream: LlmStream, model: ModelRef, format: ClientFormat, 
  * Same format on both sides: upstream events go to the client as they are (model renamed), while
  * the canonical decoder reads the same messages only to learn usage and the ending for billing.
  */
-function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: PassthroughRules, model: ModelRef, ctx: EncodeContext, tap: OutcomeTap, send: Send) {
+function passedThrough(
+  upstream: Extract<LlmStream, { kind: 'wire' }>,
+  rules: PassthroughRules,
+  model: ModelRef,
+  ctx: EncodeContext,
+  tap: OutcomeTap,
+  send: Send,
+) {
   const source = sseMessages(upstream.body);
   const billing = upstreamDecoder(upstream.format, model.id);
   const passCtx = { gatewayModel: model.id, includeUsage: ctx.decoded.includeUsage };
@@ -151,12 +165,18 @@ function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: Pa
       try {
         read = await source.next();
       } catch (err) {
-        return end(rules.errorEvent('upstream_stream_failed', `upstream stream failed: ${(err as Error).message}`), [readFailure(err)]);
+        return end(rules.errorEvent('upstream_stream_failed', `upstream stream failed: ${(err as Error).message}`), [
+          readFailure(err),
+        ]);
       }
       let text = '';
       for (const message of read.messages) {
         const kind = rules.classify(message);
-        if (kind === 'garbage') return end(text + rules.errorEvent('invalid_upstream_stream', 'upstream sent an invalid stream event'), billing.push(message));
+        if (kind === 'garbage')
+          return end(
+            text + rules.errorEvent('invalid_upstream_stream', 'upstream sent an invalid stream event'),
+            billing.push(message),
+          );
         await observe(billing.push(message), () => {
           if (text) send(text);
           text = '';
@@ -164,7 +184,11 @@ function passedThrough(upstream: Extract<LlmStream, { kind: 'wire' }>, rules: Pa
         text += rules.forward(message, passCtx) ?? '';
         if (kind === 'terminal' || kind === 'error') return end(text, billing.end());
       }
-      if (read.done) return end(text + rules.errorEvent('stream_truncated', 'upstream stream ended before it finished'), billing.end());
+      if (read.done)
+        return end(
+          text + rules.errorEvent('stream_truncated', 'upstream stream ended before it finished'),
+          billing.end(),
+        );
       return { text, done: false };
     },
     cancel: source.cancel,

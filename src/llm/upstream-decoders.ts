@@ -6,7 +6,10 @@ import type { StreamTranslator } from '../../translators/shared/stream-translato
 import type { UpstreamStreamFormat } from '../../providers/types.ts';
 
 /** Upstream wire stream → canonical events. */
-export function upstreamDecoder(format: UpstreamStreamFormat, model: string): StreamTranslator<EventSourceMessage, StreamEvent> {
+export function upstreamDecoder(
+  format: UpstreamStreamFormat,
+  model: string,
+): StreamTranslator<EventSourceMessage, StreamEvent> {
   switch (format) {
     case 'chat-completions':
       return createChatStreamDecoder({ model });

@@ -63,7 +63,7 @@ export class UsageRecorder {
   }
 
   /** Retries a batch whose failure is the database's, not the data's, until it lands. */
-  private async writeDurably(batch: LlmCallRecord[]): Promise<void[]> {
+  private async writeDurably(batch: LlmCallRecord[]): Promise<undefined[]> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.write(batch);
@@ -85,8 +85,15 @@ export class UsageRecorder {
 
   private async write(batch: LlmCallRecord[]): Promise<void> {
     const charged = await settleBatch(this.db, this.prepared, this.reservations, batch);
-    this.reservations.settled(batch.flatMap((r) => (r.reservationId ? [r.reservationId] : [])), charged.taken);
-    for (const [id, shortfall] of charged.shortfalls) this.log.warn('llm call cost more than the account could spend; charged what was left', { account_id: id, shortfall_usd: fromUnits(shortfall) });
+    this.reservations.settled(
+      batch.flatMap((r) => (r.reservationId ? [r.reservationId] : [])),
+      charged.taken,
+    );
+    for (const [id, shortfall] of charged.shortfalls)
+      this.log.warn('llm call cost more than the account could spend; charged what was left', {
+        account_id: id,
+        shortfall_usd: fromUnits(shortfall),
+      });
     for (const id of charged.accounts) void this.accounts.changed(id);
   }
 
@@ -96,10 +103,19 @@ export class UsageRecorder {
     try {
       payload = JSON.stringify(rec);
     } catch {
-      payload = JSON.stringify({ taskId: rec.taskId, accountId: rec.accountId, model: rec.model, costUsd: rec.costUsd });
+      payload = JSON.stringify({
+        taskId: rec.taskId,
+        accountId: rec.accountId,
+        model: rec.model,
+        costUsd: rec.costUsd,
+      });
     }
     const error = reason instanceof Error ? reason.message : String(reason);
-    this.log.error('llm usage record set aside in dead_letters', { task_id: rec.taskId, account_id: rec.accountId, error });
+    this.log.error('llm usage record set aside in dead_letters', {
+      task_id: rec.taskId,
+      account_id: rec.accountId,
+      error,
+    });
     try {
       await setAside(this.db, 'llm_usage', payload, error);
     } catch (err) {
@@ -116,7 +132,12 @@ export class UsageRecorder {
 }
 
 /** The batch's rows for the settlement statement, each with the hold its call was admitted under. */
-async function settleBatch(db: Db, prepared: RunPrepared, reservations: BalanceReservations, batch: LlmCallRecord[]): Promise<SettledBatch> {
+async function settleBatch(
+  db: Db,
+  prepared: RunPrepared,
+  reservations: BalanceReservations,
+  batch: LlmCallRecord[],
+): Promise<SettledBatch> {
   const rows: SettlementRow[] = batch.map((r, i) => {
     const hold = r.reservationId ? reservations.holdOf(r.reservationId) : undefined;
     return {

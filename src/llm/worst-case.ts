@@ -21,7 +21,9 @@ export function worstCaseInputTokens(request: CanonicalRequest): number {
       if (part.type === 'text') tokens += Buffer.byteLength(part.text);
       else if (part.type === 'image') tokens += IMAGE_TOKENS;
       else if (part.type === 'tool-call') tokens += Buffer.byteLength(part.name) + Buffer.byteLength(part.arguments);
-      else for (const inner of part.content) tokens += inner.type === 'text' ? Buffer.byteLength(inner.text) : IMAGE_TOKENS;
+      else
+        for (const inner of part.content)
+          tokens += inner.type === 'text' ? Buffer.byteLength(inner.text) : IMAGE_TOKENS;
     }
   }
   if (request.tools?.length) tokens += Buffer.byteLength(JSON.stringify(request.tools));
@@ -34,7 +36,9 @@ export function worstCaseInputTokens(request: CanonicalRequest): number {
  */
 export function worstCaseOutputTokens(request: CanonicalRequest, model: ModelConfig): number {
   const ceiling = model.max_output ?? model.context_length ?? DEFAULT_MAX_OUTPUT;
-  return request.maxTokens !== undefined && request.maxTokens < ceiling ? Math.max(0, Math.ceil(request.maxTokens)) : ceiling;
+  return request.maxTokens !== undefined && request.maxTokens < ceiling
+    ? Math.max(0, Math.ceil(request.maxTokens))
+    : ceiling;
 }
 
 export interface Hold {
@@ -46,7 +50,9 @@ export interface Hold {
 /** The hold for a number of input and output tokens at the model's prices, in 1e-10 USD units. */
 function holdUnits(inputTokens: number, outputTokens: number, model: ModelConfig): bigint {
   const p = model.pricing;
-  const usd = (inputTokens * (p?.input_per_mtok ?? 0) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
+  const usd =
+    (inputTokens * (p?.input_per_mtok ?? 0) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 +
+    (p?.per_request ?? 0);
   // One unit up, so float rounding can never make the hold fall short of the priced cost.
   return toUnits(usd) + 1n;
 }
@@ -64,7 +70,10 @@ export function affordableOutputTokens(availableUnits: bigint, hold: Hold, model
   const perToken = model.pricing?.output_per_mtok ?? 0;
   if (perToken === 0) return hold.outputTokens;
   // Estimated in floating point, then corrected against the exact hold.
-  let tokens = Math.max(0, Math.floor((Number(availableUnits - holdUnits(hold.inputTokens, 0, model)) / 1e10 / perToken) * 1_000_000));
+  let tokens = Math.max(
+    0,
+    Math.floor((Number(availableUnits - holdUnits(hold.inputTokens, 0, model)) / 1e10 / perToken) * 1_000_000),
+  );
   while (tokens > 0 && holdUnits(hold.inputTokens, tokens, model) > availableUnits) tokens--;
   return Math.min(tokens, hold.outputTokens);
 }

@@ -11,7 +11,8 @@ import { UnsafeUrlError } from './net-errors.ts';
 export type Resolver = (hostname: string) => Promise<string[]>;
 
 /** getaddrinfo, as the fetch itself would resolve; every address, in the system's order. */
-export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export const systemResolver: Resolver = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface CheckUrlOptions {
   allowPrivate: boolean;
@@ -42,7 +43,8 @@ export async function checkUrl(input: string | URL, opts: CheckUrlOptions): Prom
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UnsafeUrlError('scheme', `${field}: only http and https URLs are allowed, not ${url.protocol}`);
   }
-  if (url.username || url.password) throw new UnsafeUrlError('credentials', `${field}: credentials in the URL are not allowed`);
+  if (url.username || url.password)
+    throw new UnsafeUrlError('credentials', `${field}: credentials in the URL are not allowed`);
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   const literal = isIpLiteral(hostname);
   if (opts.allowPrivate) return { url, hostname, addresses: literal ? [hostname] : [], literal };
@@ -50,7 +52,12 @@ export async function checkUrl(input: string | URL, opts: CheckUrlOptions): Prom
   if (literal) {
     const blocked = blockedReason(hostname);
     // The address is the client's own text, so naming it tells them nothing new.
-    if (blocked) throw new UnsafeUrlError('blocked_address', `${field}: points to a private address (${describeBlocked(blocked, hostname)})`, hostname);
+    if (blocked)
+      throw new UnsafeUrlError(
+        'blocked_address',
+        `${field}: points to a private address (${describeBlocked(blocked, hostname)})`,
+        hostname,
+      );
     return { url, hostname, addresses: [hostname], literal };
   }
   let addresses: string[];

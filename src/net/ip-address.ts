@@ -6,7 +6,14 @@ import { isIPv6 } from 'node:net';
  * @see https://www.iana.org/assignments/iana-ipv4-special-registry
  * @see https://www.iana.org/assignments/iana-ipv6-special-registry
  */
-export type AddressClass = 'loopback' | 'private' | 'link-local' | 'shared (CGNAT)' | 'unspecified' | 'multicast' | 'reserved';
+export type AddressClass =
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'shared (CGNAT)'
+  | 'unspecified'
+  | 'multicast'
+  | 'reserved';
 
 /** IPv4 ranges as [network address, prefix length, class]; first match wins. */
 const V4_BLOCKS: Array<[number, number, AddressClass]> = [
@@ -83,7 +90,7 @@ export function parseIPv6(text: string): number[] | undefined {
 export function classifyIPv4(n: number): AddressClass | undefined {
   for (const [base, bits, cls] of V4_BLOCKS) {
     const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-    if (((n & mask) >>> 0) === base) return cls;
+    if ((n & mask) >>> 0 === base) return cls;
   }
   return undefined;
 }

@@ -13,7 +13,9 @@ export function limitBody(
   let received = 0;
   let finished = false;
   const finish = () => {
-    if (!finished) (finished = true), opts.onDone();
+    if (finished) return;
+    finished = true;
+    opts.onDone();
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {

@@ -31,13 +31,20 @@ export type SafeResponse = Response & { finalUrl: string };
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-export async function safeFetch(input: string | URL, init: BunFetchRequestInit = {}, opts: SafeFetchOptions): Promise<SafeResponse> {
+export async function safeFetch(
+  input: string | URL,
+  init: BunFetchRequestInit = {},
+  opts: SafeFetchOptions,
+): Promise<SafeResponse> {
   const field = opts.field ?? 'url';
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
   const maxRedirects = opts.maxRedirects ?? 3;
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new FetchLimitError('timeout', `${field}: no complete answer within ${timeoutMs} ms`)), timeoutMs);
+  const timer = setTimeout(
+    () => deadline.abort(new FetchLimitError('timeout', `${field}: no complete answer within ${timeoutMs} ms`)),
+    timeoutMs,
+  );
   const signal = init.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
   const done = () => clearTimeout(timer);
 
@@ -47,7 +54,10 @@ export async function safeFetch(input: string | URL, init: BunFetchRequestInit =
   const headers = new Headers(init.headers);
   try {
     for (let hop = 0; ; hop++) {
-      const checked = await untilAborted(checkUrl(url, { allowPrivate: opts.allowPrivate, field, resolve: opts.resolve }), signal);
+      const checked = await untilAborted(
+        checkUrl(url, { allowPrivate: opts.allowPrivate, field, resolve: opts.resolve }),
+        signal,
+      );
       const target = pinned(checked);
       if (target.host) headers.set('host', target.host);
       const res = await (opts.fetch ?? fetch)(target.url, {
@@ -62,17 +72,22 @@ export async function safeFetch(input: string | URL, init: BunFetchRequestInit =
       const location = res.headers.get('location');
       if (REDIRECTS.has(res.status) && location !== null && opts.followRedirects !== false) {
         await res.body?.cancel();
-        if (hop >= maxRedirects) throw new FetchLimitError('redirects', `${field}: more than ${maxRedirects} redirects`);
+        if (hop >= maxRedirects)
+          throw new FetchLimitError('redirects', `${field}: more than ${maxRedirects} redirects`);
         const next = new URL(location, checked.url);
         // Method rewriting as browsers do it. @see https://fetch.spec.whatwg.org/#http-redirect-fetch
-        if ((res.status === 303 && method !== 'HEAD') || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+        if (
+          (res.status === 303 && method !== 'HEAD') ||
+          ((res.status === 301 || res.status === 302) && method === 'POST')
+        ) {
           method = 'GET';
           body = undefined;
           for (const name of ['content-type', 'content-length', 'content-encoding']) headers.delete(name);
         } else if (body instanceof ReadableStream) {
           throw new FetchLimitError('redirects', `${field}: ${res.status} redirect would resend a streamed body`);
         }
-        if (next.origin !== checked.url.origin) for (const name of ['authorization', 'cookie', 'proxy-authorization']) headers.delete(name);
+        if (next.origin !== checked.url.origin)
+          for (const name of ['authorization', 'cookie', 'proxy-authorization']) headers.delete(name);
         headers.delete('host');
         url = next;
         continue;
@@ -96,7 +111,11 @@ function pinned(checked: CheckedUrl): { url: string; host?: string; serverName?:
   const address = checked.addresses.find((a) => isIPv4(a)) ?? (checked.addresses[0] as string);
   const target = new URL(checked.url);
   target.hostname = address.includes(':') ? `[${address}]` : address;
-  return { url: target.href, host: checked.url.host, serverName: checked.url.protocol === 'https:' ? checked.hostname : undefined };
+  return {
+    url: target.href,
+    host: checked.url.host,
+    serverName: checked.url.protocol === 'https:' ? checked.hostname : undefined,
+  };
 }
 
 function wrap(res: Response, finalUrl: string, limits: Parameters<typeof limitBody>[1]): SafeResponse {

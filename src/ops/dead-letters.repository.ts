@@ -6,5 +6,8 @@ import type { DbOrTrx } from '../db/database.ts';
  * which a Postgres text column refuses.
  */
 export async function setAside(db: DbOrTrx, kind: string, payload: string, error: string): Promise<void> {
-  await db.insertInto('dead_letters').values({ kind, payload, error: JSON.stringify(error).slice(1, -1) }).execute();
+  await db
+    .insertInto('dead_letters')
+    .values({ kind, payload, error: JSON.stringify(error).slice(1, -1) })
+    .execute();
 }

@@ -73,7 +73,7 @@ export class GroupCommit<T, R> {
   private async run(batch: Waiting<T, R>[]): Promise<void> {
     try {
       const results = await this.write(batch.map((w) => w.item));
-      batch.forEach((w, i) => w.resolve(results[i] as R));
+      for (const [i, w] of batch.entries()) w.resolve(results[i] as R);
       return;
     } catch (err) {
       if (batch.length === 1) {
@@ -81,7 +81,10 @@ export class GroupCommit<T, R> {
         batch[0]?.reject(err);
         return;
       }
-      this.opts.log.warn(`${this.opts.name} batch failed; writing its ${batch.length} items one by one`, errorFields(err));
+      this.opts.log.warn(
+        `${this.opts.name} batch failed; writing its ${batch.length} items one by one`,
+        errorFields(err),
+      );
     }
     for (const w of batch) {
       try {

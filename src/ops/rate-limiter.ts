@@ -26,7 +26,7 @@ export class RateLimiter {
 
   constructor(
     private readonly store: Store,
-    private readonly syncMs = 20,
+    syncMs = 20,
     private readonly now: () => number = Date.now,
   ) {
     this.timer = setInterval(() => void this.flush(), syncMs);

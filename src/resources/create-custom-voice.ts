@@ -23,11 +23,25 @@ export async function createCustomVoice(
   provider: { id: string; resources: Required<Pick<ProviderResources, 'createCustomVoice'>> },
   req: { accountId: number; samples: string[]; name?: string },
 ): Promise<CreatedCustomVoice> {
-  const files = await keepVoiceSamples(req.samples, req.accountId, { files: ctx.files, allowPrivate: ctx.env.allowPrivateUrls, maxBytes: ctx.env.maxUploadBytes });
+  const files = await keepVoiceSamples(req.samples, req.accountId, {
+    files: ctx.files,
+    allowPrivate: ctx.env.allowPrivateUrls,
+    maxBytes: ctx.env.maxUploadBytes,
+  });
   const name = req.name ?? DEFAULT_NAME;
   try {
-    const { voice_id } = await provider.resources.createCustomVoice({ accountId: req.accountId, name, samples: files.map((f) => keptSample(f, ctx.files)) });
-    await repo.insert({ provider: provider.id, voiceId: voice_id, accountId: req.accountId, name, sampleFileIds: files.map((f) => f.id) });
+    const { voice_id } = await provider.resources.createCustomVoice({
+      accountId: req.accountId,
+      name,
+      samples: files.map((f) => keptSample(f, ctx.files)),
+    });
+    await repo.insert({
+      provider: provider.id,
+      voiceId: voice_id,
+      accountId: req.accountId,
+      name,
+      sampleFileIds: files.map((f) => f.id),
+    });
     return { voice_id, name, samples: files.map((f) => f.url) };
   } catch (err) {
     await Promise.all(files.map((f) => ctx.files.remove(f.id).catch(() => undefined)));

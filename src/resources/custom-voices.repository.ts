@@ -13,10 +13,22 @@ export const NO_CUSTOM_VOICES: CustomVoiceLookup = { find: async () => undefined
 export class CustomVoicesRepository implements CustomVoiceLookup {
   constructor(private readonly db: Db) {}
 
-  async insert(voice: { provider: string; voiceId: string; accountId: number; name: string; sampleFileIds: string[] }): Promise<void> {
+  async insert(voice: {
+    provider: string;
+    voiceId: string;
+    accountId: number;
+    name: string;
+    sampleFileIds: string[];
+  }): Promise<void> {
     await this.db
       .insertInto('custom_voices')
-      .values({ provider: voice.provider, voice_id: voice.voiceId, account_id: voice.accountId, name: voice.name, sample_file_ids: JSON.stringify(voice.sampleFileIds) })
+      .values({
+        provider: voice.provider,
+        voice_id: voice.voiceId,
+        account_id: voice.accountId,
+        name: voice.name,
+        sample_file_ids: JSON.stringify(voice.sampleFileIds),
+      })
       .execute();
   }
 

@@ -28,7 +28,11 @@ export interface SampleKeeperDeps {
  * the voice outlives the sources. All or nothing: on any failure the copies made so far are
  * removed and the error names the sample (`samples[3]: …`).
  */
-export async function keepVoiceSamples(urls: string[], accountId: number, deps: SampleKeeperDeps): Promise<SavedFile[]> {
+export async function keepVoiceSamples(
+  urls: string[],
+  accountId: number,
+  deps: SampleKeeperDeps,
+): Promise<SavedFile[]> {
   const abort = new AbortController();
   const kept: SavedFile[] = [];
   let failure: unknown;
@@ -51,13 +55,30 @@ export async function keepVoiceSamples(urls: string[], accountId: number, deps: 
   throw failure;
 }
 
-async function keepOne(url: string, index: number, accountId: number, deps: SampleKeeperDeps, signal: AbortSignal): Promise<SavedFile> {
+async function keepOne(
+  url: string,
+  index: number,
+  accountId: number,
+  deps: SampleKeeperDeps,
+  signal: AbortSignal,
+): Promise<SavedFile> {
   const field = `samples[${index}]`;
   const maxBytes = Math.min(MAX_SAMPLE_BYTES, deps.maxBytes ?? MAX_SAMPLE_BYTES);
   let body: ReadableStream<Uint8Array>;
   let contentType: string;
   try {
-    const res = await safeFetch(url, { signal }, { allowPrivate: deps.allowPrivate, field, timeoutMs: SAMPLE_DOWNLOAD_MS, maxBytes, followRedirects: false, fetch: deps.fetch });
+    const res = await safeFetch(
+      url,
+      { signal },
+      {
+        allowPrivate: deps.allowPrivate,
+        field,
+        timeoutMs: SAMPLE_DOWNLOAD_MS,
+        maxBytes,
+        followRedirects: false,
+        fetch: deps.fetch,
+      },
+    );
     if (res.status >= 300 && res.status < 400) {
       await res.body?.cancel();
       throw unprocessable(`${field}: the URL redirects (HTTP ${res.status}); give a direct download URL`);
@@ -74,7 +95,9 @@ async function keepOne(url: string, index: number, accountId: number, deps: Samp
   }
   if (!isAudioSampleType(contentType)) {
     await body.cancel().catch(() => undefined);
-    throw unprocessable(`${field}: not an audio file (its bytes read as ${contentType}); expected ${AUDIO_SAMPLE_FORMATS}`);
+    throw unprocessable(
+      `${field}: not an audio file (its bytes read as ${contentType}); expected ${AUDIO_SAMPLE_FORMATS}`,
+    );
   }
   try {
     return await deps.files.save({ body, contentType, source: 'voice_sample', accountId, maxBytes });
@@ -88,7 +111,8 @@ async function keepOne(url: string, index: number, accountId: number, deps: Samp
 /** Any failure of one sample as a 422 that names it: a bad sample is a bad request parameter. */
 function asSampleError(field: string, err: unknown, what: string): EnvelopeError {
   if (err instanceof EnvelopeError && err.status === 422 && err.message.startsWith(field)) return err;
-  const message = err instanceof EnvelopeError ? err.message : `${what} (${err instanceof Error ? err.message : String(err)})`;
+  const message =
+    err instanceof EnvelopeError ? err.message : `${what} (${err instanceof Error ? err.message : String(err)})`;
   return unprocessable(message.startsWith(field) ? message : `${field}: ${message}`);
 }
 

@@ -22,6 +22,12 @@ export class MotionPresetError extends HttpError {
  */
 export function motionErrorShapers(products: Iterable<string>): Array<{ prefix: string; shape: ErrorShaper }> {
   const shape: ErrorShaper = (status, message, kind) =>
-    new MotionPresetError(status === 422 ? 400 : status, message, status >= 500 ? 'internal_error' : kind === 'not_found' ? 'not_found' : 'invalid_request');
-  return [...products].flatMap((product) => [`/${product}/motions`, `/v1/${product}/motions`].map((prefix) => ({ prefix, shape })));
+    new MotionPresetError(
+      status === 422 ? 400 : status,
+      message,
+      status >= 500 ? 'internal_error' : kind === 'not_found' ? 'not_found' : 'invalid_request',
+    );
+  return [...products].flatMap((product) =>
+    [`/${product}/motions`, `/v1/${product}/motions`].map((prefix) => ({ prefix, shape })),
+  );
 }

@@ -21,7 +21,11 @@ export class MotionPresetsCache {
     private readonly opts: { now?: () => number; ttlMs?: number } = {},
   ) {}
 
-  async get(provider: string, query: MotionQuery, load: () => MotionPreset[] | Promise<MotionPreset[]>): Promise<MotionPreset[]> {
+  async get(
+    provider: string,
+    query: MotionQuery,
+    load: () => MotionPreset[] | Promise<MotionPreset[]>,
+  ): Promise<MotionPreset[]> {
     const now = this.opts.now ?? Date.now;
     const ttlMs = this.opts.ttlMs ?? MOTION_CACHE_MS;
     const key = cacheKey(provider, query);

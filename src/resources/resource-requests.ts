@@ -1,5 +1,10 @@
 import * as v from 'valibot';
-import { MOTION_CATEGORIES, type MotionQuery, PHRASE_LANGUAGES, type PhraseLanguage } from '../../providers/shared/resources.ts';
+import {
+  MOTION_CATEGORIES,
+  type MotionQuery,
+  PHRASE_LANGUAGES,
+  type PhraseLanguage,
+} from '../../providers/shared/resources.ts';
 import { parseOr422 } from '../http/parse.ts';
 import { issueMessage, issuePath } from '../http/validation.ts';
 import { MAX_SAMPLES } from './keep-voice-samples.ts';
@@ -23,7 +28,13 @@ export const MAX_MOTION_SIZE = 100;
 
 const MotionQuerySchema = v.object({
   size: v.optional(
-    v.pipe(v.string(), v.regex(/^\d+$/, `must be an integer from 1 to ${MAX_MOTION_SIZE}`), v.transform(Number), v.minValue(1, `must be an integer from 1 to ${MAX_MOTION_SIZE}`), v.maxValue(MAX_MOTION_SIZE, `must be an integer from 1 to ${MAX_MOTION_SIZE}`)),
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, `must be an integer from 1 to ${MAX_MOTION_SIZE}`),
+      v.transform(Number),
+      v.minValue(1, `must be an integer from 1 to ${MAX_MOTION_SIZE}`),
+      v.maxValue(MAX_MOTION_SIZE, `must be an integer from 1 to ${MAX_MOTION_SIZE}`),
+    ),
   ),
   category: v.optional(oneOf(MOTION_CATEGORIES)),
   // `search` matches part of a preset's name.
@@ -59,5 +70,12 @@ export const CustomVoiceBody = v.object({
     v.minLength(1, 'must hold at least one URL'),
     v.maxLength(MAX_SAMPLES, `must hold at most ${MAX_SAMPLES} URLs`),
   ),
-  name: v.optional(v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(100, 'must be at most 100 characters'))),
+  name: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.trim(),
+      v.nonEmpty('must not be empty'),
+      v.maxLength(100, 'must be at most 100 characters'),
+    ),
+  ),
 });

@@ -39,14 +39,18 @@ export function adminRoutes(ctx: AppContext) {
   return new Elysia({ name: 'admin', prefix: '/admin' })
     .onBeforeHandle(({ request }) => {
       const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
-      if (!match?.[1] || !sameHash(hashApiKey(match[1]), tokenHash)) throw unauthorized('invalid or missing admin token');
+      if (!match?.[1] || !sameHash(hashApiKey(match[1]), tokenHash))
+        throw unauthorized('invalid or missing admin token');
     })
     .post('/accounts', async ({ body }) => {
       const input = parseOr422(CreateAccountBody, body);
       const exists = () => conflict(`an account with email ${input.email} already exists`);
       if (await findAccountByEmail(ctx.db, input.email)) throw exists();
       // Two creates of one address at once: the unique index decides, and the loser is told so.
-      const { account, apiKey } = await createAccount(ctx.db, { email: input.email, balance: toUnits(input.balance_usd ?? 0) }).catch((err: unknown) => {
+      const { account, apiKey } = await createAccount(ctx.db, {
+        email: input.email,
+        balance: toUnits(input.balance_usd ?? 0),
+      }).catch((err: unknown) => {
         throw sqlState(err) === UNIQUE_VIOLATION ? exists() : err;
       });
       return envelope({ user_id: account.id, email: account.email, api_key: apiKey });
@@ -55,7 +59,12 @@ export function adminRoutes(ctx: AppContext) {
       const { amount_usd } = parseOr422(TopupBody, body);
       const row = await loadAccount(params.id);
       await ctx.db.transaction().execute((trx) =>
-        applyLedgerMovement(trx, { accountId: row.id, amount: toUnits(amount_usd), kind: 'topup', note: 'admin top-up' }),
+        applyLedgerMovement(trx, {
+          accountId: row.id,
+          amount: toUnits(amount_usd),
+          kind: 'topup',
+          note: 'admin top-up',
+        }),
       );
       await ctx.accounts.changed(row.id);
       return envelope(toAccountView(await loadAccount(params.id)));

@@ -16,15 +16,33 @@ import { readJsonBody } from '../http/request-body.ts';
 
 /** `{"api_key": "gw_…"}` is about 70 bytes; this leaves room for whitespace and nothing more. */
 const SIGN_IN_MAX_BYTES = 16 * 1024;
-const SignInBody = v.object({ api_key: v.pipe(v.string(), v.trim(), v.nonEmpty('is required'), v.maxLength(200, 'is too long')) });
+const SignInBody = v.object({
+  api_key: v.pipe(v.string(), v.trim(), v.nonEmpty('is required'), v.maxLength(200, 'is too long')),
+});
 const SpendQuery = v.object({
-  days: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be an integer from 1 to 366'), v.transform(Number), v.minValue(1, 'must be an integer from 1 to 366'), v.maxValue(366, 'must be an integer from 1 to 366')), '30'),
+  days: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, 'must be an integer from 1 to 366'),
+      v.transform(Number),
+      v.minValue(1, 'must be an integer from 1 to 366'),
+      v.maxValue(366, 'must be an integer from 1 to 366'),
+    ),
+    '30',
+  ),
 });
 
-const sessionView = (session: Session) => ({ user_id: session.account_id, csrf_token: session.csrf_token, expires_at: Math.floor(session.expires_at / 1000) });
+const sessionView = (session: Session) => ({
+  user_id: session.account_id,
+  csrf_token: session.csrf_token,
+  expires_at: Math.floor(session.expires_at / 1000),
+});
 
 const json = (body: unknown, headers: Record<string, string> = {}, status = 200) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+  });
 
 /**
  * The account dashboard: the page under /dashboard, its sign-in session, and the one
@@ -57,7 +75,8 @@ export function dashboardRoutes(ctx: AppContext) {
   const serve = async (name: string, request: Request) => {
     const file = await assets.get(name);
     if (!file) return json({ success: false, code: 404, data: { message: `no dashboard file ${name}` } }, {}, 404);
-    if (request.headers.get('if-none-match') === file.etag) return new Response(null, { status: 304, headers: { ...headers, etag: file.etag } });
+    if (request.headers.get('if-none-match') === file.etag)
+      return new Response(null, { status: 304, headers: { ...headers, etag: file.etag } });
     return new Response(file.body, { headers: { ...headers, 'content-type': file.type, etag: file.etag } });
   };
 

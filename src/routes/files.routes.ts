@@ -54,20 +54,28 @@ async function serveFile(files: FileStore, request: Request, name: string, metho
   const headers = fileHeaders(row, etag);
   // Range is defined for GET only; If-Range with another validator means "send it all".
   const ifRange = request.headers.get('if-range');
-  const range = method === 'GET' && (ifRange === null || ifRange === etag) ? parseRange(request.headers.get('range'), size) : undefined;
+  const range =
+    method === 'GET' && (ifRange === null || ifRange === etag)
+      ? parseRange(request.headers.get('range'), size)
+      : undefined;
   if (range === 'unsatisfiable') {
     const err = new EnvelopeError(416, `range not satisfiable: the file has ${size} bytes`);
     err.headers['content-range'] = `bytes */${size}`;
     throw err;
   }
-  if (method === 'HEAD') return new Response(null, { status: 200, headers: { ...headers, 'content-length': String(size) } });
+  if (method === 'HEAD')
+    return new Response(null, { status: 200, headers: { ...headers, 'content-length': String(size) } });
 
   const body = await files.storage.read(row.storage_key, range);
   if (!body) throw notFound(`file ${name} not found`);
   if (!range) return new Response(body, { status: 200, headers: { ...headers, 'content-length': String(size) } });
   return new Response(body, {
     status: 206,
-    headers: { ...headers, 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${size}` },
+    headers: {
+      ...headers,
+      'content-length': String(range.end - range.start + 1),
+      'content-range': `bytes ${range.start}-${range.end}/${size}`,
+    },
   });
 }
 

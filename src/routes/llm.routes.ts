@@ -22,10 +22,29 @@ function authErrors(family: ErrorFamily): AuthErrors {
 
 /** Bad JSON, unknown sub-routes and crashes on LLM paths answer in the path's own error shape. */
 export const llmErrorShapers: Array<{ prefix: string; shape: ErrorShaper }> = [
-  { prefix: '/v1/messages', shape: (status, message) => new LlmError('anthropic', kindForStatus(status === 422 ? 400 : status), message, null, null, status === 422 ? 400 : status) },
+  {
+    prefix: '/v1/messages',
+    shape: (status, message) =>
+      new LlmError(
+        'anthropic',
+        kindForStatus(status === 422 ? 400 : status),
+        message,
+        null,
+        null,
+        status === 422 ? 400 : status,
+      ),
+  },
   ...['/v1/chat/completions', '/v1/responses'].map((prefix) => ({
     prefix,
-    shape: ((status, message) => new LlmError('openai', kindForStatus(status === 422 ? 400 : status), message, null, null, status === 422 ? 400 : status)) as ErrorShaper,
+    shape: ((status, message) =>
+      new LlmError(
+        'openai',
+        kindForStatus(status === 422 ? 400 : status),
+        message,
+        null,
+        null,
+        status === 422 ? 400 : status,
+      )) as ErrorShaper,
   })),
 ];
 
@@ -39,7 +58,14 @@ export function llmRoutes(ctx: AppContext, service: LlmService) {
     )
     .get('/responses/:id', async ({ auth, params }) => {
       const stored = await loadResponse(ctx.db, auth.accountId, params.id);
-      if (!stored) throw new LlmError('openai', 'not_found', `Response with id '${params.id}' not found.`, 'response_id', 'response_not_found');
+      if (!stored)
+        throw new LlmError(
+          'openai',
+          'not_found',
+          `Response with id '${params.id}' not found.`,
+          'response_id',
+          'response_not_found',
+        );
       return stored;
     });
 

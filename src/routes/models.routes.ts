@@ -13,7 +13,13 @@ function parseCategories(raw: string | undefined): { set?: Set<Category>; key: s
   for (const part of raw.split(',')) {
     const value = part.trim().toLowerCase();
     if (!isCategory(value)) {
-      throw new OpenAIStyleError(400, `invalid category "${part.trim()}": expected a comma-separated list of llm, video, image, audio`, 'invalid_category', 'invalid_request_error', 'category');
+      throw new OpenAIStyleError(
+        400,
+        `invalid category "${part.trim()}": expected a comma-separated list of llm, video, image, audio`,
+        'invalid_category',
+        'invalid_request_error',
+        'category',
+      );
     }
     set.add(value);
   }
@@ -39,11 +45,24 @@ export function modelRoutes(ctx: AppContext) {
     .get('/*', ({ params }) => {
       // Elysia leaves the wildcard encoded; the request-target guard has refused what cannot be decoded.
       const id = decodeOrUndefined(params['*']);
-      if (id === undefined) throw new OpenAIStyleError(400, 'model_id: is not valid percent-encoded UTF-8', 'invalid_request', 'invalid_request_error', 'model');
+      if (id === undefined)
+        throw new OpenAIStyleError(
+          400,
+          'model_id: is not valid percent-encoded UTF-8',
+          'invalid_request',
+          'invalid_request_error',
+          'model',
+        );
       const entry = ctx.catalog.get(id);
       if (entry) return json(entry.json);
       const providerModels = ctx.catalog.providerModels(id);
       if (providerModels) return json(ctx.catalog.listJson(providerModels, `provider:${id}`));
-      throw new OpenAIStyleError(404, `The model '${id}' does not exist`, 'model_not_found', 'invalid_request_error', 'model');
+      throw new OpenAIStyleError(
+        404,
+        `The model '${id}' does not exist`,
+        'model_not_found',
+        'invalid_request_error',
+        'model',
+      );
     });
 }

@@ -6,5 +6,8 @@ import { resourceOpenApiPaths } from '../resources/openapi-paths.ts';
 
 export function openApiRoutes() {
   const body = JSON.stringify(openApiDocument({ ...llmOpenApiPaths, ...taskOpenApiPaths, ...resourceOpenApiPaths }));
-  return new Elysia({ name: 'openapi' }).get('/openapi.json', () => new Response(body, { headers: { 'content-type': 'application/json' } }));
+  return new Elysia({ name: 'openapi' }).get(
+    '/openapi.json',
+    () => new Response(body, { headers: { 'content-type': 'application/json' } }),
+  );
 }

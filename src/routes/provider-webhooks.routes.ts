@@ -27,13 +27,28 @@ export function providerWebhookRoutes(ctx: AppContext, providers: ReadonlyMap<st
       const body = await readBodyText(request, { maxBytes: MAX_BODY_BYTES, timeoutMs: ctx.env.bodyTimeoutMs });
       const outcome = await webhook.receive({ url: new URL(request.url), headers: request.headers, body });
       if (!outcome.accepted) {
-        ctx.log.warn('upstream webhook refused', { provider: params.provider_id, status: outcome.status, reason: outcome.message });
+        ctx.log.warn('upstream webhook refused', {
+          provider: params.provider_id,
+          status: outcome.status,
+          reason: outcome.message,
+        });
         throw new EnvelopeError(outcome.status, outcome.message);
       }
       if ('ignored' in outcome) return envelope({ received: true, stored: false, reason: outcome.ignored });
-      const storing = storeWhenFree(ctx.db, ctx.log, params.provider_id, outcome.taskId, outcome.operationId, outcome.result);
+      const storing = storeWhenFree(
+        ctx.db,
+        ctx.log,
+        params.provider_id,
+        outcome.taskId,
+        outcome.operationId,
+        outcome.result,
+      );
       const answer = await Promise.race([storing, Bun.sleep(ANSWER_WITHIN_MS).then(() => 'pending' as const)]);
-      ctx.log.info('upstream webhook received', { provider: params.provider_id, task_id: outcome.taskId, outcome: answer });
+      ctx.log.info('upstream webhook received', {
+        provider: params.provider_id,
+        task_id: outcome.taskId,
+        outcome: answer,
+      });
       return envelope({ received: true, stored: answer === 'stored' || answer === 'pending', outcome: answer });
     },
     { parse: 'none' },

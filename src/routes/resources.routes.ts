@@ -39,26 +39,45 @@ export function resourceRoutes(ctx: AppContext, opts: ResourceRoutesOptions = {}
     return resources as ProviderResources & Required<Pick<ProviderResources, K>>;
   };
   const host = (vendor: string): ResourceHost => ({
-    assetUrl: (name) => `${ctx.env.publicUrl}/v1/resources/${encodeURIComponent(vendor)}/samples/${encodeURIComponent(name)}`,
+    assetUrl: (name) =>
+      `${ctx.env.publicUrl}/v1/resources/${encodeURIComponent(vendor)}/samples/${encodeURIComponent(name)}`,
   });
 
   const api = new Elysia({ name: 'resources', prefix: '/v1/resources' })
     .use(authPlugin(ctx))
     .get('/:vendor/:product/voices', async ({ params }) => {
-      const voices = await resourcesWith(params.vendor, 'listVideoVoices', 'video voices').listVideoVoices(params.product);
+      const voices = await resourcesWith(params.vendor, 'listVideoVoices', 'video voices').listVideoVoices(
+        params.product,
+      );
       if (!voices) throw notFound(`provider ${params.vendor} has no product ${params.product}`);
       return envelope(voices);
     })
     .get('/:vendor/voices/:family', async ({ params }) => {
-      const voices = await resourcesWith(params.vendor, 'listStringVoices', 'voice presets').listStringVoices(params.family, host(params.vendor));
+      const voices = await resourcesWith(params.vendor, 'listStringVoices', 'voice presets').listStringVoices(
+        params.family,
+        host(params.vendor),
+      );
       if (!voices) throw notFound(`provider ${params.vendor} has no model family ${params.family}`);
       return envelope(voices);
     })
-    .get('/:vendor/voices', async ({ params }) => envelope({ voices: await resourcesWith(params.vendor, 'listSpeechVoices', 'speech voices').listSpeechVoices(host(params.vendor)) }))
+    .get('/:vendor/voices', async ({ params }) =>
+      envelope({
+        voices: await resourcesWith(params.vendor, 'listSpeechVoices', 'speech voices').listSpeechVoices(
+          host(params.vendor),
+        ),
+      }),
+    )
     .post('/:vendor/voices', async ({ auth, params, body }) => {
       const resources = resourcesWith(params.vendor, 'createCustomVoice', 'custom voices');
       const req = parseOr422(CustomVoiceBody, body);
-      return envelope(await createCustomVoice(ctx, customVoices, { id: params.vendor, resources }, { accountId: auth.accountId, ...req }));
+      return envelope(
+        await createCustomVoice(
+          ctx,
+          customVoices,
+          { id: params.vendor, resources },
+          { accountId: auth.accountId, ...req },
+        ),
+      );
     })
     .get('/:vendor/voice/verification-phrase', async ({ params, query }) => {
       const resources = resourcesWith(params.vendor, 'verificationPhrase', 'verification phrases');
@@ -68,18 +87,21 @@ export function resourceRoutes(ctx: AppContext, opts: ResourceRoutesOptions = {}
   // Voice samples and previews are played by <audio> elements and media players, which send no
   // Authorization header: like stored files, they are served without a key. They are the same
   // public, deterministic recordings for every caller, so there is nothing to protect.
-  const samples = new Elysia({ name: 'resource-samples' }).get('/v1/resources/:vendor/samples/:name', async ({ params }) => {
-    const asset = await resourcesWith(params.vendor, 'asset', 'samples').asset(params.name);
-    if (!asset) throw notFound(`sample ${params.name} not found`);
-    return new Response(asset.body as Uint8Array<ArrayBuffer>, {
-      headers: {
-        'content-type': asset.contentType,
-        'cache-control': 'public, max-age=86400',
-        'x-content-type-options': 'nosniff',
-        'content-disposition': `inline; filename="${params.name.replace(/["\\\r\n]/g, '')}"`,
-      },
-    });
-  });
+  const samples = new Elysia({ name: 'resource-samples' }).get(
+    '/v1/resources/:vendor/samples/:name',
+    async ({ params }) => {
+      const asset = await resourcesWith(params.vendor, 'asset', 'samples').asset(params.name);
+      if (!asset) throw notFound(`sample ${params.name} not found`);
+      return new Response(asset.body as Uint8Array<ArrayBuffer>, {
+        headers: {
+          'content-type': asset.contentType,
+          'cache-control': 'public, max-age=86400',
+          'x-content-type-options': 'nosniff',
+          'content-disposition': `inline; filename="${params.name.replace(/["\\\r\n]/g, '')}"`,
+        },
+      });
+    },
+  );
 
   // `GET /<product>/motions` (and with /v1): one static route per declared product, so no
   // catch-all `/:product/motions` can shadow another module's paths.
@@ -88,11 +110,12 @@ export function resourceRoutes(ctx: AppContext, opts: ResourceRoutesOptions = {}
   for (const provider of providers.values()) {
     const resources = provider.resources;
     const product = resources?.motionProduct;
-    if (!resources?.listMotions || !product || seen.has(product)) continue;
+    const listMotions = resources?.listMotions?.bind(resources);
+    if (!listMotions || !product || seen.has(product)) continue;
     seen.add(product);
     const serve = async ({ query }: { query: Record<string, unknown> }) => {
       const q = parseMotionQuery(query);
-      return envelope(await motions.get(provider.id, q, () => resources.listMotions!(q)));
+      return envelope(await motions.get(provider.id, q, () => listMotions(q)));
     };
     motionRoutes.get(`/${product}/motions`, serve).get(`/v1/${product}/motions`, serve);
   }

@@ -19,7 +19,8 @@ import type { AuthContext } from '../auth/key-cache.ts';
 function idempotencyKey(headers: Headers): string | undefined {
   const key = headers.get('idempotency-key');
   if (key === null) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw unprocessable('Idempotency-Key: must be 1 to 255 visible ASCII characters');
+  if (!/^[\x21-\x7e]{1,255}$/.test(key))
+    throw unprocessable('Idempotency-Key: must be 1 to 255 visible ASCII characters');
   return key;
 }
 
@@ -36,7 +37,12 @@ export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: Webhoo
     return taskView(row, logs.get(row.id) ?? [], ctx.catalog);
   };
   /** A retried create answers the task its key already made, as it is now; otherwise validates and admits. */
-  const create = async (auth: AuthContext, req: CreateTaskRequest, headers: Headers, resolve: () => ReturnType<TaskService['resolve']>) => {
+  const create = async (
+    auth: AuthContext,
+    req: CreateTaskRequest,
+    headers: Headers,
+    resolve: () => ReturnType<TaskService['resolve']>,
+  ) => {
     const key = idempotencyKey(headers);
     const replay = await findIdempotentReplay(ctx.db, auth.accountId, req, key);
     if (replay) return envelope(await view(replay));
@@ -60,12 +66,25 @@ export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: Webhoo
     })
     .get('', async ({ auth, query }) => {
       const { page, pageSize, filter } = parseTaskListQuery(query);
-      const { rows, total } = await listTasks(ctx.db, auth.accountId, filter, { limit: pageSize, offset: (page - 1) * pageSize });
-      const logs = await callbackLogs(ctx.db, rows.filter((r) => r.callback_url).map((r) => r.id));
+      const { rows, total } = await listTasks(ctx.db, auth.accountId, filter, {
+        limit: pageSize,
+        offset: (page - 1) * pageSize,
+      });
+      const logs = await callbackLogs(
+        ctx.db,
+        rows.filter((r) => r.callback_url).map((r) => r.id),
+      );
       const totalPages = Math.ceil(total / pageSize);
       return {
         ...envelope(rows.map((row) => taskView(row, logs.get(row.id) ?? [], ctx.catalog))),
-        pagination: { page, page_size: pageSize, total, total_pages: totalPages, has_next: page < totalPages, has_previous: page > 1 },
+        pagination: {
+          page,
+          page_size: pageSize,
+          total,
+          total_pages: totalPages,
+          has_next: page < totalPages,
+          has_previous: page > 1,
+        },
       };
     })
     .get('/:task_id', async ({ auth, params }) => {

@@ -29,7 +29,8 @@ export interface SavedFile {
 }
 
 /** A declared type we can put in a header as it is; anything else is sniffed instead. */
-const CONTENT_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;\s*[a-z0-9!#$&^_.+-]+=("[^"\r\n]*"|[a-z0-9!#$&^_.+-]+))*$/i;
+const CONTENT_TYPE =
+  /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;\s*[a-z0-9!#$&^_.+-]+=("[^"\r\n]*"|[a-z0-9!#$&^_.+-]+))*$/i;
 
 /**
  * Stored files: bytes in Storage under the file's id, metadata in `stored_files`. The sha256 is
@@ -46,7 +47,8 @@ export class FileStore {
     const id = newFileId();
     const maxBytes = input.maxBytes ?? this.opts.maxBytes;
     const declared = input.contentType?.trim();
-    let contentType = declared && CONTENT_TYPE.test(declared) && declared.toLowerCase() !== OCTET_STREAM ? declared : undefined;
+    let contentType =
+      declared && CONTENT_TYPE.test(declared) && declared.toLowerCase() !== OCTET_STREAM ? declared : undefined;
     const hasher = new Bun.CryptoHasher('sha256');
     let body = input.body;
     if (body instanceof Uint8Array) {
@@ -66,7 +68,15 @@ export class FileStore {
     try {
       await this.db
         .insertInto('stored_files')
-        .values({ id, account_id: input.accountId, storage_key: id, content_type: contentType, size_bytes: info.size, sha256, source: input.source })
+        .values({
+          id,
+          account_id: input.accountId,
+          storage_key: id,
+          content_type: contentType,
+          size_bytes: info.size,
+          sha256,
+          source: input.source,
+        })
         .execute();
     } catch (err) {
       // No row, no file: the bytes would be unreachable forever.
@@ -89,7 +99,11 @@ export class FileStore {
   }
 
   async remove(id: string): Promise<void> {
-    const row = await this.db.deleteFrom('stored_files').where('id', '=', id).returning('storage_key').executeTakeFirst();
+    const row = await this.db
+      .deleteFrom('stored_files')
+      .where('id', '=', id)
+      .returning('storage_key')
+      .executeTakeFirst();
     if (row) await this.storage.delete(row.storage_key);
   }
 }

@@ -26,7 +26,11 @@ export class LocalStorage implements Storage {
     return join(this.root, key.slice(0, 2), key.slice(2, 4), key);
   }
 
-  async put(key: string, body: Uint8Array | ReadableStream<Uint8Array>, opts: { contentType: string; maxBytes?: number }): Promise<StoredObjectInfo> {
+  async put(
+    key: string,
+    body: Uint8Array | ReadableStream<Uint8Array>,
+    opts: { contentType: string; maxBytes?: number },
+  ): Promise<StoredObjectInfo> {
     const finalPath = this.pathOf(key);
     const tmpDir = join(this.root, '.tmp');
     await Promise.all([mkdir(tmpDir, { recursive: true }), mkdir(join(finalPath, '..'), { recursive: true })]);
@@ -64,7 +68,10 @@ export class LocalStorage implements Storage {
       const s = await stat(this.pathOf(key));
       // Objects are never modified in place (a put renames a new inode over the old one), so
       // size + mtime + inode identify the bytes exactly: a strong validator.
-      return { size: s.size, etag: `${s.size.toString(16)}-${Math.floor(s.mtimeMs).toString(16)}-${s.ino.toString(16)}` };
+      return {
+        size: s.size,
+        etag: `${s.size.toString(16)}-${Math.floor(s.mtimeMs).toString(16)}-${s.ino.toString(16)}`,
+      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;

@@ -27,7 +27,11 @@ export class S3Storage implements Storage {
     });
   }
 
-  async put(key: string, body: Uint8Array | ReadableStream<Uint8Array>, opts: { contentType: string; maxBytes?: number }): Promise<StoredObjectInfo> {
+  async put(
+    key: string,
+    body: Uint8Array | ReadableStream<Uint8Array>,
+    opts: { contentType: string; maxBytes?: number },
+  ): Promise<StoredObjectInfo> {
     const file = this.client.file(key);
     if (body instanceof Uint8Array) {
       if (opts.maxBytes !== undefined && body.byteLength > opts.maxBytes) throw new FileTooLargeError(opts.maxBytes);

@@ -22,7 +22,11 @@ export interface Storage {
    * Writes a whole object. A stream is written as it arrives, never held whole in memory;
    * `maxBytes` aborts the write (and leaves nothing behind) once exceeded.
    */
-  put(key: string, body: Uint8Array | ReadableStream<Uint8Array>, opts: { contentType: string; maxBytes?: number }): Promise<StoredObjectInfo>;
+  put(
+    key: string,
+    body: Uint8Array | ReadableStream<Uint8Array>,
+    opts: { contentType: string; maxBytes?: number },
+  ): Promise<StoredObjectInfo>;
   /** The object's bytes, or one range of them; undefined when there is no such object. */
   read(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined>;
   stat(key: string): Promise<StoredObjectInfo | undefined>;

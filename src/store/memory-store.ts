@@ -68,7 +68,10 @@ export class MemoryStore implements Store {
 
   async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
     let handlers = this.channels.get(channel);
-    if (!handlers) this.channels.set(channel, (handlers = new Set()));
+    if (!handlers) {
+      handlers = new Set();
+      this.channels.set(channel, handlers);
+    }
     handlers.add(handler);
     return async () => {
       handlers.delete(handler);

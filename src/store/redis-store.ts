@@ -67,7 +67,8 @@ export class RedisStore implements Store {
     }
     let set = this.handlers.get(channel);
     if (!set) {
-      this.handlers.set(channel, (set = new Set()));
+      set = new Set();
+      this.handlers.set(channel, set);
       await this.subscriber.subscribe(this.prefix + channel);
     }
     set.add(handler);

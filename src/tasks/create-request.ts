@@ -31,9 +31,17 @@ export function parseCreateTask(body: unknown, inputPath = 'input'): CreateTaskR
   const req = parseOr422(CreateTaskSchema, body);
   // What Postgres cannot store (NUL, unpaired surrogates) or nests too deep is refused here,
   // naming the field, so it reaches neither a lookup nor the batched insert of the admitter.
-  const bad = findUnstorableString(req.model, 'model') ?? findUnstorableString(req.input, inputPath) ?? findUnstorableString(req.callback_url, 'callback_url');
+  const bad =
+    findUnstorableString(req.model, 'model') ??
+    findUnstorableString(req.input, inputPath) ??
+    findUnstorableString(req.callback_url, 'callback_url');
   if (bad) throw unprocessable(`${bad.path || 'body'}: ${bad.reason}`);
-  return { model: req.model, input: req.input, callbackUrl: req.callback_url ?? undefined, dryRun: req.dry_run ?? false };
+  return {
+    model: req.model,
+    input: req.input,
+    callbackUrl: req.callback_url ?? undefined,
+    dryRun: req.dry_run ?? false,
+  };
 }
 
 /**

@@ -20,16 +20,38 @@ const boundedInteger = (min: number, max: number, message: string) =>
     v.transform(Number),
     v.check((n) => Number.isSafeInteger(n) && n >= min && n <= max, message),
   );
-const storable = v.check((s: string) => isStorableString(s), 'must not contain the NUL character or unpaired surrogates');
-const commaList = v.optional(v.pipe(v.string(), storable, v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))));
-const unixSeconds = v.optional(boundedInteger(0, MAX_UNIX_SECONDS, `must be Unix seconds, an integer from 0 to ${MAX_UNIX_SECONDS}`));
+const storable = v.check(
+  (s: string) => isStorableString(s),
+  'must not contain the NUL character or unpaired surrogates',
+);
+const commaList = v.optional(
+  v.pipe(
+    v.string(),
+    storable,
+    v.transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+  ),
+);
+const unixSeconds = v.optional(
+  boundedInteger(0, MAX_UNIX_SECONDS, `must be Unix seconds, an integer from 0 to ${MAX_UNIX_SECONDS}`),
+);
 
 const QuerySchema = v.object({
   page: v.optional(boundedInteger(1, MAX_PAGE, `must be a positive integer up to ${MAX_PAGE}`)),
   page_size: v.optional(v.string()),
   status: v.optional(v.picklist(['processing', 'completed', 'failed'], 'must be processing, completed or failed')),
   model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), storable)),
-  category: v.pipe(commaList, v.check((list) => !list || list.every((c) => CATEGORIES.has(c.toLowerCase())), 'must be a comma-separated subset of llm, video, image, audio')),
+  category: v.pipe(
+    commaList,
+    v.check(
+      (list) => !list || list.every((c) => CATEGORIES.has(c.toLowerCase())),
+      'must be a comma-separated subset of llm, video, image, audio',
+    ),
+  ),
   provider: commaList,
   created_after: unixSeconds,
   created_before: unixSeconds,

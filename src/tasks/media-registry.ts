@@ -19,7 +19,10 @@ export class MediaRegistry {
     for (const entry of catalog.entries) {
       if (entry.object.category === 'llm') continue;
       const media = providers.get(entry.provider.id)?.media?.model(entry.config);
-      if (!media) throw new ConfigError(`models: ${entry.object.id}: provider ${entry.provider.id} (kind ${entry.provider.kind}) cannot run ${entry.object.category} tasks`);
+      if (!media)
+        throw new ConfigError(
+          `models: ${entry.object.id}: provider ${entry.provider.id} (kind ${entry.provider.kind}) cannot run ${entry.object.category} tasks`,
+        );
       const upstreamModel = entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1);
       this.byId.set(entry.object.id, { entry, ref: { id: entry.object.id, upstreamModel }, media });
     }
@@ -31,7 +34,9 @@ export class MediaRegistry {
 
   /** Legacy `/{slug}/generate`: the model id with `/` as `-`, or the bare model name when unique. */
   bySlug(slug: string): ResolvedMediaModel | undefined {
-    const matches = [...this.byId.values()].filter((m) => m.ref.id.replace('/', '-') === slug || m.ref.id.split('/')[1] === slug);
+    const matches = [...this.byId.values()].filter(
+      (m) => m.ref.id.replace('/', '-') === slug || m.ref.id.split('/')[1] === slug,
+    );
     const exact = matches.find((m) => m.ref.id.replace('/', '-') === slug);
     return exact ?? (matches.length === 1 ? matches[0] : undefined);
   }

@@ -13,10 +13,24 @@ const OUTPUT_DOWNLOAD_MS = 10 * 60_000;
 export function saveTaskOutput(ctx: Pick<AppContext, 'env' | 'files'>) {
   return async (task: { id: string; accountId: number }, output: MediaOutput, signal: AbortSignal): Promise<string> => {
     if ('body' in output) {
-      const saved = await ctx.files.save({ body: output.body, contentType: output.contentType, source: 'task_output', accountId: task.accountId });
+      const saved = await ctx.files.save({
+        body: output.body,
+        contentType: output.contentType,
+        source: 'task_output',
+        accountId: task.accountId,
+      });
       return saved.url;
     }
-    const res = await safeFetch(output.url, { signal }, { allowPrivate: ctx.env.allowPrivateUrls, field: 'output', timeoutMs: OUTPUT_DOWNLOAD_MS, maxBytes: ctx.env.maxUploadBytes });
+    const res = await safeFetch(
+      output.url,
+      { signal },
+      {
+        allowPrivate: ctx.env.allowPrivateUrls,
+        field: 'output',
+        timeoutMs: OUTPUT_DOWNLOAD_MS,
+        maxBytes: ctx.env.maxUploadBytes,
+      },
+    );
     if (!res.ok || !res.body) throw new Error(`output download failed: ${res.status} ${res.statusText}`);
     const saved = await ctx.files.save({ body: res.body, source: 'task_output', accountId: task.accountId });
     return saved.url;

@@ -27,7 +27,11 @@ export interface AdmittedTask {
  * charge to the ledger per paid task, in one statement so the account locks the caller holds last
  * one round trip. Runs inside the caller's transaction, after it locked the accounts.
  */
-export async function writeAdmittedBatch(trx: DbOrTrx, admitted: AdmittedTask[], charges: Map<number, UsdUnits>): Promise<void> {
+export async function writeAdmittedBatch(
+  trx: DbOrTrx,
+  admitted: AdmittedTask[],
+  charges: Map<number, UsdUnits>,
+): Promise<void> {
   const touched = [...new Set(admitted.map((a) => a.item.accountId))];
   const rows = admitted.map((a) => a.item);
   const charged = admitted.filter(({ item }) => item.charge > 0n);
@@ -55,5 +59,7 @@ export async function writeAdmittedBatch(trx: DbOrTrx, admitted: AdmittedTask[],
                 ${charged.map(({ item }) => item.category)}::text[], ${charged.map(({ item }) => item.model)}::text[])
       as l(account_id, amount_usd, cumulative, task_id, category, note)
     join balances as b on b.id = l.account_id
-    join unnest(${touched}::int[], ${touched.map((id) => fromUnits(charges.get(id) ?? 0n))}::numeric[]) as v(id, total) on v.id = l.account_id`.execute(trx);
+    join unnest(${touched}::int[], ${touched.map((id) => fromUnits(charges.get(id) ?? 0n))}::numeric[]) as v(id, total) on v.id = l.account_id`.execute(
+    trx,
+  );
 }

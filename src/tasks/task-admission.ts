@@ -59,7 +59,10 @@ export class TaskAdmitter {
 async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionResult[]> {
   // NO KEY UPDATE: balances change, keys never do, so foreign-key checks elsewhere (a stored file
   // of the same account) do not wait for this lock.
-  const spendable = await lockSpendable(trx, items.map((i) => i.accountId));
+  const spendable = await lockSpendable(
+    trx,
+    items.map((i) => i.accountId),
+  );
   const charges = new Map<number, UsdUnits>();
   const known = await findKeyedTasks(trx, items);
 
@@ -70,7 +73,11 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
     const keyId = item.idempotency && `${item.accountId}:${item.idempotency.key}`;
     const earlier = keyId ? known.get(keyId) : undefined;
     if (earlier && item.idempotency) {
-      results.push(earlier.hash === item.idempotency.hash ? { kind: 'replayed', taskId: earlier.taskId } : { kind: 'idempotency_conflict' });
+      results.push(
+        earlier.hash === item.idempotency.hash
+          ? { kind: 'replayed', taskId: earlier.taskId }
+          : { kind: 'idempotency_conflict' },
+      );
       continue;
     }
     const available = spendable.get(item.accountId);
@@ -94,7 +101,10 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
  * Earlier tasks holding the batch's idempotency keys. A key older than the idempotency window is
  * released (cleared on the old task) so it can name a new task.
  */
-async function findKeyedTasks(trx: DbOrTrx, items: Admission[]): Promise<Map<string, { taskId: string; hash: string }>> {
+async function findKeyedTasks(
+  trx: DbOrTrx,
+  items: Admission[],
+): Promise<Map<string, { taskId: string; hash: string }>> {
   const found = new Map<string, { taskId: string; hash: string }>();
   const keys = items.flatMap((i) => (i.idempotency ? [{ accountId: i.accountId, key: i.idempotency.key }] : []));
   const stale: string[] = [];

@@ -1,5 +1,5 @@
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
-import { fromUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
+import { fromUnits, minUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
 import type { DbOrTrx } from '../db/database.ts';
 import { scheduleDelivery } from '../webhooks/deliveries.repository.ts';
 import { type ClaimedTask, markTaskFinished } from './task-queue.repository.ts';
@@ -15,10 +15,15 @@ export type Ending =
  * webhook delivery is scheduled, so a finish, its money and its callback never come apart.
  * Returns false when the task had already been finished (or taken over) elsewhere.
  */
-export async function finishTask(trx: DbOrTrx, task: ClaimedTask, owner: string, ending: Ending): Promise<{ refunded: boolean } | false> {
+export async function finishTask(
+  trx: DbOrTrx,
+  task: ClaimedTask,
+  owner: string,
+  ending: Ending,
+): Promise<{ refunded: boolean } | false> {
   const charged = toUnits(task.cost_usd);
   // A task never costs more than it was charged up front: a higher final price is the gateway's loss.
-  const cost = ending.status === 'completed' ? (ending.final < charged ? ending.final : charged) : 0n;
+  const cost = ending.status === 'completed' ? minUnits(ending.final, charged) : 0n;
   const finished = await markTaskFinished(trx, task.id, owner, { ...ending, costUsd: fromUnits(cost) });
   if (!finished) return false;
 
@@ -34,7 +39,8 @@ export async function finishTask(trx: DbOrTrx, task: ClaimedTask, owner: string,
     });
   }
   if (task.callback_url) {
-    const payload = ending.status === 'completed' ? completedPayload(task.id, ending.output) : failedPayload(task.id, ending.message);
+    const payload =
+      ending.status === 'completed' ? completedPayload(task.id, ending.output) : failedPayload(task.id, ending.message);
     await scheduleDelivery(trx, { taskId: task.id, attemptNo: 1, trigger: 'auto', payload });
   }
   return { refunded: refund > 0n };

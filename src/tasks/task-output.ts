@@ -16,5 +16,13 @@ export function outputObject(files: Array<{ kind: MediaKind; url: string }>): Re
 }
 
 /** Webhook payloads exactly as the API contract's "Payloads" table. */
-export const completedPayload = (taskId: string, output: unknown) => ({ task_id: taskId, status: 'completed', data: output });
-export const failedPayload = (taskId: string, errorMessage: string) => ({ task_id: taskId, status: 'failed', error_message: errorMessage });
+export const completedPayload = (taskId: string, output: unknown) => ({
+  task_id: taskId,
+  status: 'completed',
+  data: output,
+});
+export const failedPayload = (taskId: string, errorMessage: string) => ({
+  task_id: taskId,
+  status: 'failed',
+  error_message: errorMessage,
+});

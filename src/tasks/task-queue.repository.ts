@@ -33,12 +33,19 @@ export async function claimDueTasks(db: Db, owner: string, leaseMs: number, limi
       where status = 'processing' and category <> 'llm' and run_after <= now()
         and (lease_expires_at is null or lease_expires_at < now())
       order by run_after limit ${limit} for update skip locked)
-    returning id, account_id, model, category, input, operation, attempts, cost_usd, callback_url, created_at`.execute(db);
+    returning id, account_id, model, category, input, operation, attempts, cost_usd, callback_url, created_at`.execute(
+    db,
+  );
   return result.rows;
 }
 
 /** Hands a task back until `runAfterMs` from now, with the upstream `operation` when the step changed it. */
-export async function releaseTask(db: Db, taskId: string, owner: string, next: { operation?: unknown; runAfterMs: number }): Promise<void> {
+export async function releaseTask(
+  db: Db,
+  taskId: string,
+  owner: string,
+  next: { operation?: unknown; runAfterMs: number },
+): Promise<void> {
   await db
     .updateTable('tasks')
     .set({
@@ -54,13 +61,23 @@ export async function releaseTask(db: Db, taskId: string, owner: string, next: {
 }
 
 export async function renewTaskLease(db: Db, taskId: string, owner: string, leaseMs: number): Promise<void> {
-  await db.updateTable('tasks').set({ lease_expires_at: leaseUntil(leaseMs) }).where('id', '=', taskId).where('lease_owner', '=', owner).execute();
+  await db
+    .updateTable('tasks')
+    .set({ lease_expires_at: leaseUntil(leaseMs) })
+    .where('id', '=', taskId)
+    .where('lease_owner', '=', owner)
+    .execute();
 }
 
 /** Gives up `owner`'s leases on these tasks at once (shutdown), so any instance can take them. */
 export async function dropTaskLeases(db: Db, taskIds: string[], owner: string): Promise<void> {
   if (taskIds.length === 0) return;
-  await db.updateTable('tasks').set({ lease_owner: null, lease_expires_at: null }).where('id', 'in', taskIds).where('lease_owner', '=', owner).execute();
+  await db
+    .updateTable('tasks')
+    .set({ lease_owner: null, lease_expires_at: null })
+    .where('id', 'in', taskIds)
+    .where('lease_owner', '=', owner)
+    .execute();
 }
 
 export type FinalState =
@@ -98,7 +115,13 @@ export type StoreOutcome = 'stored' | 'finished' | 'unknown' | 'busy';
  * task (a step's own write of `operation` would drop it) and only when `operation.id` is the
  * upstream job the result is about. Otherwise says why not: the task is unknown, finished, or busy.
  */
-export async function storeUpstreamResult(db: Db, providerId: string, taskId: string, operationId: string, result: unknown): Promise<StoreOutcome> {
+export async function storeUpstreamResult(
+  db: Db,
+  providerId: string,
+  taskId: string,
+  operationId: string,
+  result: unknown,
+): Promise<StoreOutcome> {
   const stored = await sql<{ id: string }>`
     update tasks set operation = operation || jsonb_build_object('webhook', ${JSON.stringify(result)}::jsonb),
       run_after = now(), updated_at = now()

@@ -8,11 +8,21 @@ import { ClaimLoop } from '../ops/claim-loop.ts';
 import { formatIssues } from '../http/validation.ts';
 import type { MediaRegistry } from './media-registry.ts';
 import { finishTask, type Ending } from './task-finish.ts';
-import { type ClaimedTask, claimDueTasks, dropTaskLeases, releaseTask, renewTaskLease } from './task-queue.repository.ts';
+import {
+  type ClaimedTask,
+  claimDueTasks,
+  dropTaskLeases,
+  releaseTask,
+  renewTaskLease,
+} from './task-queue.repository.ts';
 import { outputObject } from './task-output.ts';
 
 /** Copies one output into the gateway's storage and returns its URL. */
-export type SaveOutput = (task: { id: string; accountId: number }, output: MediaOutput, signal: AbortSignal) => Promise<string>;
+export type SaveOutput = (
+  task: { id: string; accountId: number },
+  output: MediaOutput,
+  signal: AbortSignal,
+) => Promise<string>;
 
 export interface TaskRunnerOptions {
   instanceId: string;
@@ -91,7 +101,8 @@ export class TaskRunner {
     const model = this.registry.get(task.model);
     if (!model) return this.finish(task, { status: 'failed', message: `model ${task.model} is no longer available` });
     const parsed = v.safeParse(model.media.schema, task.input);
-    if (!parsed.success) return this.finish(task, { status: 'failed', message: `input no longer valid: ${formatIssues(parsed.issues)}` });
+    if (!parsed.success)
+      return this.finish(task, { status: 'failed', message: `input no longer valid: ${formatIssues(parsed.issues)}` });
     const job: MediaJob = { taskId: task.id, model: model.ref, input: parsed.output, signal };
     const deadline = task.created_at.getTime() + (model.media.deadlineMs ?? this.opts.defaultDeadlineMs ?? 30 * 60_000);
     if (Date.now() > deadline) {
@@ -99,7 +110,8 @@ export class TaskRunner {
       return this.finish(task, { status: 'failed', message: 'the task did not finish in time' });
     }
 
-    const next: JobStep = task.operation === null ? await model.media.start(job) : await model.media.poll(job, task.operation);
+    const next: JobStep =
+      task.operation === null ? await model.media.start(job) : await model.media.poll(job, task.operation);
     switch (next.state) {
       case 'running':
         return this.release(task.id, { operation: next.operation ?? {}, runAfterMs: Math.max(0, next.pollAfterMs) });
@@ -107,7 +119,11 @@ export class TaskRunner {
         return this.finish(task, { status: 'failed', message: next.message, detail: next.detail });
       case 'succeeded': {
         const files = [];
-        for (const output of next.outputs) files.push({ kind: output.kind, url: await this.saveOutput({ id: task.id, accountId: task.account_id }, output, signal) });
+        for (const output of next.outputs)
+          files.push({
+            kind: output.kind,
+            url: await this.saveOutput({ id: task.id, accountId: task.account_id }, output, signal),
+          });
         const final = model.media.finalPrice?.(parsed.output, next.outputs) ?? model.media.price(parsed.output);
         return this.finish(task, { status: 'completed', output: outputObject(files), final: toUnits(final) });
       }

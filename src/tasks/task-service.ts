@@ -43,16 +43,32 @@ export class TaskService {
     const model = this.registry.get(modelId);
     if (model) return model;
     const category = catalogHas(modelId);
-    if (category === 'llm') throw unprocessable(`model: ${modelId} is an LLM; use POST /v1/chat/completions, /v1/responses or /v1/messages`);
+    if (category === 'llm')
+      throw unprocessable(`model: ${modelId} is an LLM; use POST /v1/chat/completions, /v1/responses or /v1/messages`);
     throw unprocessable(`model: unknown model ${modelId}`);
   }
 
-  async create(auth: AuthContext, req: CreateTaskRequest, model: ResolvedMediaModel, idempotencyKey?: string): Promise<CreateResult> {
-    if (JSON.stringify(req.input).length > MAX_INPUT_JSON_CHARS) throw unprocessable(`input: must be at most ${MAX_INPUT_JSON_CHARS} characters of JSON`);
+  async create(
+    auth: AuthContext,
+    req: CreateTaskRequest,
+    model: ResolvedMediaModel,
+    idempotencyKey?: string,
+  ): Promise<CreateResult> {
+    if (JSON.stringify(req.input).length > MAX_INPUT_JSON_CHARS)
+      throw unprocessable(`input: must be at most ${MAX_INPUT_JSON_CHARS} characters of JSON`);
     const parsed = v.safeParse(model.media.schema, req.input);
-    if (!parsed.success) throw unprocessable(formatIssues(parsed.issues.map((issue) => ({ ...issue, path: [{ key: 'input' } as never, ...(issue.path ?? [])] }))));
+    if (!parsed.success)
+      throw unprocessable(
+        formatIssues(
+          parsed.issues.map((issue) => ({ ...issue, path: [{ key: 'input' } as never, ...(issue.path ?? [])] })),
+        ),
+      );
     const provider = model.entry.provider.id;
-    const issues = (await model.media.validate?.(parsed.output, { accountId: auth.accountId, customVoice: (id) => this.customVoices.find(provider, auth.accountId, id) })) ?? [];
+    const issues =
+      (await model.media.validate?.(parsed.output, {
+        accountId: auth.accountId,
+        customVoice: (id) => this.customVoices.find(provider, auth.accountId, id),
+      })) ?? [];
     if (issues.length) throw unprocessable(issues.map((issue) => `input.${issue.path}: ${issue.message}`).join('; '));
     if (req.callbackUrl) {
       try {
@@ -75,7 +91,9 @@ export class TaskService {
       input: req.input,
       callbackUrl: req.callbackUrl ?? null,
       charge: toUnits(price),
-      idempotency: idempotencyKey ? { key: idempotencyKey, hash: idempotencyHash({ ...req, model: model.ref.id }) } : undefined,
+      idempotency: idempotencyKey
+        ? { key: idempotencyKey, hash: idempotencyHash({ ...req, model: model.ref.id }) }
+        : undefined,
     });
     switch (result.kind) {
       case 'created':
@@ -96,7 +114,8 @@ export class TaskService {
 }
 
 /** What an Idempotency-Key is bound to. `req.model` is the resolved model's id on both create routes. */
-const idempotencyHash = (req: CreateTaskRequest) => requestHash({ model: req.model, input: req.input, callbackUrl: req.callbackUrl });
+const idempotencyHash = (req: CreateTaskRequest) =>
+  requestHash({ model: req.model, input: req.input, callbackUrl: req.callbackUrl });
 
 /**
  * A retry of a create whose task already exists: the task under the same `Idempotency-Key`,
@@ -105,7 +124,12 @@ const idempotencyHash = (req: CreateTaskRequest) => requestHash({ model: req.mod
  * (or the model itself) changed. The same key with another body is a 422, as at admission.
  * Undefined when the key names no task yet (the admitter settles races between first tries).
  */
-export async function findIdempotentReplay(db: DbOrTrx, accountId: number, req: CreateTaskRequest, idempotencyKey: string | undefined): Promise<TaskRow | undefined> {
+export async function findIdempotentReplay(
+  db: DbOrTrx,
+  accountId: number,
+  req: CreateTaskRequest,
+  idempotencyKey: string | undefined,
+): Promise<TaskRow | undefined> {
   if (!idempotencyKey || req.dryRun) return undefined;
   const row = await findTaskByIdempotencyKey(db, accountId, idempotencyKey);
   if (!row) return undefined;

@@ -6,7 +6,11 @@ import type { TaskRow } from '../db/tables/tasks.table.ts';
 const unix = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** A callback log entry as the API contract shows it. */
-export const attemptView = (row: Pick<CallbackAttemptRow, 'sent_at' | 'status' | 'status_text'>) => ({ sent_at: unix(row.sent_at), status: row.status, status_text: row.status_text });
+export const attemptView = (row: Pick<CallbackAttemptRow, 'sent_at' | 'status' | 'status_text'>) => ({
+  sent_at: unix(row.sent_at),
+  status: row.status,
+  status_text: row.status_text,
+});
 
 /**
  * The API contract's task record. `category` is null once the model has left the catalog; `output` is

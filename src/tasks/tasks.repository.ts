@@ -40,7 +40,8 @@ export async function listTasks(
   if (filter.createdAfter) query = query.where('created_at', '>=', filter.createdAfter);
   // Rows keep sub-second times: "up to and including second T" is "before T + 1 s", computed by
   // Postgres (a JS Date of the largest bound, year 10000, has no ISO form PGlite accepts).
-  if (filter.createdBefore) query = query.where('created_at', '<', sql<Date>`to_timestamp(${filter.createdBefore.getTime() / 1000 + 1})`);
+  if (filter.createdBefore)
+    query = query.where('created_at', '<', sql<Date>`to_timestamp(${filter.createdBefore.getTime() / 1000 + 1})`);
   // The total rides on each row (one query, one snapshot), so page and total always agree.
   const found = await query
     .selectAll()
@@ -61,15 +62,29 @@ export async function listTasks(
 export async function findTask(db: DbOrTrx, accountId: number, taskId: string): Promise<TaskRow | undefined> {
   // An id Postgres could not even compare (NUL, or no string at all) names no task.
   if (!isTaskId(taskId)) return undefined;
-  return db.selectFrom('tasks').selectAll().where('id', '=', taskId).where('account_id', '=', accountId).executeTakeFirst();
+  return db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', '=', taskId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 /** How long an `Idempotency-Key` names its task; admission releases older keys. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 /** The account's task created under `key` within the idempotency window, as it is now. */
-export async function findTaskByIdempotencyKey(db: DbOrTrx, accountId: number, key: string): Promise<TaskRow | undefined> {
-  const row = await db.selectFrom('tasks').selectAll().where('account_id', '=', accountId).where('idempotency_key', '=', key).executeTakeFirst();
+export async function findTaskByIdempotencyKey(
+  db: DbOrTrx,
+  accountId: number,
+  key: string,
+): Promise<TaskRow | undefined> {
+  const row = await db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
   if (!row || Date.now() - row.created_at.getTime() > IDEMPOTENCY_WINDOW_MS) return undefined;
   return row;
 }
@@ -80,19 +95,28 @@ export async function findTasksByIdempotencyKeys(trx: DbOrTrx, keys: Array<{ acc
   return trx
     .selectFrom('tasks')
     .select(['id', 'account_id', 'idempotency_key', 'request_hash', 'created_at'])
-    .where((eb) => eb.or(keys.map((k) => eb.and([eb('account_id', '=', k.accountId), eb('idempotency_key', '=', k.key)]))))
+    .where((eb) =>
+      eb.or(keys.map((k) => eb.and([eb('account_id', '=', k.accountId), eb('idempotency_key', '=', k.key)]))),
+    )
     .execute();
 }
 
 /** Frees the keys of old tasks so they can name new ones. */
 export async function releaseIdempotencyKeys(trx: DbOrTrx, taskIds: string[]): Promise<void> {
-  if (taskIds.length) await trx.updateTable('tasks').set({ idempotency_key: null }).where('id', 'in', taskIds).execute();
+  if (taskIds.length)
+    await trx.updateTable('tasks').set({ idempotency_key: null }).where('id', 'in', taskIds).execute();
 }
 
 /** Locks tasks' rows in id order (so two lockers never deadlock) until the transaction ends. */
 export async function lockTasks(trx: DbOrTrx, taskIds: string[]): Promise<void> {
   if (taskIds.length === 0) return;
-  await trx.selectFrom('tasks').select('id').where('id', 'in', [...taskIds].sort()).orderBy('id').forUpdate().execute();
+  await trx
+    .selectFrom('tasks')
+    .select('id')
+    .where('id', 'in', [...taskIds].sort())
+    .orderBy('id')
+    .forUpdate()
+    .execute();
 }
 
 /** An account's task, locked until the transaction ends, with what its callback needs. */

@@ -35,7 +35,9 @@ export function decodeBase64Stream(text: ReadableStream<Uint8Array>): ReadableSt
     const match = /^([A-Za-z0-9+/_-]*)(=*)$/.exec(s.replace(WHITESPACE, ''));
     if (!match) {
       const bad = /[^A-Za-z0-9+/_= \t\r\n-]/.exec(s)?.[0];
-      throw invalid(bad === undefined ? 'characters after the "=" padding' : `invalid character ${JSON.stringify(bad)}`);
+      throw invalid(
+        bad === undefined ? 'characters after the "=" padding' : `invalid character ${JSON.stringify(bad)}`,
+      );
     }
     push(match[1] ?? '', controller);
     padding += (match[2] ?? '').length;
@@ -83,7 +85,8 @@ function afterDataUriHeader(text: string, ended = false): string | undefined {
     if (ended || start.length > MAX_DATA_URI_HEADER) throw invalid('a data URI needs a "," before its data');
     return undefined;
   }
-  if (!/;base64$/i.test(start.slice(0, comma).trim())) throw invalid('a data URI must be base64-encoded ("data:<type>;base64,…")');
+  if (!/;base64$/i.test(start.slice(0, comma).trim()))
+    throw invalid('a data URI must be base64-encoded ("data:<type>;base64,…")');
   return start.slice(comma + 1);
 }
 

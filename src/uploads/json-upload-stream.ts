@@ -19,7 +19,16 @@ const MAX_DEPTH = 32;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
+const ESCAPES: Record<number, string> = {
+  34: '"',
+  92: '\\',
+  47: '/',
+  98: '\b',
+  102: '\f',
+  110: '\n',
+  114: '\r',
+  116: '\t',
+};
 
 export async function openJsonUpload(body: ReadableStream<Uint8Array>): Promise<JsonUpload> {
   const scanner = new JsonScanner(body.getReader());
@@ -216,7 +225,8 @@ class JsonScanner {
     let cachedBuf: Uint8Array | undefined;
     let nextQuote = -1;
     let nextBackslash = -1;
-    const find = (byte: number, from: number, cached: number) => (cached >= from ? cached : byteView(this.buf).indexOf(byte, from));
+    const find = (byte: number, from: number, cached: number) =>
+      cached >= from ? cached : byteView(this.buf).indexOf(byte, from);
     return new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => {

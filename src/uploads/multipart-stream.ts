@@ -40,7 +40,11 @@ export function multipartBoundary(contentType: string): string {
   return boundary;
 }
 
-export async function openMultipartFile(body: ReadableStream<Uint8Array>, boundary: string, opts: MultipartOptions): Promise<MultipartFile> {
+export async function openMultipartFile(
+  body: ReadableStream<Uint8Array>,
+  boundary: string,
+  opts: MultipartOptions,
+): Promise<MultipartFile> {
   const parser = new MultipartParser(body.getReader(), boundary, opts);
   try {
     return await parser.findFile();
@@ -172,14 +176,16 @@ class MultipartParser {
       }
       const end = view.indexOf(HEADER_END);
       if (end !== -1) {
-        if (end > this.maxHeaderBytes) throw payloadTooLarge(`multipart part headers are limited to ${this.maxHeaderBytes} bytes`);
+        if (end > this.maxHeaderBytes)
+          throw payloadTooLarge(`multipart part headers are limited to ${this.maxHeaderBytes} bytes`);
         // Header values are ISO-8859-1 by HTTP's rules; browsers send UTF-8 file names, decoded below.
         const text = view.toString('utf8', 0, end);
         this.countOther(end + 4);
         this.buf = this.buf.subarray(end + 4);
         return text;
       }
-      if (this.buf.byteLength > this.maxHeaderBytes) throw payloadTooLarge(`multipart part headers are limited to ${this.maxHeaderBytes} bytes`);
+      if (this.buf.byteLength > this.maxHeaderBytes)
+        throw payloadTooLarge(`multipart part headers are limited to ${this.maxHeaderBytes} bytes`);
       if (!(await this.more())) throw truncated(this.opts.field);
     }
   }

@@ -27,7 +27,10 @@ export class UploadQuota {
     const minuteEnd = (minute + 1) * MINUTE_MS;
     const count = await this.store.incr(`upload:count:${accountId}:${minute}`, 1, minuteEnd - now + EXPIRY_SLACK_MS);
     if (count > plan.uploadsPerMinute) {
-      throw tooManyRequests(`upload limit reached: ${plan.uploadsPerMinute} uploads per minute`, (minuteEnd - now) / 1000);
+      throw tooManyRequests(
+        `upload limit reached: ${plan.uploadsPerMinute} uploads per minute`,
+        (minuteEnd - now) / 1000,
+      );
     }
 
     const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
@@ -35,13 +38,17 @@ export class UploadQuota {
     const key = `upload:bytes:${accountId}:${new Date(dayStart).toISOString().slice(0, 10)}`;
     const used = Number((await this.store.get(key)) ?? 0);
     const overBudget = (message: string) => tooManyRequests(message, (dayEnd - this.now()) / 1000);
-    if (used >= plan.bytesPerDay) throw overBudget(`daily upload volume of ${formatBytes(plan.bytesPerDay)} used up; it resets at 00:00 UTC`);
+    if (used >= plan.bytesPerDay)
+      throw overBudget(`daily upload volume of ${formatBytes(plan.bytesPerDay)} used up; it resets at 00:00 UTC`);
     return new DailyByteMeter(this.store, {
       key,
       budget: plan.bytesPerDay,
       used,
       ttlMs: dayEnd - now + EXPIRY_SLACK_MS,
-      overBudget: () => overBudget(`upload stopped: it would exceed the daily upload volume of ${formatBytes(plan.bytesPerDay)}; it resets at 00:00 UTC`),
+      overBudget: () =>
+        overBudget(
+          `upload stopped: it would exceed the daily upload volume of ${formatBytes(plan.bytesPerDay)}; it resets at 00:00 UTC`,
+        ),
     });
   }
 }

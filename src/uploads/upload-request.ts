@@ -18,7 +18,11 @@ export function classifyUploadRequest(headers: Headers, maxFileBytes: number): U
   let body: UploadBodyKind;
   if (type === 'multipart/form-data') body = { kind: 'multipart', boundary: multipartBoundary(contentType) };
   else if (type === '' || type === 'application/json' || type.endsWith('+json')) body = { kind: 'json' };
-  else throw new EnvelopeError(415, `content-type must be application/json ({base64} or {file_url}) or multipart/form-data (file), not ${type}`);
+  else
+    throw new EnvelopeError(
+      415,
+      `content-type must be application/json ({base64} or {file_url}) or multipart/form-data (file), not ${type}`,
+    );
 
   const declared = Number(headers.get('content-length') ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxRequestBytes(body, maxFileBytes)) {

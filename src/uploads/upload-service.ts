@@ -15,7 +15,9 @@ import { uploadGcPacer } from './gc-pacer.ts';
 /** A file_url download may take this long, body included. */
 const URL_DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
 
-const FileUrlBody = v.object({ file_url: v.pipe(v.string(), v.nonEmpty('is required'), v.url('expected an absolute URL')) });
+const FileUrlBody = v.object({
+  file_url: v.pipe(v.string(), v.nonEmpty('is required'), v.url('expected an absolute URL')),
+});
 
 /**
  * `PUT {upload_url}/upload`: the file of any of the three variants goes into the file store as
@@ -38,7 +40,12 @@ export class UploadService {
     const bytes = await this.quota.admit(accountId, uploadPlanFor(Number(account.topped_up_usd)));
     try {
       const source = await this.open(kind, request, maxBytes);
-      const saved = await this.ctx.files.save({ body: bytes.meter(source, (n) => uploadGcPacer.note(n)), source: 'upload', accountId, maxBytes });
+      const saved = await this.ctx.files.save({
+        body: bytes.meter(source, (n) => uploadGcPacer.note(n)),
+        source: 'upload',
+        accountId,
+        maxBytes,
+      });
       if (saved.sizeBytes === 0) {
         await this.ctx.files.remove(saved.id);
         throw unprocessable('the file is empty');
@@ -53,7 +60,8 @@ export class UploadService {
   }
 
   private async open(kind: UploadBodyKind, request: Request, maxBytes: number): Promise<ReadableStream<Uint8Array>> {
-    if (!request.body) throw unprocessable('request body is required: JSON {base64} or {file_url}, or multipart/form-data with file');
+    if (!request.body)
+      throw unprocessable('request body is required: JSON {base64} or {file_url}, or multipart/form-data with file');
     if (kind.kind === 'multipart') {
       return (await openMultipartFile(request.body, kind.boundary, { field: 'file' })).body;
     }

@@ -23,11 +23,20 @@ export async function openUrlSource(url: string, opts: UrlSourceOptions): Promis
   const res = await safeFetch(
     url,
     { signal: opts.signal, headers: { accept: '*/*' } },
-    { allowPrivate: opts.allowPrivate, field: 'file_url', timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes, resolve: opts.resolve, fetch: opts.fetch },
+    {
+      allowPrivate: opts.allowPrivate,
+      field: 'file_url',
+      timeoutMs: opts.timeoutMs,
+      maxBytes: opts.maxBytes,
+      resolve: opts.resolve,
+      fetch: opts.fetch,
+    },
   );
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);
-    throw unprocessable(`file_url: the server answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}, not the file`);
+    throw unprocessable(
+      `file_url: the server answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}, not the file`,
+    );
   }
   if (!res.body) throw unprocessable('file_url: the server answered without a body');
   return res.body;

@@ -6,7 +6,10 @@ import type { Provider } from '../../providers/types.ts';
  * `${ENV}` references are unset, so its models are hidden) or `failing: …` (its recent upstream
  * calls on this instance all failed).
  */
-export function providerStatuses(configs: readonly ProviderConfig[], providers: ReadonlyMap<string, Provider>): Record<string, string> {
+export function providerStatuses(
+  configs: readonly ProviderConfig[],
+  providers: ReadonlyMap<string, Provider>,
+): Record<string, string> {
   const statuses: Record<string, string> = {};
   for (const config of configs) {
     if (config.missingEnv.length) {

@@ -14,7 +14,14 @@ const RETRY_EVERY_MS = 100;
  * back (a poll in flight), or not at all when that step finishes the task (it saw the same end).
  * Duplicate webhooks store the same result again, or find the task finished: both harmless.
  */
-export function storeWhenFree(db: Db, log: Logger, providerId: string, taskId: string, operationId: string, result: unknown): Promise<StoreOutcome> {
+export function storeWhenFree(
+  db: Db,
+  log: Logger,
+  providerId: string,
+  taskId: string,
+  operationId: string,
+  result: unknown,
+): Promise<StoreOutcome> {
   const deadline = Date.now() + WAIT_FOR_LEASE_MS;
   const attempt = async (): Promise<StoreOutcome> => {
     for (;;) {
@@ -24,7 +31,10 @@ export function storeWhenFree(db: Db, log: Logger, providerId: string, taskId: s
     }
   };
   return attempt().catch((err: unknown) => {
-    log.warn('upstream webhook result not stored; the next poll will find it', { task_id: taskId, ...errorFields(err) });
+    log.warn('upstream webhook result not stored; the next poll will find it', {
+      task_id: taskId,
+      ...errorFields(err),
+    });
     return 'busy' as const;
   });
 }

@@ -19,7 +19,15 @@ export async function appendAttempts(trx: DbOrTrx, attempts: AttemptMade[]): Pro
   if (attempts.length === 0) return;
   await trx
     .insertInto('callback_attempts')
-    .values(attempts.map((a) => ({ task_id: a.taskId, sent_at: a.sentAt, status: a.status, status_text: a.statusText.slice(0, MAX_STATUS_TEXT), trigger: a.trigger })))
+    .values(
+      attempts.map((a) => ({
+        task_id: a.taskId,
+        sent_at: a.sentAt,
+        status: a.status,
+        status_text: a.statusText.slice(0, MAX_STATUS_TEXT),
+        trigger: a.trigger,
+      })),
+    )
     .execute();
 }
 
@@ -27,7 +35,13 @@ export async function appendAttempts(trx: DbOrTrx, attempts: AttemptMade[]): Pro
 export async function callbackLogs(db: DbOrTrx, taskIds: string[]): Promise<Map<string, CallbackAttemptRow[]>> {
   const logs = new Map<string, CallbackAttemptRow[]>();
   if (taskIds.length === 0) return logs;
-  const rows = await db.selectFrom('callback_attempts').selectAll().where('task_id', 'in', taskIds).orderBy('task_id').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('callback_attempts')
+    .selectAll()
+    .where('task_id', 'in', taskIds)
+    .orderBy('task_id')
+    .orderBy('id')
+    .execute();
   for (const row of rows) {
     const list = logs.get(row.task_id) ?? [];
     list.push(row);

@@ -29,7 +29,13 @@ export function sendWebhook(allowPrivate: boolean): SendWebhook {
     const res = await safeFetch(
       url,
       { method: 'POST', body, headers },
-      { allowPrivate, field: 'callback_url', timeoutMs: WEBHOOK_TIMEOUT_MS, followRedirects: false, maxBytes: WEBHOOK_ANSWER_MAX_BYTES },
+      {
+        allowPrivate,
+        field: 'callback_url',
+        timeoutMs: WEBHOOK_TIMEOUT_MS,
+        followRedirects: false,
+        maxBytes: WEBHOOK_ANSWER_MAX_BYTES,
+      },
     );
     await res.body?.cancel().catch(() => undefined);
     return { status: res.status, statusText: res.statusText || String(res.status) };

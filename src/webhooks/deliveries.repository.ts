@@ -46,7 +46,10 @@ export async function scheduleDelivery(trx: DbOrTrx, d: NewDelivery): Promise<nu
 export async function countDeliveries(trx: DbOrTrx, taskId: string): Promise<{ made: number; pending: number }> {
   const counts = await trx
     .selectFrom('webhook_deliveries')
-    .select([sql<string>`count(*) filter (where state = 'done')`.as('made'), sql<string>`count(*) filter (where state = 'pending')`.as('pending')])
+    .select([
+      sql<string>`count(*) filter (where state = 'done')`.as('made'),
+      sql<string>`count(*) filter (where state = 'pending')`.as('pending'),
+    ])
     .where('task_id', '=', taskId)
     .executeTakeFirstOrThrow();
   return { made: Number(counts.made), pending: Number(counts.pending) };
@@ -58,7 +61,12 @@ export type ClaimWhich = { due: number } | { id: number };
  * Leases deliveries to `owner` (`SKIP LOCKED`, like tasks): up to `due` of those due now and
  * free, or the one `id` this owner already holds (a manual redelivery it scheduled).
  */
-export async function claimDeliveries(db: Db, owner: string, leaseMs: number, which: ClaimWhich): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(
+  db: Db,
+  owner: string,
+  leaseMs: number,
+  which: ClaimWhich,
+): Promise<ClaimedDelivery[]> {
   const pick =
     'due' in which
       ? sql`state = 'pending' and due_at <= now() and (lease_expires_at is null or lease_expires_at < now()) order by due_at limit ${which.due}`
@@ -78,7 +86,11 @@ export async function claimDeliveries(db: Db, owner: string, leaseMs: number, wh
 /** Marks deliveries made (whatever the answer) and lets go of their leases. */
 export async function markDone(trx: DbOrTrx, ids: number[]): Promise<void> {
   if (ids.length === 0) return;
-  await trx.updateTable('webhook_deliveries').set({ state: 'done', lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ state: 'done', lease_owner: null, lease_expires_at: null })
+    .where('id', 'in', ids)
+    .execute();
 }
 
 export interface Retry {

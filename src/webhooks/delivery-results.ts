@@ -18,7 +18,8 @@ export interface DeliveryResult {
  */
 function retryOf(r: DeliveryResult, retryDelaysSec: number[]): Retry | undefined {
   const { delivery } = r;
-  if (delivered(r.status) || delivery.trigger !== 'auto' || delivery.attempt_no > retryDelaysSec.length) return undefined;
+  if (delivered(r.status) || delivery.trigger !== 'auto' || delivery.attempt_no > retryDelaysSec.length)
+    return undefined;
   return {
     taskId: delivery.task_id,
     attemptNo: delivery.attempt_no + 1,
@@ -36,9 +37,18 @@ export async function recordResults(trx: DbOrTrx, results: DeliveryResult[], ret
   if (results.length === 0) return;
   await appendAttempts(
     trx,
-    results.map((r) => ({ taskId: r.delivery.task_id, sentAt: r.sentAt, status: r.status, statusText: r.statusText, trigger: r.delivery.trigger })),
+    results.map((r) => ({
+      taskId: r.delivery.task_id,
+      sentAt: r.sentAt,
+      status: r.status,
+      statusText: r.statusText,
+      trigger: r.delivery.trigger,
+    })),
   );
-  await markDone(trx, results.map((r) => r.delivery.id));
+  await markDone(
+    trx,
+    results.map((r) => r.delivery.id),
+  );
   const retries = results.map((r) => retryOf(r, retryDelaysSec)).filter((r) => r !== undefined);
   if (retries.length === 0) return;
   // The log's cap counts automatic and manual attempts together: under the same task row lock

@@ -10,16 +10,32 @@ import { DELIVERY_LEASE_MS, MAX_CALLBACK_ATTEMPTS } from './delivery-policy.ts';
  * is sent at once. The task row is locked while attempts are counted (made and still pending),
  * so concurrent redeliveries can never push the log past its cap.
  */
-export async function scheduleRedelivery(db: Db, accountId: number, taskId: string, instanceId: string): Promise<number> {
+export async function scheduleRedelivery(
+  db: Db,
+  accountId: number,
+  taskId: string,
+  instanceId: string,
+): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const task = await lockTaskOfAccount(trx, accountId, taskId);
     if (!task) throw notFound(`task ${taskId} not found`);
     if (!task.callback_url) throw unprocessable('the task has no callback_url to deliver to');
-    if (task.status === 'processing') throw conflict('the task is still processing; its callback is sent when it finishes');
+    if (task.status === 'processing')
+      throw conflict('the task is still processing; its callback is sent when it finishes');
     const { made, pending } = await countDeliveries(trx, taskId);
     const used = made + pending;
-    if (used >= MAX_CALLBACK_ATTEMPTS) throw conflict(`the callback log is full (${MAX_CALLBACK_ATTEMPTS} attempts); no more deliveries can be made`);
-    const payload = task.status === 'completed' ? completedPayload(task.id, task.output) : failedPayload(task.id, task.error_message ?? 'task failed');
-    return scheduleDelivery(trx, { taskId, attemptNo: used + 1, trigger: 'manual', payload, claimedBy: { owner: instanceId, leaseMs: DELIVERY_LEASE_MS } });
+    if (used >= MAX_CALLBACK_ATTEMPTS)
+      throw conflict(`the callback log is full (${MAX_CALLBACK_ATTEMPTS} attempts); no more deliveries can be made`);
+    const payload =
+      task.status === 'completed'
+        ? completedPayload(task.id, task.output)
+        : failedPayload(task.id, task.error_message ?? 'task failed');
+    return scheduleDelivery(trx, {
+      taskId,
+      attemptNo: used + 1,
+      trigger: 'manual',
+      payload,
+      claimedBy: { owner: instanceId, leaseMs: DELIVERY_LEASE_MS },
+    });
   });
 }

@@ -8,7 +8,11 @@ import { type DeliveryResult, recordResults } from './delivery-results.ts';
 import { webhookHeaders } from './webhook-signature.ts';
 
 /** POSTs one webhook (no redirects, private targets refused at send time); throws when no HTTP answer came. */
-export type SendWebhook = (url: string, body: string, headers: Record<string, string>) => Promise<{ status: number; statusText: string }>;
+export type SendWebhook = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+) => Promise<{ status: number; statusText: string }>;
 
 export interface DelivererOptions {
   instanceId: string;
@@ -65,7 +69,11 @@ export class WebhookDeliverer {
     const sentAt = new Date();
     if (!delivery.callback_url) return { delivery, sentAt, status: 0, statusText: 'the task has no callback_url' };
     const body = JSON.stringify(delivery.payload);
-    const headers = webhookHeaders(body, { enabled: delivery.webhook_signing_enabled, secret: delivery.webhook_secret }, sentAt.getTime());
+    const headers = webhookHeaders(
+      body,
+      { enabled: delivery.webhook_signing_enabled, secret: delivery.webhook_secret },
+      sentAt.getTime(),
+    );
     try {
       const res = await this.send(delivery.callback_url, body, headers);
       return { delivery, sentAt, status: res.status, statusText: res.statusText };
@@ -102,7 +110,9 @@ export class WebhookDeliverer {
    * by whichever instance claims it.
    */
   async deliverNow(deliveryId: number): Promise<DeliveryResult | undefined> {
-    const [delivery] = await claimDeliveries(this.db, this.opts.instanceId, this.opts.leaseMs ?? DELIVERY_LEASE_MS, { id: deliveryId });
+    const [delivery] = await claimDeliveries(this.db, this.opts.instanceId, this.opts.leaseMs ?? DELIVERY_LEASE_MS, {
+      id: deliveryId,
+    });
     if (!delivery) return undefined;
     const result = await this.attempt(delivery);
     await this.db.transaction().execute((trx) => recordResults(trx, [result], this.opts.retryDelaysSec));

@@ -20,7 +20,9 @@ export async function launchChromium(): Promise<Browser> {
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
   } catch (err) {
-    throw new Error(`cannot launch Chromium at ${CHROMIUM_PATH} (install it: apt-get install -y chromium): ${(err as Error).message}`);
+    throw new Error(
+      `cannot launch Chromium at ${CHROMIUM_PATH} (install it: apt-get install -y chromium): ${(err as Error).message}`,
+    );
   }
 }
 
@@ -31,7 +33,10 @@ export async function launchChromium(): Promise<Browser> {
 export async function screenshots(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const before = page.viewportSize() ?? DESKTOP;
-  for (const [label, size] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+  for (const [label, size] of [
+    ['desktop', DESKTOP],
+    ['phone', PHONE],
+  ] as const) {
     await page.setViewportSize(size);
     // Let the chart redraw at the new width (ResizeObserver → next frame).
     await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));

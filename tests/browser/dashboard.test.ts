@@ -54,7 +54,11 @@ describe('dashboard in Chromium', () => {
   beforeAll(async () => {
     browser = await launchChromium();
     rx = WebhookReceiver.start();
-    gw = await startGateway({ ...(await embedded.env('dashboard')), ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '1,2,3,4' });
+    gw = await startGateway({
+      ...(await embedded.env('dashboard')),
+      ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_DELAYS: '1,2,3,4',
+    });
     ({ key } = await createAccount(gw, uniqueEmail('browser'), 10));
     context = await browser.newContext({ viewport: DESKTOP });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
@@ -103,10 +107,16 @@ describe('dashboard in Chromium', () => {
       const answer = document.querySelector('[data-testid=chat-answer]') as HTMLElement;
       const seen: string[] = [];
       (window as any).__answers = seen;
-      new MutationObserver(() => seen.push(answer.textContent ?? '')).observe(answer, { childList: true, characterData: true, subtree: true });
+      new MutationObserver(() => seen.push(answer.textContent ?? '')).observe(answer, {
+        childList: true,
+        characterData: true,
+        subtree: true,
+      });
     });
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.waitForFunction(() => document.querySelector('[data-testid=chat-status]')?.textContent?.startsWith('Done'));
+    await page.waitForFunction(() =>
+      document.querySelector('[data-testid=chat-status]')?.textContent?.startsWith('Done'),
+    );
     expect(await text('chat-answer')).toBe('echo: the quick brown fox jumps');
     const seen: string[] = (await page.evaluate(() => (window as any).__answers)).filter(Boolean);
     expect(seen.length).toBeGreaterThan(2);
@@ -122,7 +132,9 @@ describe('dashboard in Chromium', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid=signing-state]')?.textContent === 'On');
     const secret = await page.getByLabel('Signing secret', { exact: true }).inputValue();
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
-    expect(await page.locator('pre code').first().textContent()).toContain("createHmac('sha256', SECRET).update(`${timestamp}.${rawBody}`)");
+    expect(await page.locator('pre code').first().textContent()).toContain(
+      "createHmac('sha256', SECRET).update(`${timestamp}.${rawBody}`)",
+    );
     await page.getByRole('button', { name: 'Copy signing secret' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
     await screenshots(page, '04-webhooks');
@@ -130,7 +142,9 @@ describe('dashboard in Chromium', () => {
     // A media task from the playground, with a callback to a local receiver.
     await nav('Playground', 'Playground');
     await page.getByLabel('Model', { exact: true }).selectOption('sandbox/image');
-    await page.getByLabel('Input (JSON)').fill(JSON.stringify({ prompt: 'a red fox', width: 320, height: 180, delay_ms: 300 }, null, 2));
+    await page
+      .getByLabel('Input (JSON)')
+      .fill(JSON.stringify({ prompt: 'a red fox', width: 320, height: 180, delay_ms: 300 }, null, 2));
     await page.getByLabel('Callback URL (optional)').fill(rx.url('/signed'));
     await page.getByRole('button', { name: 'Run task' }).click();
     const image = page.getByTestId('media-progress').locator('img');
@@ -168,8 +182,15 @@ describe('dashboard in Chromium', () => {
   });
 
   test('tasks: found by status, category, provider, model and date; paginated', async () => {
-    const video = await createTask(gw, key, { model: 'sandbox/video', input: { prompt: 'storm', fail: true, delay_ms: 0 } });
-    const speech = await Promise.all(Array.from({ length: 11 }, (_, i) => createTask(gw, key, { model: 'sandbox/speech', input: { text: `line ${i}`, delay_ms: 0 } })));
+    const video = await createTask(gw, key, {
+      model: 'sandbox/video',
+      input: { prompt: 'storm', fail: true, delay_ms: 0 },
+    });
+    const speech = await Promise.all(
+      Array.from({ length: 11 }, (_, i) =>
+        createTask(gw, key, { model: 'sandbox/speech', input: { text: `line ${i}`, delay_ms: 0 } }),
+      ),
+    );
     for (const id of [video, ...speech]) await waitTask(gw, key, id, (t) => t.status !== 'processing');
 
     await nav('Tasks', 'Tasks');
@@ -178,7 +199,9 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('Created from').fill(today());
     await page.getByLabel('Created to').fill(today());
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await page.waitForFunction(() => document.querySelector('[data-testid=tasks-summary]')?.textContent?.endsWith('· 1 task'));
+    await page.waitForFunction(() =>
+      document.querySelector('[data-testid=tasks-summary]')?.textContent?.endsWith('· 1 task'),
+    );
     expect(page.url()).toContain('status=failed');
     expect(page.url()).toContain('category=video');
     const rows = page.locator('table tbody tr');
@@ -189,26 +212,38 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Clear' }).click();
     await page.getByLabel('Model').fill('sandbox/image');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await page.waitForFunction(() => document.querySelector('[data-testid=tasks-summary]')?.textContent?.endsWith('· 1 task'));
+    await page.waitForFunction(() =>
+      document.querySelector('[data-testid=tasks-summary]')?.textContent?.endsWith('· 1 task'),
+    );
 
     await page.getByRole('link', { name: 'Clear' }).click();
     await page.getByLabel('Provider').fill('sandbox');
     await page.getByRole('checkbox', { name: 'audio' }).check();
     await page.getByLabel('Per page').selectOption('10');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await page.waitForFunction(() => document.querySelector('[data-testid=tasks-summary]')?.textContent === 'Page 1 of 2 · 11 tasks');
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid=tasks-summary]')?.textContent === 'Page 1 of 2 · 11 tasks',
+    );
     expect(await rows.count()).toBe(10);
     await screenshots(page, '05-tasks');
     await page.getByRole('link', { name: 'Next' }).click();
-    await page.waitForFunction(() => document.querySelector('[data-testid=tasks-summary]')?.textContent === 'Page 2 of 2 · 11 tasks');
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid=tasks-summary]')?.textContent === 'Page 2 of 2 · 11 tasks',
+    );
     expect(await rows.count()).toBe(1);
     // Back returns to page 1 with the same filters.
     await page.goBack();
-    await page.waitForFunction(() => document.querySelector('[data-testid=tasks-summary]')?.textContent === 'Page 1 of 2 · 11 tasks');
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid=tasks-summary]')?.textContent === 'Page 1 of 2 · 11 tasks',
+    );
   });
 
   test('a task page: output inline, the callback log, and Redeliver until it disables at 10 attempts', async () => {
-    const id = await createTask(gw, key, { model: 'sandbox/image', input: { prompt: 'a lighthouse', width: 256, height: 256, delay_ms: 0 }, callback_url: rx.url('/manual') });
+    const id = await createTask(gw, key, {
+      model: 'sandbox/image',
+      input: { prompt: 'a lighthouse', width: 256, height: 256, delay_ms: 0 },
+      callback_url: rx.url('/manual'),
+    });
     await waitTask(gw, key, id, (t) => t.callback_result?.length === 1);
 
     // A deep link, opened afresh: the session comes from the cookie.
@@ -216,7 +251,9 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Task' }).waitFor();
     const image = page.locator('.media img');
     await image.waitFor();
-    await page.waitForFunction(() => (document.querySelector('.media img') as HTMLImageElement | null)?.naturalWidth === 256);
+    await page.waitForFunction(
+      () => (document.querySelector('.media img') as HTMLImageElement | null)?.naturalWidth === 256,
+    );
     expect(await page.getByTestId('task-cost').textContent()).toBe('$0.01');
     expect(await page.locator('pre code').first().textContent()).toContain('"prompt": "a lighthouse"');
 
@@ -225,7 +262,10 @@ describe('dashboard in Chromium', () => {
     const redeliver = page.getByRole('button', { name: 'Redeliver' });
     for (let n = 2; n <= 10; n++) {
       await redeliver.click();
-      await page.waitForFunction((count) => document.querySelectorAll('[data-testid=callback-log] tbody tr').length === count, n);
+      await page.waitForFunction(
+        (count) => document.querySelectorAll('[data-testid=callback-log] tbody tr').length === count,
+        n,
+      );
     }
     expect(await redeliver.isDisabled()).toBe(true);
     expect(await page.locator('#redeliver-why').textContent()).toContain('The callback log holds 10 attempts');
@@ -239,8 +279,16 @@ describe('dashboard in Chromium', () => {
   test('CSRF: a state-changing call with the cookie but without the token is refused (403)', async () => {
     const result = await page.evaluate(async () => {
       const post = (headers: Record<string, string>) =>
-        fetch('/v1/account/webhook-signing', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ enabled: false }) });
-      return { read: (await fetch('/v1/account')).status, noToken: (await post({})).status, badToken: (await post({ 'x-csrf-token': 'forged' })).status };
+        fetch('/v1/account/webhook-signing', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ enabled: false }),
+        });
+      return {
+        read: (await fetch('/v1/account')).status,
+        noToken: (await post({})).status,
+        badToken: (await post({ 'x-csrf-token': 'forged' })).status,
+      };
     });
     expect(result).toEqual({ read: 200, noToken: 403, badToken: 403 });
     expect((await api(gw, 'GET', '/v1/account/webhook-signing', { key })).body.data.enabled).toBe(true);
@@ -260,7 +308,8 @@ describe('dashboard in Chromium', () => {
 
   test('models: grouped by category with prices and copyable ids', async () => {
     await nav('Models', 'Models');
-    for (const name of ['Audio', 'Image', 'Video', 'LLM']) await page.getByRole('heading', { level: 2, name: new RegExp(`^${name} `) }).waitFor();
+    for (const name of ['Audio', 'Image', 'Video', 'LLM'])
+      await page.getByRole('heading', { level: 2, name: new RegExp(`^${name} `) }).waitFor();
     const echo = page.getByRole('row', { name: /Echo/ });
     expect(await echo.textContent()).toContain('$1.00 input · $2.00 output per 1M tokens');
     expect(await echo.textContent()).toContain('32,768 tokens');

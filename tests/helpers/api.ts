@@ -35,7 +35,11 @@ export async function api<T = any>(
   return { status: res.status, headers: res.headers, body: parsed as T };
 }
 
-export async function createAccount(gw: GatewayProcess, email: string, balanceUsd = 10): Promise<{ userId: number; key: string }> {
+export async function createAccount(
+  gw: GatewayProcess,
+  email: string,
+  balanceUsd = 10,
+): Promise<{ userId: number; key: string }> {
   const res = await api(gw, 'POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { email, balance_usd: balanceUsd } });
   if (res.status !== 200) throw new Error(`create account failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { userId: res.body.data.user_id, key: res.body.data.api_key };

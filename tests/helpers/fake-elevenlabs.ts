@@ -81,14 +81,23 @@ function audioFor(text: string, format: string): { bytes: Uint8Array; type: stri
 
 export async function startFakeElevenLabs(apiKey = 'xi-fake-0123456789abcdef'): Promise<FakeElevenLabs> {
   const [voices, addAnswer, notFound, maxChars, tooMany, badKey, validation] = await Promise.all(
-    ['voices.json', 'voices-add.json', 'error-voice-not-found.json', 'error-max-characters.json', 'error-too-many-concurrent.json', 'error-invalid-api-key.json', 'error-validation.json'].map(fixture),
+    [
+      'voices.json',
+      'voices-add.json',
+      'error-voice-not-found.json',
+      'error-max-characters.json',
+      'error-too-many-concurrent.json',
+      'error-invalid-api-key.json',
+      'error-validation.json',
+    ].map(fixture),
   );
   const requests: ElevenLabsRequest[] = [];
   const uploads: ElevenLabsUpload[] = [];
   const served = new Map<string, Uint8Array>();
   const cloned: any[] = [];
   const attempts = new Map<string, number>();
-  const known = (id: string) => voices.voices.some((v: { voice_id: string }) => v.voice_id === id) || cloned.some((v) => v.voice_id === id);
+  const known = (id: string) =>
+    voices.voices.some((v: { voice_id: string }) => v.voice_id === id) || cloned.some((v) => v.voice_id === id);
 
   const server = Bun.serve({
     port: 0,
@@ -96,28 +105,53 @@ export async function startFakeElevenLabs(apiKey = 'xi-fake-0123456789abcdef'): 
     idleTimeout: 0,
     async fetch(req) {
       const url = new URL(req.url);
-      const record: ElevenLabsRequest = { method: req.method, path: url.pathname, query: Object.fromEntries(url.searchParams), headers: Object.fromEntries(req.headers), body: undefined, at: Date.now() };
+      const record: ElevenLabsRequest = {
+        method: req.method,
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: Object.fromEntries(req.headers),
+        body: undefined,
+        at: Date.now(),
+      };
       requests.push(record);
       if (req.headers.get('xi-api-key') !== apiKey) return json(401, badKey);
 
-      if (req.method === 'GET' && url.pathname === '/v1/voices') return json(200, { voices: [...voices.voices, ...cloned] });
+      if (req.method === 'GET' && url.pathname === '/v1/voices')
+        return json(200, { voices: [...voices.voices, ...cloned] });
 
       if (req.method === 'POST' && url.pathname === '/v1/voices/add') {
         const raw = new Uint8Array(await req.arrayBuffer());
-        const form = await new Response(raw, { headers: { 'content-type': req.headers.get('content-type') ?? '' } }).formData();
+        const form = await new Response(raw, {
+          headers: { 'content-type': req.headers.get('content-type') ?? '' },
+        }).formData();
         const name = form.get('name');
         const files = form.getAll('files').filter((f): f is File => f instanceof File);
         // Each file part's Content-Type as sent (a parsed File may normalise it, e.g. audio/x-wav).
-        const partTypes = [...Buffer.from(raw).toString('latin1').matchAll(/name="files"; filename="[^"]*"\r\nContent-Type: ([^\r\n]+)/g)].map((m) => m[1] as string);
+        const partTypes = [
+          ...Buffer.from(raw)
+            .toString('latin1')
+            .matchAll(/name="files"; filename="[^"]*"\r\nContent-Type: ([^\r\n]+)/g),
+        ].map((m) => m[1] as string);
         record.body = { name, files: files.length };
-        if (typeof name !== 'string' || files.length === 0) return json(422, { detail: [{ loc: ['body', typeof name === 'string' ? 'files' : 'name'], msg: 'Field required', type: 'missing' }] });
+        if (typeof name !== 'string' || files.length === 0)
+          return json(422, {
+            detail: [
+              { loc: ['body', typeof name === 'string' ? 'files' : 'name'], msg: 'Field required', type: 'missing' },
+            ],
+          });
         if (name.includes('[reject]')) return json(422, validation);
         const id = voiceId();
         uploads.push({
           name,
           description: (form.get('description') as string | null) ?? null,
           removeBackgroundNoise: (form.get('remove_background_noise') as string | null) ?? null,
-          files: await Promise.all(files.map(async (f, i) => ({ fileName: f.name, type: partTypes[i] ?? '', bytes: new Uint8Array(await f.arrayBuffer()) }))),
+          files: await Promise.all(
+            files.map(async (f, i) => ({
+              fileName: f.name,
+              type: partTypes[i] ?? '',
+              bytes: new Uint8Array(await f.arrayBuffer()),
+            })),
+          ),
           voiceId: id,
         });
         cloned.push({ ...voices.voices.at(-1), voice_id: id, name, category: 'cloned' });
@@ -128,7 +162,8 @@ export async function startFakeElevenLabs(apiKey = 'xi-fake-0123456789abcdef'): 
       if (req.method === 'POST' && tts) {
         const body = await req.json().catch(() => undefined);
         record.body = body;
-        if (typeof body?.text !== 'string') return json(422, { detail: [{ loc: ['body', 'text'], msg: 'Field required', type: 'missing' }] });
+        if (typeof body?.text !== 'string')
+          return json(422, { detail: [{ loc: ['body', 'text'], msg: 'Field required', type: 'missing' }] });
         const text: string = body.text;
         const attempt = (attempts.get(text) ?? 0) + 1;
         attempts.set(text, attempt);
@@ -137,12 +172,17 @@ export async function startFakeElevenLabs(apiKey = 'xi-fake-0123456789abcdef'): 
           return new Response(null, { status: 499 });
         }
         const voice = decodeURIComponent(tts[1] as string);
-        if (!known(voice)) return json(400, { detail: { ...notFound.detail, message: notFound.detail.message.replace('VOICE_ID', voice) } });
+        if (!known(voice))
+          return json(400, {
+            detail: { ...notFound.detail, message: notFound.detail.message.replace('VOICE_ID', voice) },
+          });
         if (text.includes('[reject]')) return json(400, maxChars);
         if (text.includes('[429-once]') && attempt === 1) return json(429, tooMany, { 'retry-after': '1' });
         const { bytes, type } = audioFor(text, url.searchParams.get('output_format') ?? 'mp3_44100_128');
         served.set(text, bytes);
-        return new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': type, 'request-id': voiceId(), 'character-cost': String([...text].length) } });
+        return new Response(bytes as Uint8Array<ArrayBuffer>, {
+          headers: { 'content-type': type, 'request-id': voiceId(), 'character-cost': String([...text].length) },
+        });
       }
       return json(404, { detail: 'Not Found' });
     },

@@ -78,7 +78,8 @@ export async function startFakeFal(opts: { key?: string; videoModels?: string[] 
     error429: await fixture('error-429'),
   };
   let origin = '';
-  const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+  const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
   const firstTime = (k: string) => {
     const n = (hits.get(k) ?? 0) + 1;
     hits.set(k, n);
@@ -96,8 +97,16 @@ export async function startFakeFal(opts: { key?: string; videoModels?: string[] 
       job.files = Array.from({ length: count }, (_, i) => `${job.id}-${i}.${video ? 'mp4' : 'png'}`);
       for (const name of job.files) files.set(name, fileBytes(name, video ? 'video' : 'image'));
     }
-    if (videoModels.has(job.modelId)) return json({ ...t.video, video: { ...t.video.video, url: `${origin}/files/${job.files[0]}`, file_name: job.files[0] } });
-    return json({ ...t.images, prompt: job.input.prompt, images: job.files.map((name) => ({ ...t.images.images[0], url: `${origin}/files/${name}` })) });
+    if (videoModels.has(job.modelId))
+      return json({
+        ...t.video,
+        video: { ...t.video.video, url: `${origin}/files/${job.files[0]}`, file_name: job.files[0] },
+      });
+    return json({
+      ...t.images,
+      prompt: job.input.prompt,
+      images: job.files.map((name) => ({ ...t.images.images[0], url: `${origin}/files/${name}` })),
+    });
   };
 
   const server: Server<undefined> = Bun.serve({
@@ -119,15 +128,23 @@ export async function startFakeFal(opts: { key?: string; videoModels?: string[] 
         if (!job || job.appId !== m[1]) return json({ detail: 'Request not found' }, 404);
         if (m[3] === '/status' && req.method === 'GET') {
           const scenario = String(job.input.scenario ?? 'success');
-          if (scenario === 'status-503' && firstTime(`status:${job.id}`)) return new Response('<html>503 Service Unavailable</html>', { status: 503 });
+          if (scenario === 'status-503' && firstTime(`status:${job.id}`))
+            return new Response('<html>503 Service Unavailable</html>', { status: 503 });
           job.statusPolls++;
           if (job.state !== 'CANCELLED' && job.state !== 'COMPLETED') {
             if (scenario === 'never') job.state = 'IN_PROGRESS';
             else job.state = job.statusPolls === 1 ? 'IN_QUEUE' : job.statusPolls === 2 ? 'IN_PROGRESS' : 'COMPLETED';
           }
           if (job.state === 'IN_QUEUE') return json({ ...t.inQueue, response_url: base(job) }, 202);
-          if (job.state === 'IN_PROGRESS' || job.state === 'CANCELLED') return json({ ...t.inProgress, response_url: base(job) }, 202);
-          if (scenario === 'status-error') return json({ ...t.completed, response_url: base(job), error: 'Internal error while running the model', error_type: 'runner_server_error' });
+          if (job.state === 'IN_PROGRESS' || job.state === 'CANCELLED')
+            return json({ ...t.inProgress, response_url: base(job) }, 202);
+          if (scenario === 'status-error')
+            return json({
+              ...t.completed,
+              response_url: base(job),
+              error: 'Internal error while running the model',
+              error_type: 'runner_server_error',
+            });
           return json({ ...t.completed, response_url: base(job) });
         }
         if (m[3] === '/cancel' && req.method === 'PUT') {
@@ -144,12 +161,28 @@ export async function startFakeFal(opts: { key?: string; videoModels?: string[] 
       if (req.method === 'POST') {
         const modelId = url.pathname.slice(1);
         const input = (body ?? {}) as Record<string, any>;
-        if (input.scenario === 'submit-429' && firstTime(`submit:${input.prompt}`)) return json(t.error429, 429, { 'retry-after': '1' });
+        if (input.scenario === 'submit-429' && firstTime(`submit:${input.prompt}`))
+          return json(t.error429, 429, { 'retry-after': '1' });
         const id = crypto.randomUUID();
         const appId = modelId.split('/').slice(0, 2).join('/');
-        const job: FakeFalRequest = { id, modelId, appId, input, statusPolls: 0, state: 'IN_QUEUE', files: [], cancelRequests: 0 };
+        const job: FakeFalRequest = {
+          id,
+          modelId,
+          appId,
+          input,
+          statusPolls: 0,
+          state: 'IN_QUEUE',
+          files: [],
+          cancelRequests: 0,
+        };
         jobs.set(id, job);
-        return json({ ...t.submit, request_id: id, response_url: base(job), status_url: `${base(job)}/status`, cancel_url: `${base(job)}/cancel` });
+        return json({
+          ...t.submit,
+          request_id: id,
+          response_url: base(job),
+          status_url: `${base(job)}/status`,
+          cancel_url: `${base(job)}/cancel`,
+        });
       }
       return json({ detail: `no route ${req.method} ${url.pathname}` }, 404);
     },
@@ -164,4 +197,3 @@ export async function startFakeFal(opts: { key?: string; videoModels?: string[] 
     stop: () => server.stop(true),
   };
 }
-

@@ -45,8 +45,30 @@ export type Scenario = (typeof SCENARIOS)[number];
 
 /** The text scenarios' answer, exactly as streamed (24 deltas = 24 output tokens). */
 export const TEXT_DELTAS = [
-  'The', ' quick', ' brown', ' fox', ' jumps', ' over', ' the', ' lazy', ' dog', ' while', ' the', ' patient',
-  ' owl', ' watches', ' from', ' an', ' old', ' oak', ' tree', ' near', ' the', ' quiet', ' river', ' bank.',
+  'The',
+  ' quick',
+  ' brown',
+  ' fox',
+  ' jumps',
+  ' over',
+  ' the',
+  ' lazy',
+  ' dog',
+  ' while',
+  ' the',
+  ' patient',
+  ' owl',
+  ' watches',
+  ' from',
+  ' an',
+  ' old',
+  ' oak',
+  ' tree',
+  ' near',
+  ' the',
+  ' quiet',
+  ' river',
+  ' bank.',
 ];
 export const FULL_TEXT = TEXT_DELTAS.join('');
 /** Input tokens every fake answer reports: a figure no gateway-side estimate would produce. */
@@ -117,19 +139,21 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
 // ---------------------------------------------------------------------------------------------
 // What to say: one plan per request, rendered by either API's encoder.
 
-type Block =
-  | { type: 'text'; deltas: string[] }
-  | { type: 'tool'; id: string; name: string; pieces: string[] };
+type Block = { type: 'text'; deltas: string[] } | { type: 'tool'; id: string; name: string; pieces: string[] };
 
 interface Plan {
   blocks: Block[];
@@ -171,7 +195,11 @@ function textPlan(deltas: string[], req: Normalized): Plan {
   }
   const nonEmpty = kept.filter((d) => d.length > 0);
   if (req.maxTokens !== undefined && nonEmpty.length > req.maxTokens) {
-    return { blocks: [{ type: 'text', deltas: nonEmpty.slice(0, req.maxTokens) }], finish: 'length', outputTokens: req.maxTokens };
+    return {
+      blocks: [{ type: 'text', deltas: nonEmpty.slice(0, req.maxTokens) }],
+      finish: 'length',
+      outputTokens: req.maxTokens,
+    };
   }
   return { blocks: [{ type: 'text', deltas: nonEmpty }], finish: 'stop', stopSequence, outputTokens: nonEmpty.length };
 }
@@ -184,15 +212,25 @@ function plan(kind: FakeKind, scenario: Scenario, req: Normalized): Plan {
     TOOL_ARGS.forEach((args, i) => {
       const json = JSON.stringify(args); // {"city":"Paris"}
       const split = json.indexOf(':');
-      blocks.push({ type: 'tool', id: `${idPrefix}${randomId(24)}`, name: req.toolNames[i] ?? req.toolNames[0]!, pieces: [json.slice(0, split), json.slice(split, -2), json.slice(-2)] });
+      blocks.push({
+        type: 'tool',
+        id: `${idPrefix}${randomId(24)}`,
+        name: req.toolNames[i] ?? req.toolNames[0]!,
+        pieces: [json.slice(0, split), json.slice(split, -2), json.slice(-2)],
+      });
     });
-    return { blocks, finish: 'tool_calls', outputTokens: blocks.reduce((n, b) => n + (b.type === 'text' ? b.deltas.length : b.pieces.length), 0) };
+    return {
+      blocks,
+      finish: 'tool_calls',
+      outputTokens: blocks.reduce((n, b) => n + (b.type === 'text' ? b.deltas.length : b.pieces.length), 0),
+    };
   }
   if (scenario === 'tools' && req.toolResults.length > 0) {
     const words = `Results: ${req.toolResults.join(' | ')}`.split(/(?= )/);
     return textPlan(words, req);
   }
-  if (scenario === 'slow-stream') return textPlan(Array.from({ length: 25 }, () => TEXT_DELTAS).flat(), { ...req, stops: [] });
+  if (scenario === 'slow-stream')
+    return textPlan(Array.from({ length: 25 }, () => TEXT_DELTAS).flat(), { ...req, stops: [] });
   const base = textPlan(TEXT_DELTAS, req);
   if (scenario === 'error-event' || scenario === 'garbage' || scenario === 'cut') return { ...base, breakAfter: 3 };
   return base;
@@ -202,7 +240,11 @@ function plan(kind: FakeKind, scenario: Scenario, req: Normalized): Plan {
 // Request reading and validation, as strict as the real APIs on the points a translator can miss.
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string, readonly param: string | null = null) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly param: string | null = null,
+  ) {
     super(message);
   }
 }
@@ -215,18 +257,35 @@ function contentText(content: unknown): string {
 
 function readOpenAI(body: any): Normalized {
   if (!body || typeof body !== 'object') throw new HttpError(400, 'We could not parse the JSON body of your request.');
-  if (typeof body.model !== 'string' || !body.model) throw new HttpError(400, "you must provide a model parameter", 'model');
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw new HttpError(400, "Invalid 'messages': empty array.", 'messages');
+  if (typeof body.model !== 'string' || !body.model)
+    throw new HttpError(400, 'you must provide a model parameter', 'model');
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw new HttpError(400, "Invalid 'messages': empty array.", 'messages');
   if (body.stream_options != null && body.stream !== true) {
-    throw new HttpError(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options');
+    throw new HttpError(
+      400,
+      "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+      'stream_options',
+    );
   }
   let pendingIds: string[] = [];
   body.messages.forEach((m: any, i: number) => {
-    if (!['system', 'developer', 'user', 'assistant', 'tool'].includes(m?.role)) throw new HttpError(400, `Invalid value for 'messages[${i}].role'`, `messages[${i}].role`);
+    if (!['system', 'developer', 'user', 'assistant', 'tool'].includes(m?.role))
+      throw new HttpError(400, `Invalid value for 'messages[${i}].role'`, `messages[${i}].role`);
     if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
       m.tool_calls.forEach((tc: any, j: number) => {
-        if (typeof tc?.id !== 'string' || !tc.id) throw new HttpError(400, `Missing 'messages[${i}].tool_calls[${j}].id'`, `messages[${i}].tool_calls[${j}].id`);
-        if (tc.type !== 'function' || typeof tc.function?.name !== 'string' || !tc.function.name || typeof tc.function.arguments !== 'string') {
+        if (typeof tc?.id !== 'string' || !tc.id)
+          throw new HttpError(
+            400,
+            `Missing 'messages[${i}].tool_calls[${j}].id'`,
+            `messages[${i}].tool_calls[${j}].id`,
+          );
+        if (
+          tc.type !== 'function' ||
+          typeof tc.function?.name !== 'string' ||
+          !tc.function.name ||
+          typeof tc.function.arguments !== 'string'
+        ) {
           throw new HttpError(400, `Invalid 'messages[${i}].tool_calls[${j}]'`, `messages[${i}].tool_calls[${j}]`);
         }
       });
@@ -235,21 +294,28 @@ function readOpenAI(body: any): Normalized {
     }
     if (m.role === 'tool') {
       if (!pendingIds.includes(m.tool_call_id)) {
-        throw new HttpError(400, `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`, `messages.[${i}].role`);
+        throw new HttpError(
+          400,
+          `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`,
+          `messages.[${i}].role`,
+        );
       }
       return;
     }
     if (Array.isArray(m.content)) {
       m.content.forEach((p: any, j: number) => {
-        if (!['text', 'image_url', 'input_audio', 'file', 'refusal'].includes(p?.type)) throw new HttpError(400, `Invalid value: '${p?.type}'.`, `messages[${i}].content[${j}].type`);
-        if (p.type === 'image_url' && typeof p.image_url?.url !== 'string') throw new HttpError(400, `Missing required parameter: 'messages[${i}].content[${j}].image_url.url'.`);
+        if (!['text', 'image_url', 'input_audio', 'file', 'refusal'].includes(p?.type))
+          throw new HttpError(400, `Invalid value: '${p?.type}'.`, `messages[${i}].content[${j}].type`);
+        if (p.type === 'image_url' && typeof p.image_url?.url !== 'string')
+          throw new HttpError(400, `Missing required parameter: 'messages[${i}].content[${j}].image_url.url'.`);
       });
     }
     pendingIds = [];
   });
   const last = body.messages.at(-1);
   const toolResults: string[] = [];
-  for (let i = body.messages.length - 1; i >= 0 && body.messages[i].role === 'tool'; i--) toolResults.unshift(contentText(body.messages[i].content));
+  for (let i = body.messages.length - 1; i >= 0 && body.messages[i].role === 'tool'; i--)
+    toolResults.unshift(contentText(body.messages[i].content));
   const stop = body.stop;
   return {
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
@@ -263,25 +329,43 @@ function readAnthropic(body: any): Normalized {
   if (!body || typeof body !== 'object') throw new HttpError(400, 'invalid request body');
   if (typeof body.model !== 'string' || !body.model) throw new HttpError(400, 'model: Field required');
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) throw new HttpError(400, 'max_tokens: Field required');
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw new HttpError(400, 'messages: at least one message is required');
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw new HttpError(400, 'messages: at least one message is required');
   let previousToolUses: string[] = [];
   body.messages.forEach((m: any, i: number) => {
-    if (m?.role !== 'user' && m?.role !== 'assistant') throw new HttpError(400, `messages.${i}.role: Input should be 'user' or 'assistant'`);
-    const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
+    if (m?.role !== 'user' && m?.role !== 'assistant')
+      throw new HttpError(400, `messages.${i}.role: Input should be 'user' or 'assistant'`);
+    const blocks: any[] =
+      typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
     if (!blocks.length) throw new HttpError(400, `messages.${i}: content must be non-empty`);
     blocks.forEach((b, j) => {
       if (b?.type === 'tool_result' && !previousToolUses.includes(b.tool_use_id)) {
-        throw new HttpError(400, `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+        throw new HttpError(
+          400,
+          `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+        );
       }
-      if (b?.type === 'tool_use' && (typeof b.id !== 'string' || typeof b.name !== 'string' || !b.name || typeof b.input !== 'object' || b.input === null)) {
+      if (
+        b?.type === 'tool_use' &&
+        (typeof b.id !== 'string' ||
+          typeof b.name !== 'string' ||
+          !b.name ||
+          typeof b.input !== 'object' ||
+          b.input === null)
+      ) {
         throw new HttpError(400, `messages.${i}.content.${j}.tool_use: id, name and input are required`);
       }
       if (b?.type === 'image') {
         const s = b.source;
-        const ok = s?.type === 'base64' ? typeof s.media_type === 'string' && typeof s.data === 'string' : s?.type === 'url' && typeof s.url === 'string';
+        const ok =
+          s?.type === 'base64'
+            ? typeof s.media_type === 'string' && typeof s.data === 'string'
+            : s?.type === 'url' && typeof s.url === 'string';
         if (!ok) throw new HttpError(400, `messages.${i}.content.${j}.image.source: invalid image source`);
       }
-      if (!['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'].includes(b?.type)) {
+      if (
+        !['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'].includes(b?.type)
+      ) {
         throw new HttpError(400, `messages.${i}.content.${j}.type: unknown block type ${b?.type}`);
       }
     });
@@ -293,19 +377,32 @@ function readAnthropic(body: any): Normalized {
     maxTokens: body.max_tokens,
     stops: Array.isArray(body.stop_sequences) ? body.stop_sequences : [],
     toolNames: Array.isArray(body.tools) ? body.tools.map((t: any) => t?.name).filter(Boolean) : [],
-    toolResults: last.role === 'user' ? lastBlocks.filter((b) => b.type === 'tool_result').map((b) => contentText(b.content)) : [],
+    toolResults:
+      last.role === 'user' ? lastBlocks.filter((b) => b.type === 'tool_result').map((b) => contentText(b.content)) : [],
   };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Error bodies in each API's shape.
 
-function openaiError(status: number, message: string, type: string, code: string | null = null, param: string | null = null): Response {
-  return Response.json({ error: { message, type, param, code } }, { status, headers: { 'x-request-id': `req_${randomId(16)}` } });
+function openaiError(
+  status: number,
+  message: string,
+  type: string,
+  code: string | null = null,
+  param: string | null = null,
+): Response {
+  return Response.json(
+    { error: { message, type, param, code } },
+    { status, headers: { 'x-request-id': `req_${randomId(16)}` } },
+  );
 }
 
 function anthropicError(status: number, type: string, message: string): Response {
-  return Response.json({ type: 'error', error: { type, message } }, { status, headers: { 'request-id': `req_${randomId(16)}` } });
+  return Response.json(
+    { type: 'error', error: { type, message } },
+    { status, headers: { 'request-id': `req_${randomId(16)}` } },
+  );
 }
 
 function errorFor(kind: FakeKind, status: number, message: string, param: string | null = null): Response {
@@ -314,14 +411,23 @@ function errorFor(kind: FakeKind, status: number, message: string, param: string
     const code = status === 429 ? 'rate_limit_exceeded' : status === 401 ? 'invalid_api_key' : null;
     return openaiError(status, message, type, code, param);
   }
-  const type = status === 429 ? 'rate_limit_error' : status === 401 ? 'authentication_error' : status === 529 ? 'overloaded_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+  const type =
+    status === 429
+      ? 'rate_limit_error'
+      : status === 401
+        ? 'authentication_error'
+        : status === 529
+          ? 'overloaded_error'
+          : status >= 500
+            ? 'api_error'
+            : 'invalid_request_error';
   return anthropicError(status, type, message);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Rendering: non-streamed bodies and SSE event lists.
 
-type Emit = { text: string; /** counts toward breakAfter */ content?: boolean };
+type Emit = { text: string /** counts toward breakAfter */; content?: boolean };
 
 function openaiUsage(outputTokens: number) {
   return {
@@ -329,7 +435,12 @@ function openaiUsage(outputTokens: number) {
     completion_tokens: outputTokens,
     total_tokens: FAKE_INPUT_TOKENS + outputTokens,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -349,7 +460,15 @@ function openaiJson(body: any, p: Plan) {
           content: tools.length && !text ? null : text,
           refusal: null,
           annotations: [],
-          ...(tools.length ? { tool_calls: tools.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.pieces.join('') } })) } : {}),
+          ...(tools.length
+            ? {
+                tool_calls: tools.map((t) => ({
+                  id: t.id,
+                  type: 'function',
+                  function: { name: t.name, arguments: t.pieces.join('') },
+                })),
+              }
+            : {}),
         },
         logprobs: null,
         finish_reason: p.finish,
@@ -384,13 +503,17 @@ function openaiEvents(body: any, p: Plan): Emit[] {
   // Parallel tool calls: every call opens (id, type, name, empty arguments), then the argument
   // pieces of the calls interleave: call 0 piece 0, call 1 piece 0, call 0 piece 1, …
   tools.forEach((t, index) => {
-    out.push({ text: chunk({ tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.name, arguments: '' } }] }), content: true });
+    out.push({
+      text: chunk({ tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.name, arguments: '' } }] }),
+      content: true,
+    });
   });
   const longest = Math.max(0, ...tools.map((t) => t.pieces.length));
   for (let k = 0; k < longest; k++) {
     tools.forEach((t, index) => {
       const piece = t.pieces[k];
-      if (piece !== undefined) out.push({ text: chunk({ tool_calls: [{ index, function: { arguments: piece } }] }), content: true });
+      if (piece !== undefined)
+        out.push({ text: chunk({ tool_calls: [{ index, function: { arguments: piece } }] }), content: true });
     });
   }
   out.push({ text: chunk({}, p.finish) });
@@ -403,10 +526,23 @@ function openaiEvents(body: any, p: Plan): Emit[] {
   return out;
 }
 
-const anthropicStop = (p: Plan) => (p.finish === 'tool_calls' ? 'tool_use' : p.finish === 'length' ? 'max_tokens' : p.stopSequence ? 'stop_sequence' : 'end_turn');
+const anthropicStop = (p: Plan) =>
+  p.finish === 'tool_calls'
+    ? 'tool_use'
+    : p.finish === 'length'
+      ? 'max_tokens'
+      : p.stopSequence
+        ? 'stop_sequence'
+        : 'end_turn';
 
 function anthropicUsage(input: number, output: number) {
-  return { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, service_tier: 'standard' };
+  return {
+    input_tokens: input,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: output,
+    service_tier: 'standard',
+  };
 }
 
 function anthropicJson(body: any, p: Plan) {
@@ -416,7 +552,9 @@ function anthropicJson(body: any, p: Plan) {
     role: 'assistant',
     model: upstreamModelEcho(body.model),
     content: p.blocks.map((b) =>
-      b.type === 'text' ? { type: 'text', text: b.deltas.join('') } : { type: 'tool_use', id: b.id, name: b.name, input: JSON.parse(b.pieces.join('')) },
+      b.type === 'text'
+        ? { type: 'text', text: b.deltas.join('') }
+        : { type: 'tool_use', id: b.id, name: b.name, input: JSON.parse(b.pieces.join('')) },
     ),
     stop_reason: anthropicStop(p),
     stop_sequence: p.stopSequence ?? null,
@@ -446,27 +584,76 @@ function anthropicEvents(body: any, p: Plan, scenario: Scenario): Emit[] {
   ];
   p.blocks.forEach((b, index) => {
     if (b.type === 'text') {
-      out.push({ text: ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }) });
+      out.push({
+        text: ev('content_block_start', {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'text', text: '' },
+        }),
+      });
       if (index === 0) out.push({ text: ev('ping', { type: 'ping' }) });
-      for (const d of b.deltas) out.push({ text: ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: d } }), content: true });
+      for (const d of b.deltas)
+        out.push({
+          text: ev('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'text_delta', text: d },
+          }),
+          content: true,
+        });
     } else {
-      out.push({ text: ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } }) });
+      out.push({
+        text: ev('content_block_start', {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} },
+        }),
+      });
       if (index === 0) out.push({ text: ev('ping', { type: 'ping' }) });
-      out.push({ text: ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } }) });
-      for (const piece of b.pieces) out.push({ text: ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } }), content: true });
+      out.push({
+        text: ev('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: '' },
+        }),
+      });
+      for (const piece of b.pieces)
+        out.push({
+          text: ev('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: piece },
+          }),
+          content: true,
+        });
     }
     out.push({ text: ev('content_block_stop', { type: 'content_block_stop', index }) });
   });
-  const usage = late ? { input_tokens: FAKE_INPUT_TOKENS, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: p.outputTokens } : { output_tokens: p.outputTokens };
-  out.push({ text: ev('message_delta', { type: 'message_delta', delta: { stop_reason: anthropicStop(p), stop_sequence: p.stopSequence ?? null }, usage }) });
+  const usage = late
+    ? {
+        input_tokens: FAKE_INPUT_TOKENS,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: p.outputTokens,
+      }
+    : { output_tokens: p.outputTokens };
+  out.push({
+    text: ev('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: anthropicStop(p), stop_sequence: p.stopSequence ?? null },
+      usage,
+    }),
+  });
   out.push({ text: ev('message_stop', { type: 'message_stop' }) });
   return out;
 }
 
 /** What a misbehaving proxy might inject: a truncated event, then an HTML error page as data. */
 const GARBAGE: Record<FakeKind, string> = {
-  openai: 'data: {"id":"chatcmpl-oops","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"x"\n\ndata: <html><body>502 Bad Gateway</body></html>\n\n',
-  anthropic: 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_d\n\nevent: content_block_delta\ndata: <html><body>502 Bad Gateway</body></html>\n\n',
+  openai:
+    'data: {"id":"chatcmpl-oops","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"x"\n\ndata: <html><body>502 Bad Gateway</body></html>\n\n',
+  anthropic:
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_d\n\nevent: content_block_delta\ndata: <html><body>502 Bad Gateway</body></html>\n\n',
 };
 
 function midStreamError(kind: FakeKind): string {
@@ -561,11 +748,14 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
   };
 
   const handle = async (req: Request, rec: RecordedRequest): Promise<Response> => {
-    if (req.method !== 'POST' || rec.path !== path) return errorFor(kind, 404, `Unknown request URL: ${req.method} ${rec.path}`);
-    if (kind === 'openai' && rec.headers.authorization !== `Bearer ${apiKey}`) return errorFor(kind, 401, 'Incorrect API key provided.');
+    if (req.method !== 'POST' || rec.path !== path)
+      return errorFor(kind, 404, `Unknown request URL: ${req.method} ${rec.path}`);
+    if (kind === 'openai' && rec.headers.authorization !== `Bearer ${apiKey}`)
+      return errorFor(kind, 401, 'Incorrect API key provided.');
     if (kind === 'anthropic') {
       // The API takes `x-api-key` (and newer SDKs send a Bearer token instead).
-      if (rec.headers['x-api-key'] !== apiKey && rec.headers.authorization !== `Bearer ${apiKey}`) return errorFor(kind, 401, 'invalid x-api-key');
+      if (rec.headers['x-api-key'] !== apiKey && rec.headers.authorization !== `Bearer ${apiKey}`)
+        return errorFor(kind, 401, 'invalid x-api-key');
       if (!rec.headers['anthropic-version']) return errorFor(kind, 400, 'anthropic-version: header is required');
     }
     if (rec.body === undefined) return errorFor(kind, 400, 'We could not parse the JSON body of your request.');
@@ -577,10 +767,28 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
       throw err;
     }
     const scenario = rec.scenario;
-    if (!scenario) return errorFor(kind, 404, `The model \`${String(rec.body.model)}\` does not exist or you do not have access to it.`);
-    if (scenario === 'always-500') return errorFor(kind, 500, kind === 'openai' ? 'The server had an error while processing your request. Sorry about that!' : 'Internal server error');
+    if (!scenario)
+      return errorFor(
+        kind,
+        404,
+        `The model \`${String(rec.body.model)}\` does not exist or you do not have access to it.`,
+      );
+    if (scenario === 'always-500')
+      return errorFor(
+        kind,
+        500,
+        kind === 'openai'
+          ? 'The server had an error while processing your request. Sorry about that!'
+          : 'Internal server error',
+      );
     if (scenario === 'flaky-429' && rec.attempt % 2 === 1) {
-      return errorFor(kind, 429, kind === 'openai' ? 'Rate limit reached for requests. Please try again in 20ms.' : 'Number of request tokens has exceeded your per-minute rate limit');
+      return errorFor(
+        kind,
+        429,
+        kind === 'openai'
+          ? 'Rate limit reached for requests. Please try again in 20ms.'
+          : 'Number of request tokens has exceeded your per-minute rate limit',
+      );
     }
     if (scenario === 'slow-headers') {
       await sleep(SLOW_HEADERS_MS, req.signal);
@@ -594,8 +802,17 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
       const events = kind === 'openai' ? openaiEvents(rec.body, p) : anthropicEvents(rec.body, p, scenario);
       return sse(rec, req, events, p, scenario);
     }
-    if (scenario === 'error-event') return errorFor(kind, kind === 'openai' ? 500 : 529, kind === 'openai' ? 'The server had an error while processing your request.' : 'Overloaded');
-    if (scenario === 'garbage') return new Response('<html><body>502 Bad Gateway</body></html>', { status: 200, headers: { 'content-type': 'application/json' } });
+    if (scenario === 'error-event')
+      return errorFor(
+        kind,
+        kind === 'openai' ? 500 : 529,
+        kind === 'openai' ? 'The server had an error while processing your request.' : 'Overloaded',
+      );
+    if (scenario === 'garbage')
+      return new Response('<html><body>502 Bad Gateway</body></html>', {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
     return Response.json(kind === 'openai' ? openaiJson(rec.body, p) : anthropicJson(rec.body, p), {
       headers: kind === 'openai' ? { 'x-request-id': `req_${randomId(16)}` } : { 'request-id': `req_${randomId(16)}` },
     });
@@ -658,7 +875,11 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
 }
 
 /** Polls until `check` returns a value (not undefined) or the time is up; returns the last result. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 3_000, stepMs = 20): Promise<T | undefined> {
+export async function eventually<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 3_000,
+  stepMs = 20,
+): Promise<T | undefined> {
   const deadline = now() + timeoutMs;
   for (;;) {
     const value = await check();

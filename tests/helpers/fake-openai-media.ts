@@ -42,7 +42,11 @@ export interface FakeOpenAIMedia {
 /** A PNG whose colours depend on the prompt and the image's index: each output is distinct. */
 function pngFor(prompt: string, index: number): Uint8Array {
   const seed = Number(Bun.hash.crc32(`${prompt}#${index}`) >>> 0);
-  return encodePng(24 + index, 16, (x, y) => [(seed + x * 7) & 0xff, (seed >> 8) + y * 5 & 0xff, (seed >> 16) + index * 40 & 0xff]);
+  return encodePng(24 + index, 16, (x, y) => [
+    (seed + x * 7) & 0xff,
+    ((seed >> 8) + y * 5) & 0xff,
+    ((seed >> 16) + index * 40) & 0xff,
+  ]);
 }
 
 /** Bytes that sniff as the asked format: real signatures, then noise. */
@@ -73,7 +77,14 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 
 export async function startFakeOpenAIMedia(apiKey = 'sk-fake-media-0123456789'): Promise<FakeOpenAIMedia> {
   const [b64Answer, urlAnswer, contentPolicy, rateLimit, badKey, badVoice] = await Promise.all(
-    ['images-gpt-image-b64.json', 'images-dall-e-url.json', 'error-content-policy.json', 'error-rate-limit.json', 'error-invalid-api-key.json', 'error-speech-invalid-voice.json'].map(fixture),
+    [
+      'images-gpt-image-b64.json',
+      'images-dall-e-url.json',
+      'error-content-policy.json',
+      'error-rate-limit.json',
+      'error-invalid-api-key.json',
+      'error-speech-invalid-voice.json',
+    ].map(fixture),
   );
   const requests: OpenAIMediaRequest[] = [];
   const served = new Map<string, Uint8Array[]>();
@@ -91,7 +102,9 @@ export async function startFakeOpenAIMedia(apiKey = 'sk-fake-media-0123456789'):
       const url = new URL(req.url);
       if (req.method === 'GET' && url.pathname.startsWith('/images/')) {
         const bytes = hosted.get(url.pathname);
-        return bytes ? new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'image/png' } }) : new Response('not found', { status: 404 });
+        return bytes
+          ? new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'image/png' } })
+          : new Response('not found', { status: 404 });
       }
       const body = await req.json().catch(() => undefined);
       requests.push({ path: url.pathname, headers: Object.fromEntries(req.headers), body, at: Date.now() });
@@ -107,9 +120,25 @@ export async function startFakeOpenAIMedia(apiKey = 'sk-fake-media-0123456789'):
       if (marker.includes('[429-once]') && attempt === 1) return json(429, rateLimit, { 'retry-after': '1' });
 
       if (url.pathname === '/v1/images/generations') {
-        if (typeof body?.prompt !== 'string' || typeof body?.model !== 'string') return json(400, { error: { message: "Missing required parameter: 'prompt'.", type: 'invalid_request_error', param: 'prompt', code: 'missing_required_parameter' } });
+        if (typeof body?.prompt !== 'string' || typeof body?.model !== 'string')
+          return json(400, {
+            error: {
+              message: "Missing required parameter: 'prompt'.",
+              type: 'invalid_request_error',
+              param: 'prompt',
+              code: 'missing_required_parameter',
+            },
+          });
         const gptImage = body.model.startsWith('gpt-image');
-        if (gptImage && body.response_format !== undefined) return json(400, { error: { message: "Unknown parameter: 'response_format'.", type: 'invalid_request_error', param: 'response_format', code: 'unknown_parameter' } });
+        if (gptImage && body.response_format !== undefined)
+          return json(400, {
+            error: {
+              message: "Unknown parameter: 'response_format'.",
+              type: 'invalid_request_error',
+              param: 'response_format',
+              code: 'unknown_parameter',
+            },
+          });
         const count = marker.includes('[fewer]') ? 1 : Number(body.n ?? 1);
         const base64 = gptImage || body.response_format === 'b64_json';
         const data = Array.from({ length: count }, (_, i): Record<string, string> => {
@@ -118,18 +147,40 @@ export async function startFakeOpenAIMedia(apiKey = 'sk-fake-media-0123456789'):
           if (base64) return { b64_json: Buffer.from(png).toString('base64') };
           const path = `/images/img-${++hostedSeq}.png`;
           hosted.set(path, png);
-          return { url: `http://127.0.0.1:${server.port}${path}?se=2030-01-01&sig=fake`, revised_prompt: urlAnswer.data[0].revised_prompt };
+          return {
+            url: `http://127.0.0.1:${server.port}${path}?se=2030-01-01&sig=fake`,
+            revised_prompt: urlAnswer.data[0].revised_prompt,
+          };
         });
-        return json(200, { ...(base64 && gptImage ? b64Answer : urlAnswer), created: Math.floor(Date.now() / 1000), data });
+        return json(200, {
+          ...(base64 && gptImage ? b64Answer : urlAnswer),
+          created: Math.floor(Date.now() / 1000),
+          data,
+        });
       }
       if (url.pathname === '/v1/audio/speech') {
-        if (typeof body?.input !== 'string' || typeof body?.model !== 'string') return json(400, { error: { message: "Missing required parameter: 'input'.", type: 'invalid_request_error', param: 'input', code: 'missing_required_parameter' } });
+        if (typeof body?.input !== 'string' || typeof body?.model !== 'string')
+          return json(400, {
+            error: {
+              message: "Missing required parameter: 'input'.",
+              type: 'invalid_request_error',
+              param: 'input',
+              code: 'missing_required_parameter',
+            },
+          });
         if (body.voice === 'nobody') return json(400, badVoice);
         const { bytes, type } = audioFor(body.input, String(body.response_format ?? 'mp3'));
         keep(marker, bytes);
         return new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': type } });
       }
-      return json(404, { error: { message: `Invalid URL (${req.method} ${url.pathname})`, type: 'invalid_request_error', param: null, code: null } });
+      return json(404, {
+        error: {
+          message: `Invalid URL (${req.method} ${url.pathname})`,
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        },
+      });
     },
   });
 

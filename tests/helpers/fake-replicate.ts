@@ -96,7 +96,8 @@ function sign(secret: string, id: string, timestamp: string, body: string): stri
 }
 
 let counter = 0;
-const newId = () => `fake${Date.now().toString(36)}${(counter++).toString(36)}${Math.random().toString(36).slice(2, 8)}`.slice(0, 26);
+const newId = () =>
+  `fake${Date.now().toString(36)}${(counter++).toString(36)}${Math.random().toString(36).slice(2, 8)}`.slice(0, 26);
 
 export async function startFakeReplicate(opts: { token?: string; secret?: string } = {}): Promise<FakeReplicate> {
   const token = opts.token ?? FAKE_REPLICATE_TOKEN;
@@ -118,7 +119,10 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
   let origin = '';
 
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
-    new Response(JSON.stringify(body), { status, headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers } });
+    new Response(JSON.stringify(body), {
+      status,
+      headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers },
+    });
 
   const produce = (p: FakePrediction) => {
     const asked = Math.max(1, Number(p.input.num_outputs ?? 1));
@@ -126,7 +130,8 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
     p.files = Array.from({ length: count }, (_, i) => `${p.id}-out-${i}.png`);
     for (const name of p.files) files.set(name, pngLike(name));
     const urls = p.files.map((name) => `${origin}/files/${name}`);
-    p.output = p.input.output_shape === 'string' ? urls[0] : p.input.output_shape === 'object' ? { image: urls[0] } : urls;
+    p.output =
+      p.input.output_shape === 'string' ? urls[0] : p.input.output_shape === 'object' ? { image: urls[0] } : urls;
     p.status = 'succeeded';
   };
 
@@ -155,7 +160,8 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
     const input = (body?.input ?? {}) as Record<string, any>;
     const scenario = String(input.scenario ?? 'success');
     if (scenario === 'bad-input') return json(templates.error422, 422);
-    if (scenario === 'create-429' && firstTime(`create:${input.prompt}`)) return json(templates.error429, 429, { 'retry-after': '1' });
+    if (scenario === 'create-429' && firstTime(`create:${input.prompt}`))
+      return json(templates.error429, 429, { 'retry-after': '1' });
     const p: FakePrediction = {
       id: newId(),
       createdVia: path,
@@ -182,11 +188,17 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
       const answer = await hold.answer;
       if (answer === 'succeeded' && p.status !== 'succeeded') produce(p);
       // `processing`: the state as it was when this poll was read, before the prediction ended.
-      return json(answer === 'processing' ? { ...view(p), ...templates.processing, id: p.id, input: p.input, urls: view(p).urls } : view(p));
+      return json(
+        answer === 'processing'
+          ? { ...view(p), ...templates.processing, id: p.id, input: p.input, urls: view(p).urls }
+          : view(p),
+      );
     }
     const scenario = String(p.input.scenario ?? 'success');
-    if (scenario === 'poll-429' && firstTime(`poll:${p.id}`)) return json(templates.error429, 429, { 'retry-after': '1' });
-    if (scenario === 'poll-500' && firstTime(`poll:${p.id}`)) return json({ title: 'Internal Server Error', detail: 'upstream hiccup', status: 500 }, 500);
+    if (scenario === 'poll-429' && firstTime(`poll:${p.id}`))
+      return json(templates.error429, 429, { 'retry-after': '1' });
+    if (scenario === 'poll-500' && firstTime(`poll:${p.id}`))
+      return json({ title: 'Internal Server Error', detail: 'upstream hiccup', status: 500 }, 500);
     p.polls++;
     if (p.status === 'starting' || p.status === 'processing') {
       if (scenario === 'never' || scenario === 'webhook') p.status = 'processing';
@@ -198,16 +210,29 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
     return json(view(p));
   };
 
-  const sendWebhook = async (id: string, o: { badSignature?: boolean; webhookId?: string } = {}): Promise<WebhookSend> => {
+  const sendWebhook = async (
+    id: string,
+    o: { badSignature?: boolean; webhookId?: string } = {},
+  ): Promise<WebhookSend> => {
     const p = predictions.get(id);
     if (!p?.webhook) throw new Error(`prediction ${id} has no webhook`);
     const body = JSON.stringify(view(p));
     const webhookId = o.webhookId ?? `msg_${crypto.randomUUID()}`;
     const timestamp = String(Math.floor(Date.now() / 1000));
-    const signature = sign(o.badSignature ? 'whsec_d3Jvbmcgc2VjcmV0IGZvciB0ZXN0cw==' : secret, webhookId, timestamp, body);
+    const signature = sign(
+      o.badSignature ? 'whsec_d3Jvbmcgc2VjcmV0IGZvciB0ZXN0cw==' : secret,
+      webhookId,
+      timestamp,
+      body,
+    );
     const res = await fetch(p.webhook, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': webhookId, 'webhook-timestamp': timestamp, 'webhook-signature': signature },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': webhookId,
+        'webhook-timestamp': timestamp,
+        'webhook-signature': signature,
+      },
       body,
     });
     return { status: res.status, body: await res.text() };
@@ -223,12 +248,21 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
       const file = /^\/files\/([^/]+)$/.exec(url.pathname);
       if (file && req.method === 'GET') {
         const bytes = files.get(file[1]!);
-        return bytes ? new Response(bytes, { headers: { 'content-type': 'image/png' } }) : new Response('no such file', { status: 404 });
+        return bytes
+          ? new Response(bytes, { headers: { 'content-type': 'image/png' } })
+          : new Response('no such file', { status: 404 });
       }
       if (req.headers.get('authorization') !== `Bearer ${token}`) {
-        return json({ title: 'Unauthenticated', detail: 'You did not pass a valid authentication token', status: 401 }, 401);
+        return json(
+          { title: 'Unauthenticated', detail: 'You did not pass a valid authentication token', status: 401 },
+          401,
+        );
       }
-      if (req.method === 'POST' && (url.pathname === '/v1/predictions' || /^\/v1\/(models|deployments)\/[^/]+\/[^/]+\/predictions$/.test(url.pathname))) {
+      if (
+        req.method === 'POST' &&
+        (url.pathname === '/v1/predictions' ||
+          /^\/v1\/(models|deployments)\/[^/]+\/[^/]+\/predictions$/.test(url.pathname))
+      ) {
         return create(url.pathname, body);
       }
       const get = /^\/v1\/predictions\/([^/]+)$/.exec(url.pathname);
@@ -284,4 +318,3 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
     stop: () => server.stop(true),
   };
 }
-

@@ -27,7 +27,10 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts `bun src/main.ts` as its own process and waits until `/healthz` answers. */
-export async function startGateway(env: Record<string, string>, opts: { waitReady?: boolean } = {}): Promise<GatewayProcess> {
+export async function startGateway(
+  env: Record<string, string>,
+  opts: { waitReady?: boolean } = {},
+): Promise<GatewayProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const fullEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',

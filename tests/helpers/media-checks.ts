@@ -5,7 +5,8 @@
  * @see https://www.w3.org/TR/png-3/  ISO/IEC 14496-12  http://soundfile.sapp.org/doc/WaveFormat/
  */
 
-const ascii = (bytes: Uint8Array, start: number, length: number) => String.fromCharCode(...bytes.subarray(start, start + length));
+const ascii = (bytes: Uint8Array, start: number, length: number) =>
+  String.fromCharCode(...bytes.subarray(start, start + length));
 const view = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 export const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -33,14 +34,21 @@ export function parsePng(bytes: Uint8Array): PngInfo {
     const type = ascii(bytes, offset + 4, 4);
     if (offset + 12 + length > bytes.length) throw new Error(`PNG chunk ${type} runs past the end`);
     const crc = dv.getUint32(offset + 8 + length);
-    if ((Bun.hash.crc32(bytes.subarray(offset + 4, offset + 8 + length)) >>> 0) !== crc) crcOk = false;
+    if (Bun.hash.crc32(bytes.subarray(offset + 4, offset + 8 + length)) >>> 0 !== crc) crcOk = false;
     chunks.push(type);
     offset += 12 + length;
     if (type === 'IEND') break;
   }
   if (chunks[0] !== 'IHDR') throw new Error(`PNG first chunk is ${chunks[0]}, not IHDR`);
   if (dv.getUint32(8) !== 13) throw new Error('PNG IHDR length is not 13');
-  return { width: dv.getUint32(16), height: dv.getUint32(20), bitDepth: bytes[24]!, colourType: bytes[25]!, chunks, crcOk };
+  return {
+    width: dv.getUint32(16),
+    height: dv.getUint32(20),
+    bitDepth: bytes[24]!,
+    colourType: bytes[25]!,
+    chunks,
+    crcOk,
+  };
 }
 
 export interface Box {
@@ -69,7 +77,8 @@ function parseBoxes(bytes: Uint8Array, start: number, end: number): Box[] {
     } else if (size === 0) {
       size = end - offset;
     }
-    if (size < payload - offset || offset + size > end) throw new Error(`MP4 box ${type} at ${offset} has a bad size ${size}`);
+    if (size < payload - offset || offset + size > end)
+      throw new Error(`MP4 box ${type} at ${offset} has a bad size ${size}`);
     const box: Box = { type, start: offset, payload, end: offset + size, children: [] };
     if (CONTAINERS.has(type)) box.children = parseBoxes(bytes, payload, box.end);
     // stsd is a full box (4 bytes version/flags) with an entry count, then the sample entries.
@@ -183,5 +192,10 @@ export function parseWav(bytes: Uint8Array): WavInfo {
   }
   if (!fmt) throw new Error('WAV has no fmt chunk');
   if (dataBytes === undefined) throw new Error('WAV has no data chunk');
-  return { ...fmt, dataBytes, durationSeconds: dataBytes / fmt.byteRate, riffSizeOk: dv.getUint32(4, true) === bytes.length - 8 };
+  return {
+    ...fmt,
+    dataBytes,
+    durationSeconds: dataBytes / fmt.byteRate,
+    riffSizeOk: dv.getUint32(4, true) === bytes.length - 8,
+  };
 }

@@ -110,7 +110,8 @@ async function nodeTransport(port: number, localAddress: string, on: TransportEv
   return {
     async write(data) {
       if (socket.destroyed) return false;
-      if (!socket.write(data)) await new Promise((resolve) => (socket.once('drain', resolve), socket.once('close', resolve)));
+      if (!socket.write(data))
+        await new Promise((resolve) => (socket.once('drain', resolve), socket.once('close', resolve)));
       return !socket.destroyed;
     },
     destroy: () => socket.destroy(),
@@ -141,7 +142,9 @@ export async function rawRequest(port: number, req: RawRequest, closeWaitMs = 10
         resolve();
       };
     });
-  const transport = req.localAddress ? await nodeTransport(port, req.localAddress, events) : await bunTransport(port, events);
+  const transport = req.localAddress
+    ? await nodeTransport(port, req.localAddress, events)
+    : await bunTransport(port, events);
 
   const body = req.body;
   const total = body?.data?.byteLength ?? body?.total ?? 0;
@@ -165,7 +168,9 @@ export async function rawRequest(port: number, req: RawRequest, closeWaitMs = 10
     while (sent < limit && !answer && !closed) {
       const n = Math.min(chunkSize, limit - sent);
       const piece = body.data ? body.data.subarray(sent, sent + n) : n === chunkSize ? filler : filler.subarray(0, n);
-      const framed = body.chunked ? Buffer.concat([Buffer.from(`${n.toString(16)}${CRLF}`), piece, Buffer.from(CRLF)]) : piece;
+      const framed = body.chunked
+        ? Buffer.concat([Buffer.from(`${n.toString(16)}${CRLF}`), piece, Buffer.from(CRLF)])
+        : piece;
       if (!(await transport.write(framed))) break;
       sent += n;
       if (body.delayMs) await nextEvent(body.delayMs);
@@ -182,7 +187,9 @@ export async function rawRequest(port: number, req: RawRequest, closeWaitMs = 10
   const elapsedMs = performance.now() - started;
   if (!answer) {
     transport.destroy();
-    throw new Error(`no answer within ${timeoutMs} ms (closed: ${closed}, got ${received.byteLength} bytes: ${JSON.stringify(received.toString('latin1').slice(0, 200))})`);
+    throw new Error(
+      `no answer within ${timeoutMs} ms (closed: ${closed}, got ${received.byteLength} bytes: ${JSON.stringify(received.toString('latin1').slice(0, 200))})`,
+    );
   }
   // Only an answer that says so closes the connection; waiting for any other would be idle time.
   const closeBy = performance.now() + (answer.headers.connection === 'close' ? closeWaitMs : 0);
@@ -229,7 +236,10 @@ export async function rssBytes(pid: number): Promise<number> {
 }
 
 /** Runs `work` while sampling the process's RSS every 10 ms; returns its result and the peak growth. */
-export async function peakRssGrowth<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; growthBytes: number }> {
+export async function peakRssGrowth<T>(
+  pid: number,
+  work: () => Promise<T>,
+): Promise<{ result: T; growthBytes: number }> {
   const baseline = await rssBytes(pid);
   let peak = baseline;
   let running = true;

@@ -17,7 +17,13 @@ export async function recordRequest(req: Request, into: Recorded[]): Promise<Rec
   } catch {
     body = text;
   }
-  const recorded = { at: Date.now(), method: req.method, path: new URL(req.url).pathname, headers: Object.fromEntries(req.headers), body };
+  const recorded = {
+    at: Date.now(),
+    method: req.method,
+    path: new URL(req.url).pathname,
+    headers: Object.fromEntries(req.headers),
+    body,
+  };
   into.push(recorded);
   return recorded;
 }

@@ -14,7 +14,9 @@ export async function createTestDatabase(label: string): Promise<string> {
   try {
     await client.connect();
   } catch (err) {
-    throw new Error(`Postgres is required for integration tests and is not reachable at ${POSTGRES_URL}: ${(err as Error).message}`);
+    throw new Error(
+      `Postgres is required for integration tests and is not reachable at ${POSTGRES_URL}: ${(err as Error).message}`,
+    );
   }
   try {
     await client.query(`create database "${name}"`);
@@ -26,7 +28,11 @@ export async function createTestDatabase(label: string): Promise<string> {
   return url.toString();
 }
 
-export async function queryDatabase<T extends pg.QueryResultRow>(databaseUrl: string, text: string, params: unknown[] = []): Promise<T[]> {
+export async function queryDatabase<T extends pg.QueryResultRow>(
+  databaseUrl: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

@@ -49,11 +49,20 @@ export type Plan = (call: number, req: Omit<Received, 'answered'>) => Reply;
 
 export const plans = {
   ok: (): Plan => () => reply.ok(),
-  always: (status: number): Plan => () => reply.status(status),
+  always:
+    (status: number): Plan =>
+    () =>
+      reply.status(status),
   /** The first `n` calls answer `status` (500 by default), the rest 200. */
-  failFirst: (n: number, status = 500): Plan => (call) => (call <= n ? reply.status(status) : reply.ok()),
+  failFirst:
+    (n: number, status = 500): Plan =>
+    (call) =>
+      call <= n ? reply.status(status) : reply.ok(),
   /** Replies in order; the last one repeats. */
-  sequence: (...replies: Reply[]): Plan => (call) => replies[Math.min(call, replies.length) - 1] as Reply,
+  sequence:
+    (...replies: Reply[]): Plan =>
+    (call) =>
+      replies[Math.min(call, replies.length) - 1] as Reply,
 };
 
 export interface ReceivedFilter {
@@ -95,7 +104,11 @@ export class WebhookReceiver {
 
   /** Requests so far, optionally only those of one path and/or task. */
   received(filter: ReceivedFilter = {}): Received[] {
-    return this.requests.filter((r) => (filter.path === undefined || r.path === filter.path) && (filter.taskId === undefined || r.taskId === filter.taskId));
+    return this.requests.filter(
+      (r) =>
+        (filter.path === undefined || r.path === filter.path) &&
+        (filter.taskId === undefined || r.taskId === filter.taskId),
+    );
   }
 
   /** Resolves with the recorded requests once `predicate` holds; rejects after `timeoutMs`, listing what came. */
@@ -105,8 +118,15 @@ export class WebhookReceiver {
       if (predicate(this.requests)) return this.requests;
       const left = deadline - Date.now();
       if (left <= 0) {
-        const summary = this.requests.map((r) => `${r.seq} +${r.at - (this.requests[0]?.at ?? r.at)}ms ${r.path} ${r.taskId ?? '-'} #${r.call} → ${describe(r.answered)}`).join('\n');
-        throw new Error(`webhook receiver: ${what} not met within ${timeoutMs} ms; received ${this.requests.length}:\n${summary}`);
+        const summary = this.requests
+          .map(
+            (r) =>
+              `${r.seq} +${r.at - (this.requests[0]?.at ?? r.at)}ms ${r.path} ${r.taskId ?? '-'} #${r.call} → ${describe(r.answered)}`,
+          )
+          .join('\n');
+        throw new Error(
+          `webhook receiver: ${what} not met within ${timeoutMs} ms; received ${this.requests.length}:\n${summary}`,
+        );
       }
       await new Promise<void>((resolve) => {
         const wake = () => {
@@ -122,7 +142,11 @@ export class WebhookReceiver {
 
   /** Waits until at least `n` requests match `filter`; returns them. */
   async waitForCount(filter: ReceivedFilter, n: number, timeoutMs: number): Promise<Received[]> {
-    await this.waitFor(() => this.received(filter).length >= n, timeoutMs, `${n} request(s) for ${JSON.stringify(filter)}`);
+    await this.waitFor(
+      () => this.received(filter).length >= n,
+      timeoutMs,
+      `${n} request(s) for ${JSON.stringify(filter)}`,
+    );
     return this.received(filter);
   }
 
@@ -149,7 +173,17 @@ export class WebhookReceiver {
     req.headers.forEach((value, name) => {
       headers[name.toLowerCase()] = value;
     });
-    const base = { seq: this.requests.length, at, method: req.method, path: url.pathname, headers, body, json, taskId, call };
+    const base = {
+      seq: this.requests.length,
+      at,
+      method: req.method,
+      path: url.pathname,
+      headers,
+      body,
+      json,
+      taskId,
+      call,
+    };
     const answered = (this.plans.get(url.pathname) ?? plans.ok())(call, base);
     this.requests.push({ ...base, answered });
     for (const wake of [...this.waiters]) wake();

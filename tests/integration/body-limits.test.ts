@@ -30,8 +30,16 @@ function expectShape(res: RawResponse, status: number, shape: Shape, message: st
 }
 
 /** A small JSON request over a raw socket, optionally from another loopback address. */
-function rawJson(gw: GatewayProcess, method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown; from?: string } = {}) {
-  const data = opts.body === undefined ? undefined : new TextEncoder().encode(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
+function rawJson(
+  gw: GatewayProcess,
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: unknown; from?: string } = {},
+) {
+  const data =
+    opts.body === undefined
+      ? undefined
+      : new TextEncoder().encode(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
   return rawRequest(gw.port, {
     method,
     path,
@@ -67,7 +75,12 @@ for (const mode of MODES) {
     test('a 300 MB body without a key is answered 401 without being read: RSS stays flat, the connection is closed', async () => {
       for (const chunked of [false, true]) {
         const { result, growthBytes } = await peakRssGrowth(gw.proc.pid, () =>
-          rawRequest(gw.port, { method: 'POST', path: '/v1/tasks', headers: JSON_TYPE, body: { total: 300_000_000, chunked } }),
+          rawRequest(gw.port, {
+            method: 'POST',
+            path: '/v1/tasks',
+            headers: JSON_TYPE,
+            body: { total: 300_000_000, chunked },
+          }),
         );
         expectShape(result, 401, 'envelope', 'invalid or missing API key');
         expect(result.headers.connection).toBe('close');
@@ -77,7 +90,12 @@ for (const mode of MODES) {
         expect(growthBytes).toBeLessThan(50 * MIB);
       }
       // The same on an LLM route, in its own shape.
-      const llm = await rawRequest(gw.port, { method: 'POST', path: '/v1/chat/completions', headers: JSON_TYPE, body: { total: 300_000_000, chunked: true } });
+      const llm = await rawRequest(gw.port, {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: JSON_TYPE,
+        body: { total: 300_000_000, chunked: true },
+      });
       expectShape(llm, 401, 'openai', 'invalid or missing API key');
       expect(llm.closed).toBe(true);
       expect((await api(gw, 'GET', '/healthz')).status).toBe(200);
@@ -166,9 +184,15 @@ for (const mode of MODES) {
         expectShape(res, status, shape, 'request body nests deeper than 64 levels');
       }
       // Exactly 64 levels is within the limit: the object itself and 63 arrays.
-      const ok = await api(gw, 'POST', '/v1/account/webhook-signing', { key, rawBody: `{"enabled":false,"x":${nested(63)}}` });
+      const ok = await api(gw, 'POST', '/v1/account/webhook-signing', {
+        key,
+        rawBody: `{"enabled":false,"x":${nested(63)}}`,
+      });
       expect(ok.status).toBe(200);
-      const over = await api(gw, 'POST', '/v1/account/webhook-signing', { key, rawBody: `{"enabled":false,"x":${nested(64)}}` });
+      const over = await api(gw, 'POST', '/v1/account/webhook-signing', {
+        key,
+        rawBody: `{"enabled":false,"x":${nested(64)}}`,
+      });
       expect(over.status).toBe(422);
       expect((await api(gw, 'GET', '/healthz')).status).toBe(200);
     });
@@ -183,9 +207,15 @@ for (const mode of MODES) {
       const messages = await api(gw, 'POST', '/v1/messages', { headers: { 'x-api-key': key }, rawBody: '{"model":' });
       expect(messages.status).toBe(400);
       expect(messages.body.type).toBe('error');
-      const dry = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'sandbox/image', input: { prompt: 'x' }, dry_run: true } });
+      const dry = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'sandbox/image', input: { prompt: 'x' }, dry_run: true },
+      });
       expect(dry.status).toBe(200);
-      const echo = await api(gw, 'POST', '/v1/chat/completions', { key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] } });
+      const echo = await api(gw, 'POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] },
+      });
       expect(echo.status).toBe(200);
       const other = await createAccount(gw, uniqueEmail('nobody'));
       const regen = await api(gw, 'POST', '/v1/account/webhook-signing/reset', { key: other.key, headers: JSON_TYPE });
@@ -208,7 +238,10 @@ for (const mode of MODES) {
       expect(last?.json.data.message).toContain('too many failed authentication attempts');
       // Blocked: even the right key is refused from that address for now.
       expect((await rawJson(gw, 'POST', '/dashboard/api/session', { body: { api_key: key }, from })).status).toBe(429);
-      const elsewhere = await rawJson(gw, 'POST', '/dashboard/api/session', { body: { api_key: key }, from: '127.0.0.6' });
+      const elsewhere = await rawJson(gw, 'POST', '/dashboard/api/session', {
+        body: { api_key: key },
+        from: '127.0.0.6',
+      });
       expect(elsewhere.status).toBe(200);
       expect(elsewhere.headers['set-cookie']).toContain('gw_session=');
     });
@@ -240,7 +273,9 @@ describe('hostile input across two instances sharing Postgres and Redis', () => 
 
   test('a chunked upload over MAX_UPLOAD_BYTES is a 413, however the body is framed', async () => {
     const boundary = 'b0undary';
-    const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\n`);
+    const head = new TextEncoder().encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\n`,
+    );
     const data = new Uint8Array(head.byteLength + MAX_UPLOAD_BYTES + MIB);
     data.set(head);
     for (const chunkSize of [MIB, 64 * 1024, 4096 + 7]) {
@@ -254,10 +289,20 @@ describe('hostile input across two instances sharing Postgres and Redis', () => 
     }
     // As base64 JSON, chunked, too.
     const base64 = new TextEncoder().encode(`{"base64":"${'A'.repeat(Math.ceil((MAX_UPLOAD_BYTES + MIB) / 3) * 4)}"}`);
-    const json = await rawRequest(a.port, { method: 'PUT', path: '/upload', headers: { ...bearer(key), ...JSON_TYPE }, body: { data: base64, chunked: true, chunkSize: MIB } });
+    const json = await rawRequest(a.port, {
+      method: 'PUT',
+      path: '/upload',
+      headers: { ...bearer(key), ...JSON_TYPE },
+      body: { data: base64, chunked: true, chunkSize: MIB },
+    });
     expectShape(json, 413, 'envelope', `file is larger than ${MAX_UPLOAD_BYTES} bytes`);
     // And an upload without a key is refused before its body is read.
-    const anonymous = await rawRequest(a.port, { method: 'PUT', path: '/upload', headers: JSON_TYPE, body: { data: base64, chunked: true } });
+    const anonymous = await rawRequest(a.port, {
+      method: 'PUT',
+      path: '/upload',
+      headers: JSON_TYPE,
+      body: { data: base64, chunked: true },
+    });
     expectShape(anonymous, 401, 'envelope', 'invalid or missing API key');
     expect(anonymous.closed).toBe(true);
   });
@@ -265,7 +310,8 @@ describe('hostile input across two instances sharing Postgres and Redis', () => 
   test('failed authentications are throttled per address across instances, with retry-after; other addresses are not', async () => {
     await awayFromMinuteBoundary(5);
     const from = '127.0.0.7';
-    const wrong = (gw: GatewayProcess, i: number) => rawJson(gw, 'GET', '/v1/account', { headers: bearer(`gw_wrong_${i}_${'x'.repeat(40)}`), from });
+    const wrong = (gw: GatewayProcess, i: number) =>
+      rawJson(gw, 'GET', '/v1/account', { headers: bearer(`gw_wrong_${i}_${'x'.repeat(40)}`), from });
     // Six failures allowed per minute, wherever they land.
     for (let i = 0; i < 3; i++) expect((await wrong(a, i)).status).toBe(401);
     for (let i = 3; i < 6; i++) expect((await wrong(b, i)).status).toBe(401);
@@ -278,23 +324,34 @@ describe('hostile input across two instances sharing Postgres and Redis', () => 
     expect((await wrong(b, 7)).status).toBe(429);
     // While blocked, the right key is refused from that address too, in each endpoint's shape…
     expect((await rawJson(a, 'GET', '/v1/account', { headers: bearer(key), from })).status).toBe(429);
-    const chat = await rawJson(b, 'POST', '/v1/chat/completions', { headers: bearer(key), from, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] } });
+    const chat = await rawJson(b, 'POST', '/v1/chat/completions', {
+      headers: bearer(key),
+      from,
+      body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expectShape(chat, 429, 'openai', /too many failed authentication attempts/);
     expect(Number(chat.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    const admin = await rawJson(a, 'POST', '/admin/accounts', { headers: bearer(ADMIN_TOKEN), from, body: { email: uniqueEmail() } });
+    const admin = await rawJson(a, 'POST', '/admin/accounts', {
+      headers: bearer(ADMIN_TOKEN),
+      from,
+      body: { email: uniqueEmail() },
+    });
     expect(admin.status).toBe(429);
     // …while every other address goes on as before, on both instances.
     for (const gw of [a, b]) {
       expect((await rawJson(gw, 'GET', '/v1/account', { headers: bearer(key), from: '127.0.0.8' })).status).toBe(200);
       expect((await api(gw, 'GET', '/v1/account', { key })).status).toBe(200);
     }
-    expect((await rawJson(a, 'GET', '/v1/account', { headers: bearer('gw_wrong_elsewhere'), from: '127.0.0.8' })).status).toBe(401);
+    expect(
+      (await rawJson(a, 'GET', '/v1/account', { headers: bearer('gw_wrong_elsewhere'), from: '127.0.0.8' })).status,
+    ).toBe(401);
   });
 
   test('wrong dashboard sign-ins count across instances too', async () => {
     await awayFromMinuteBoundary(5);
     const from = '127.0.0.9';
-    const signIn = (gw: GatewayProcess, apiKey: string) => rawJson(gw, 'POST', '/dashboard/api/session', { body: { api_key: apiKey }, from });
+    const signIn = (gw: GatewayProcess, apiKey: string) =>
+      rawJson(gw, 'POST', '/dashboard/api/session', { body: { api_key: apiKey }, from });
     for (let i = 0; i < 6; i++) expect((await signIn(i % 2 ? a : b, `gw_nope_${i}`)).status).toBe(401);
     const refused = await signIn(a, 'gw_nope_6');
     expectShape(refused, 429, 'envelope', /too many failed authentication attempts/);

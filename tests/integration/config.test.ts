@@ -60,9 +60,13 @@ describe('configuration', () => {
   });
 
   test('an unknown adapter kind, a model of an undeclared provider and a missing file are refused', async () => {
-    const kind = await refusedStart({ GATEWAY_CONFIG: await tempFile('k.yaml', GOOD_YAML.replace('kind: openai', 'kind: telepathy')) });
+    const kind = await refusedStart({
+      GATEWAY_CONFIG: await tempFile('k.yaml', GOOD_YAML.replace('kind: openai', 'kind: telepathy')),
+    });
     expect(kind.output).toContain('providers[0].kind: unknown adapter "telepathy"');
-    const orphan = await refusedStart({ GATEWAY_CONFIG: await tempFile('o.yaml', GOOD_YAML.replace('id: acme/chat-small', 'id: other/chat-small')) });
+    const orphan = await refusedStart({
+      GATEWAY_CONFIG: await tempFile('o.yaml', GOOD_YAML.replace('id: acme/chat-small', 'id: other/chat-small')),
+    });
     expect(orphan.output).toContain('models[1].id: provider "other" is not declared');
     const missing = await refusedStart({ GATEWAY_CONFIG: '/nonexistent/gateway.yaml' });
     expect(missing.code).not.toBe(0);
@@ -74,21 +78,38 @@ describe('configuration', () => {
   test('a media model whose provider cannot run it is refused at start', async () => {
     // `openai` runs image and audio tasks (its media endpoints), not video; with its key set, so
     // that the model is in the catalog at all.
-    const yaml = GOOD_YAML.replace('id: acme/chat-small\n    category: llm', 'id: acme/chat-small\n    category: video');
+    const yaml = GOOD_YAML.replace(
+      'id: acme/chat-small\n    category: llm',
+      'id: acme/chat-small\n    category: video',
+    );
     expect(yaml).toContain('category: video');
-    const { code, output } = await refusedStart({ GATEWAY_CONFIG: await tempFile('m.yaml', yaml), ACME_API_KEY: 'sk-test' });
+    const { code, output } = await refusedStart({
+      GATEWAY_CONFIG: await tempFile('m.yaml', yaml),
+      ACME_API_KEY: 'sk-test',
+    });
     expect(code).toBe(1);
-    expect(output).toContain('configuration error: models: acme/chat-small: provider acme (kind openai) cannot run video tasks');
+    expect(output).toContain(
+      'configuration error: models: acme/chat-small: provider acme (kind openai) cannot run video tasks',
+    );
   });
 
   test('a valid YAML file with ${ENV} references is served as the catalog', async () => {
     const path = await tempFile('good.yaml', GOOD_YAML);
-    const gw = await startGateway({ DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-good-')), GATEWAY_CONFIG: path, ACME_API_KEY: 'sk-test' });
+    const gw = await startGateway({
+      DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-good-')),
+      GATEWAY_CONFIG: path,
+      ACME_API_KEY: 'sk-test',
+    });
     try {
       const { key } = await createAccount(gw, uniqueEmail('cfg'));
       const res = await api(gw, 'GET', '/v1/models', { key });
       expect(res.body.data.map((m: { id: string }) => m.id)).toEqual(['acme/chat-large', 'acme/chat-small']);
-      expect(res.body.data[0]).toMatchObject({ provider_display: 'Acme', created: 1735689600, context_length: 128000, max_output: 16384 });
+      expect(res.body.data[0]).toMatchObject({
+        provider_display: 'Acme',
+        created: 1735689600,
+        context_length: 128000,
+        max_output: 16384,
+      });
       // No release date in the file: `created` falls back to `added`.
       expect(res.body.data[1].created).toBe(res.body.data[1].added);
     } finally {

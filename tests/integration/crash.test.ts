@@ -41,7 +41,10 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
     const b = await startGateway({ ...env, INSTANCE_ID: 'crash-b' });
     running.push(b);
 
-    const accounts = [await createAccount(a, uniqueEmail('crash-1'), 10), await createAccount(a, uniqueEmail('crash-2'), 10)];
+    const accounts = [
+      await createAccount(a, uniqueEmail('crash-1'), 10),
+      await createAccount(a, uniqueEmail('crash-2'), 10),
+    ];
     const urls = {
       '/flaky': rx.url('/flaky', plans.failFirst(1)),
       // Answers after 600 ms, so deliveries are in flight when A dies.
@@ -51,7 +54,8 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
     const specs = Array.from({ length: TASKS }, (_, i) => {
       const model = i % 5 === 4 ? 'sandbox/speech' : i % 10 === 9 ? 'sandbox/video' : 'sandbox/image';
       const delay_ms = 2000 + ((i * 137) % 2001);
-      const input: Record<string, unknown> = model === 'sandbox/speech' ? { text: `crash ${i}`, delay_ms } : { prompt: `crash ${i}`, delay_ms };
+      const input: Record<string, unknown> =
+        model === 'sandbox/speech' ? { text: `crash ${i}`, delay_ms } : { prompt: `crash ${i}`, delay_ms };
       if (shouldFail(i)) input.fail = true;
       return { i, key: (accounts[i % 2] as { key: string }).key, body: { model, input, callback_url: urls[path(i)] } };
     });
@@ -66,7 +70,12 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
 
     // Kill A mid-flight: the fastest tasks are done (their retries pending), the rest are running.
     await Bun.sleep(3_000);
-    const before = await queryDatabase<{ finished: string; a_tasks: string; a_deliveries: string; pending_retries: string }>(
+    const before = await queryDatabase<{
+      finished: string;
+      a_tasks: string;
+      a_deliveries: string;
+      pending_retries: string;
+    }>(
       databaseUrl,
       `select (select count(*) from tasks where status <> 'processing' and category <> 'llm') as finished,
               (select count(*) from tasks where lease_owner = 'crash-a') as a_tasks,
@@ -77,7 +86,9 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
     expect(await a.proc.exited).not.toBe(0);
     const killedAt = Date.now();
     const receivedBeforeKill = rx.requests.length;
-    console.log(`crash: killed A ${killedAt - createdAt} ms after creating ${TASKS} tasks; at the kill: ${JSON.stringify(before[0])}, ${receivedBeforeKill} callbacks received`);
+    console.log(
+      `crash: killed A ${killedAt - createdAt} ms after creating ${TASKS} tasks; at the kill: ${JSON.stringify(before[0])}, ${receivedBeforeKill} callbacks received`,
+    );
     // The kill really was mid-flight: some tasks finished, some not yet.
     expect(Number(before[0]?.finished)).toBeGreaterThan(0);
     expect(Number(before[0]?.finished)).toBeLessThan(TASKS);
@@ -95,7 +106,10 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
           views.set(t.id, task);
           break;
         }
-        if (Date.now() > deadline) throw new Error(`task ${t.i} (${t.id}) not finished and delivered 40 s after the kill: ${JSON.stringify(task)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `task ${t.i} (${t.id}) not finished and delivered 40 s after the kill: ${JSON.stringify(task)}`,
+          );
         await Bun.sleep(200);
       }
     }
@@ -111,11 +125,17 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
       for (const hit of hits) {
         expect(hit.path).toBe(path(t.i));
         expect(JSON.parse(hit.body)).toEqual(
-          shouldFail(t.i) ? { task_id: t.id, status: 'failed', error_message: 'sandbox: simulated failure' } : { task_id: t.id, status: 'completed', data: task.output },
+          shouldFail(t.i)
+            ? { task_id: t.id, status: 'failed', error_message: 'sandbox: simulated failure' }
+            : { task_id: t.id, status: 'completed', data: task.output },
         );
       }
       // At least one arrival was answered 2xx (for /flaky that is a retry: the first call got 500).
-      expect(hits.some((h: Received) => h.answered.kind === 'hang' || (h.answered.kind === 'status' && h.answered.status === 200))).toBe(true);
+      expect(
+        hits.some(
+          (h: Received) => h.answered.kind === 'hang' || (h.answered.kind === 'status' && h.answered.status === 200),
+        ),
+      ).toBe(true);
       if (path(t.i) === '/flaky') {
         expect(hits.length).toBeGreaterThanOrEqual(2);
         // The first arrival got the 500. Its log entry is there unless the instance that sent it was
@@ -144,8 +164,20 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
          from accounts a left join ledger_entries l on l.account_id = a.id group by a.id order by a.id`,
     );
     expect(balances.length).toBeGreaterThanOrEqual(2);
-    for (const row of balances) expect({ id: row.id, balance: row.balance, equal: row.equal }).toEqual({ id: row.id, balance: row.ledger, equal: true });
-    const perTask = await queryDatabase<{ task_id: string; charges: string; refunds: string; charged: string; refunded: string; cost: string }>(
+    for (const row of balances)
+      expect({ id: row.id, balance: row.balance, equal: row.equal }).toEqual({
+        id: row.id,
+        balance: row.ledger,
+        equal: true,
+      });
+    const perTask = await queryDatabase<{
+      task_id: string;
+      charges: string;
+      refunds: string;
+      charged: string;
+      refunded: string;
+      cost: string;
+    }>(
       databaseUrl,
       `select t.id as task_id, t.cost_usd::text as cost,
               count(*) filter (where l.kind = 'charge') as charges, count(*) filter (where l.kind = 'refund') as refunds,
@@ -179,16 +211,29 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
       expect(list.body.pagination.total).toBe(TASKS / 2);
       for (const task of list.body.data) expect(task.status).toBe(views.get(task.task_id)?.status);
     }
-    const sample = created.find((t) => !shouldFail(t.i) && views.get(t.id).output.image_url) as (typeof created)[number];
+    const sample = created.find(
+      (t) => !shouldFail(t.i) && views.get(t.id).output.image_url,
+    ) as (typeof created)[number];
     const one = await api(a, 'GET', `/v1/tasks/${sample.id}`, { key: sample.key });
-    expect(one.body.data).toMatchObject({ task_id: sample.id, status: 'completed', output: views.get(sample.id).output });
+    expect(one.body.data).toMatchObject({
+      task_id: sample.id,
+      status: 'completed',
+      output: views.get(sample.id).output,
+    });
     const file = await fetch(views.get(sample.id).output.image_url);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toStartWith('image/png');
     await file.arrayBuffer();
 
     // …and runs new work with its callback.
-    const fresh = await api(a, 'POST', '/v1/tasks', { key: (accounts[0] as { key: string }).key, body: { model: 'sandbox/image', input: { prompt: 'after restart', delay_ms: 100 }, callback_url: rx.url('/after-restart') } });
+    const fresh = await api(a, 'POST', '/v1/tasks', {
+      key: (accounts[0] as { key: string }).key,
+      body: {
+        model: 'sandbox/image',
+        input: { prompt: 'after restart', delay_ms: 100 },
+        callback_url: rx.url('/after-restart'),
+      },
+    });
     expect(fresh.status).toBe(200);
     const [hit] = await rx.waitForCount({ path: '/after-restart' }, 1, 10_000);
     expect((hit as Received).json).toMatchObject({ task_id: fresh.body.data.task_id, status: 'completed' });

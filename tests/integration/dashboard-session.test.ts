@@ -16,13 +16,18 @@ interface SignedIn {
 }
 
 async function signIn(gw: GatewayProcess, key: string, cookie?: string): Promise<SignedIn> {
-  const res = await api(gw, 'POST', '/dashboard/api/session', { body: { api_key: key }, headers: cookie ? { cookie } : {} });
+  const res = await api(gw, 'POST', '/dashboard/api/session', {
+    body: { api_key: key },
+    headers: cookie ? { cookie } : {},
+  });
   expect(res.status).toBe(200);
   const setCookie = res.headers.get('set-cookie') ?? '';
   return { cookie: setCookie.split(';')[0] as string, setCookie, csrf: res.body.data.csrf_token };
 }
 
-const withSession = (s: SignedIn, csrf = true) => ({ headers: { cookie: s.cookie, ...(csrf ? { 'x-csrf-token': s.csrf } : {}) } });
+const withSession = (s: SignedIn, csrf = true) => ({
+  headers: { cookie: s.cookie, ...(csrf ? { 'x-csrf-token': s.csrf } : {}) },
+});
 
 /** Polls until `check` holds (the revocation of a key reaches the session cache through pub/sub). */
 async function eventually(check: () => Promise<boolean>, ms = 3_000): Promise<boolean> {
@@ -63,18 +68,29 @@ for (const mode of MODES) {
       expect(view.body.data).toMatchObject({ user_id: userId, csrf_token: s.csrf });
       // The bearer path is untouched, and a bearer header is never topped up by a cookie.
       expect((await api(gw, 'GET', '/v1/account', { key })).status).toBe(200);
-      expect((await api(gw, 'GET', '/v1/account', { key: 'gw_wrong', headers: { cookie: s.cookie } })).status).toBe(401);
+      expect((await api(gw, 'GET', '/v1/account', { key: 'gw_wrong', headers: { cookie: s.cookie } })).status).toBe(
+        401,
+      );
     });
 
     test('sign-in refuses bad keys and non-JSON bodies', async () => {
       expect((await api(gw, 'POST', '/dashboard/api/session', { body: { api_key: 'gw_not_a_key' } })).status).toBe(401);
       expect((await api(gw, 'POST', '/dashboard/api/session', { body: {} })).status).toBe(422);
-      const form = await api(gw, 'POST', '/dashboard/api/session', { rawBody: 'api_key=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const form = await api(gw, 'POST', '/dashboard/api/session', {
+        rawBody: 'api_key=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(form.status).toBe(422);
-      expect((await api(gw, 'GET', '/v1/account', { headers: { cookie: 'gw_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } })).status).toBe(401);
+      expect(
+        (
+          await api(gw, 'GET', '/v1/account', {
+            headers: { cookie: 'gw_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+          })
+        ).status,
+      ).toBe(401);
     });
 
-    test('a state-changing call with the cookie needs the session\'s own CSRF token (403 otherwise)', async () => {
+    test("a state-changing call with the cookie needs the session's own CSRF token (403 otherwise)", async () => {
       const { key } = await createAccount(gw, uniqueEmail('csrf'), 5);
       const s = await signIn(gw, key);
       const other = await signIn(gw, (await createAccount(gw, uniqueEmail('csrf-other'), 5)).key);
@@ -83,9 +99,30 @@ for (const mode of MODES) {
       expect(none.status).toBe(403);
       expect(none.body).toMatchObject({ success: false, code: 403 });
       // Another session's valid token is not this session's token.
-      expect((await api(gw, 'POST', '/v1/account/webhook-signing', { body, headers: { cookie: s.cookie, 'x-csrf-token': other.csrf } })).status).toBe(403);
-      expect((await api(gw, 'POST', '/v1/tasks', { body: { model: 'sandbox/image', input: { prompt: 'x' } }, ...withSession(s, false) })).status).toBe(403);
-      expect((await api(gw, 'POST', '/v1/chat/completions', { body: { model: 'sandbox/echo', messages: [] }, ...withSession(s, false) })).status).toBe(403);
+      expect(
+        (
+          await api(gw, 'POST', '/v1/account/webhook-signing', {
+            body,
+            headers: { cookie: s.cookie, 'x-csrf-token': other.csrf },
+          })
+        ).status,
+      ).toBe(403);
+      expect(
+        (
+          await api(gw, 'POST', '/v1/tasks', {
+            body: { model: 'sandbox/image', input: { prompt: 'x' } },
+            ...withSession(s, false),
+          })
+        ).status,
+      ).toBe(403);
+      expect(
+        (
+          await api(gw, 'POST', '/v1/chat/completions', {
+            body: { model: 'sandbox/echo', messages: [] },
+            ...withSession(s, false),
+          })
+        ).status,
+      ).toBe(403);
       // Nothing changed.
       expect((await api(gw, 'GET', '/v1/account/webhook-signing', { key })).body.data.enabled).toBe(false);
 
@@ -102,7 +139,11 @@ for (const mode of MODES) {
       expect(regen.status).toBe(200);
       const newKey = regen.body.data.api_key as string;
       expect((await api(gw, 'GET', '/v1/account', { key })).status).toBe(401);
-      expect(await eventually(async () => (await api(gw, 'GET', '/v1/account', withSession(elsewhere, false))).status === 401)).toBe(true);
+      expect(
+        await eventually(
+          async () => (await api(gw, 'GET', '/v1/account', withSession(elsewhere, false))).status === 401,
+        ),
+      ).toBe(true);
       expect((await api(gw, 'GET', '/v1/account', withSession(here, false))).status).toBe(401);
 
       // What the page does right after regenerating: sign in with the new key, sending the old cookie.
@@ -113,7 +154,11 @@ for (const mode of MODES) {
       // Regenerated elsewhere (a bearer client) → the session made from that key ends too.
       const byBearer = await api(gw, 'POST', '/v1/account/api-key/regenerate', { key: newKey });
       expect(byBearer.status).toBe(200);
-      expect(await eventually(async () => (await api(gw, 'GET', '/v1/account', withSession(continued, false))).status === 401)).toBe(true);
+      expect(
+        await eventually(
+          async () => (await api(gw, 'GET', '/v1/account', withSession(continued, false))).status === 401,
+        ),
+      ).toBe(true);
     });
 
     test('sign-out needs the token, ends the session and clears the cookie', async () => {
@@ -138,10 +183,16 @@ for (const mode of MODES) {
         return res.body.data.task_id as string;
       };
       // Ceiling of 3 images charged ($0.03), 2 made: $0.01 refunded at completion.
-      const image = await create({ model: 'sandbox/image', input: { prompt: 'fox', max_sequential_images: 3, delay_ms: 0 } });
+      const image = await create({
+        model: 'sandbox/image',
+        input: { prompt: 'fox', max_sequential_images: 3, delay_ms: 0 },
+      });
       // A failed task is refunded in full: nets to zero.
       const failed = await create({ model: 'sandbox/speech', input: { text: 'hello there', fail: true, delay_ms: 0 } });
-      const chat = await api(gw, 'POST', '/v1/chat/completions', { key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'one two' }] } });
+      const chat = await api(gw, 'POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'one two' }] },
+      });
       expect(chat.status).toBe(200);
       const llmCost = (2 * 1 + 3 * 2) / 1_000_000;
 
@@ -175,7 +226,12 @@ for (const mode of MODES) {
     }, 30_000);
 
     test('the page and its assets are served with a strict CSP', async () => {
-      for (const path of ['/dashboard', '/dashboard/tasks/some-id', '/dashboard/assets/app.js', '/dashboard/assets/styles.css']) {
+      for (const path of [
+        '/dashboard',
+        '/dashboard/tasks/some-id',
+        '/dashboard/assets/app.js',
+        '/dashboard/assets/styles.css',
+      ]) {
         const res = await fetch(`${gw.url}${path}`);
         expect(res.status).toBe(200);
         expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");

@@ -35,12 +35,16 @@ for (const dbKind of ['postgres', 'pglite'] as const) {
     let database: DatabaseHandle;
     let files: FileStore;
     let app: { handle(request: Request): Promise<Response> };
-    const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => app.handle(new Request(`http://gw.test${path}`, { method, headers }));
+    const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+      app.handle(new Request(`http://gw.test${path}`, { method, headers }));
 
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), 'gw-files-'));
       database = await openDatabase(dbKind, dir);
-      files = new FileStore(database.db, new LocalStorage(join(dir, 'files')), { uploadUrl: UPLOAD_URL, maxBytes: 1024 * 1024 });
+      files = new FileStore(database.db, new LocalStorage(join(dir, 'files')), {
+        uploadUrl: UPLOAD_URL,
+        maxBytes: 1024 * 1024,
+      });
       app = new Elysia().use(errorHandler(new Logger('silent'))).use(fileRoutes({ files }));
     });
     afterAll(async () => {
@@ -50,9 +54,27 @@ for (const dbKind of ['postgres', 'pglite'] as const) {
 
     test('save sniffs the type, records the row and returns a public URL with an extension', async () => {
       const saved = await files.save({ body: PNG, source: 'task_output', accountId: null });
-      expect(saved).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9_-]{24}$/), url: `${UPLOAD_URL}/files/${saved.id}.png`, contentType: 'image/png', sizeBytes: 100, sha256: sha256(PNG) });
-      const row = await database.db.selectFrom('stored_files').selectAll().where('id', '=', saved.id).executeTakeFirstOrThrow();
-      expect(row).toMatchObject({ id: saved.id, storage_key: saved.id, content_type: 'image/png', size_bytes: 100, sha256: sha256(PNG), source: 'task_output', account_id: null });
+      expect(saved).toEqual({
+        id: expect.stringMatching(/^[A-Za-z0-9_-]{24}$/),
+        url: `${UPLOAD_URL}/files/${saved.id}.png`,
+        contentType: 'image/png',
+        sizeBytes: 100,
+        sha256: sha256(PNG),
+      });
+      const row = await database.db
+        .selectFrom('stored_files')
+        .selectAll()
+        .where('id', '=', saved.id)
+        .executeTakeFirstOrThrow();
+      expect(row).toMatchObject({
+        id: saved.id,
+        storage_key: saved.id,
+        content_type: 'image/png',
+        size_bytes: 100,
+        sha256: sha256(PNG),
+        source: 'task_output',
+        account_id: null,
+      });
     });
 
     test('GET serves the bytes with type, length, strong ETag and safe headers; no auth needed', async () => {
@@ -116,14 +138,27 @@ for (const dbKind of ['postgres', 'pglite'] as const) {
       const bad = await get(`/files/${id}.png`, { range: 'bytes=100-' });
       expect(bad.status).toBe(416);
       expect(bad.headers.get('content-range')).toBe('bytes */100');
-      expect(await bad.json()).toEqual({ success: false, code: 416, data: { message: 'range not satisfiable: the file has 100 bytes' } });
+      expect(await bad.json()).toEqual({
+        success: false,
+        code: 416,
+        data: { message: 'range not satisfiable: the file has 100 bytes' },
+      });
       // Multiple ranges are answered with the whole file.
       expect((await get(`/files/${id}.png`, { range: 'bytes=0-1,5-6' })).status).toBe(200);
     });
 
     test('HTML, SVG and unknown types are attachments, never rendered in our origin', async () => {
-      const html = await files.save({ body: new TextEncoder().encode('<script>alert(1)</script>'), contentType: 'text/html', source: 'upload', accountId: null });
-      const svg = await files.save({ body: new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"/>'), source: 'upload', accountId: null });
+      const html = await files.save({
+        body: new TextEncoder().encode('<script>alert(1)</script>'),
+        contentType: 'text/html',
+        source: 'upload',
+        accountId: null,
+      });
+      const svg = await files.save({
+        body: new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"/>'),
+        source: 'upload',
+        accountId: null,
+      });
       const blob = await files.save({ body: new Uint8Array([0, 1, 2, 0xff]), source: 'upload', accountId: null });
       expect(svg.contentType).toBe('image/svg+xml');
       expect(blob.url).toBe(`${UPLOAD_URL}/files/${blob.id}`);
@@ -141,11 +176,28 @@ for (const dbKind of ['postgres', 'pglite'] as const) {
     });
 
     test('a streamed save sniffs from the first bytes; declared types are kept', async () => {
-      const wav = new Uint8Array([...new TextEncoder().encode('RIFF'), 0, 0, 0, 0, ...new TextEncoder().encode('WAVEfmt '), ...new Uint8Array(2000)]);
-      const sniffed = await files.save({ body: new Response(wav).body as ReadableStream<Uint8Array>, source: 'voice_sample', accountId: null });
+      const wav = new Uint8Array([
+        ...new TextEncoder().encode('RIFF'),
+        0,
+        0,
+        0,
+        0,
+        ...new TextEncoder().encode('WAVEfmt '),
+        ...new Uint8Array(2000),
+      ]);
+      const sniffed = await files.save({
+        body: new Response(wav).body as ReadableStream<Uint8Array>,
+        source: 'voice_sample',
+        accountId: null,
+      });
       expect(sniffed).toMatchObject({ contentType: 'audio/wav', sizeBytes: wav.byteLength, sha256: sha256(wav) });
       expect(sniffed.url.endsWith('.wav')).toBe(true);
-      const declared = await files.save({ body: new Response(wav).body as ReadableStream<Uint8Array>, contentType: 'audio/x-wav', source: 'upload', accountId: null });
+      const declared = await files.save({
+        body: new Response(wav).body as ReadableStream<Uint8Array>,
+        contentType: 'audio/x-wav',
+        source: 'upload',
+        accountId: null,
+      });
       expect(declared.contentType).toBe('audio/x-wav');
       const res = await get(`/files/${sniffed.id}.wav`);
       expect(res.headers.get('content-disposition')).toStartWith('inline');
@@ -153,18 +205,32 @@ for (const dbKind of ['postgres', 'pglite'] as const) {
     });
 
     test('a save past maxBytes stores neither bytes nor row', async () => {
-      const before = await database.db.selectFrom('stored_files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const before = await database.db
+        .selectFrom('stored_files')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       const big = new Response(new Uint8Array(5000)).body as ReadableStream<Uint8Array>;
-      await expect(files.save({ body: big, source: 'upload', accountId: null, maxBytes: 4096 })).rejects.toBeInstanceOf(FileTooLargeError);
-      await expect(files.save({ body: new Uint8Array(5000), source: 'upload', accountId: null, maxBytes: 4096 })).rejects.toBeInstanceOf(FileTooLargeError);
-      const after = await database.db.selectFrom('stored_files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      await expect(files.save({ body: big, source: 'upload', accountId: null, maxBytes: 4096 })).rejects.toBeInstanceOf(
+        FileTooLargeError,
+      );
+      await expect(
+        files.save({ body: new Uint8Array(5000), source: 'upload', accountId: null, maxBytes: 4096 }),
+      ).rejects.toBeInstanceOf(FileTooLargeError);
+      const after = await database.db
+        .selectFrom('stored_files')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n));
     });
 
     test('unknown or malformed ids are 404 envelopes; removed files are gone', async () => {
       const missing = await get('/files/AAAAAAAAAAAAAAAAAAAAAAAA.png');
       expect(missing.status).toBe(404);
-      expect(await missing.json()).toEqual({ success: false, code: 404, data: { message: 'file AAAAAAAAAAAAAAAAAAAAAAAA.png not found' } });
+      expect(await missing.json()).toEqual({
+        success: false,
+        code: 404,
+        data: { message: 'file AAAAAAAAAAAAAAAAAAAAAAAA.png not found' },
+      });
       expect((await get('/files/..%2F..%2Fetc%2Fpasswd')).status).toBe(404);
       expect((await get('/files/short', {}, 'HEAD')).status).toBe(404);
       const saved = await files.save({ body: PNG, source: 'upload', accountId: null });
@@ -188,7 +254,10 @@ for (const mode of MODES) {
       // Stored before the start: the embedded database can have only one process open at a time.
       const database = await connectDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
       await migrateToLatest(database.db);
-      saved = await new FileStore(database.db, new LocalStorage(join(dataDir, 'files')), { uploadUrl, maxBytes: 1024 * 1024 }).save({
+      saved = await new FileStore(database.db, new LocalStorage(join(dataDir, 'files')), {
+        uploadUrl,
+        maxBytes: 1024 * 1024,
+      }).save({
         body: PNG,
         source: 'task_output',
         accountId: null,
@@ -218,7 +287,9 @@ for (const mode of MODES) {
       expect(head.headers.get('content-length')).toBe('100');
       expect(head.headers.get('etag')).toBe(`"${sha256(PNG)}"`);
 
-      expect((await fetch(saved.url, { headers: { 'if-none-match': head.headers.get('etag') ?? '' } })).status).toBe(304);
+      expect((await fetch(saved.url, { headers: { 'if-none-match': head.headers.get('etag') ?? '' } })).status).toBe(
+        304,
+      );
       expect((await fetch(`${gw.url}/files/AAAAAAAAAAAAAAAAAAAAAAAA`)).status).toBe(404);
     });
   });

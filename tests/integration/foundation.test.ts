@@ -113,7 +113,10 @@ for (const mode of MODES) {
       expect(created.status).toBe(200);
       expect(created.body.data.email).toBe(email);
       const id = created.body.data.user_id;
-      const topped = await api(gw, 'POST', `/admin/accounts/${id}/topup`, { key: ADMIN_TOKEN, body: { amount_usd: 7.25 } });
+      const topped = await api(gw, 'POST', `/admin/accounts/${id}/topup`, {
+        key: ADMIN_TOKEN,
+        body: { amount_usd: 7.25 },
+      });
       expect(topped.body.data.balance_usd).toBe(7.25);
       // The account cache was invalidated: the user's own view agrees at once.
       const own = await api(gw, 'GET', '/v1/account', { key: created.body.data.api_key });
@@ -127,7 +130,10 @@ for (const mode of MODES) {
       const badEmail = await api(gw, 'POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { email: 'nope' } });
       expect(badEmail.status).toBe(422);
       expect(badEmail.body.data.message).toContain('email');
-      const badAmount = await api(gw, 'POST', `/admin/accounts/${id}/topup`, { key: ADMIN_TOKEN, body: { amount_usd: '5' } });
+      const badAmount = await api(gw, 'POST', `/admin/accounts/${id}/topup`, {
+        key: ADMIN_TOKEN,
+        body: { amount_usd: '5' },
+      });
       expect(badAmount.status).toBe(422);
       expect(badAmount.body.data.message).toStartWith('amount_usd:');
       expect((await api(gw, 'GET', '/admin/accounts/999999', { key: ADMIN_TOKEN })).status).toBe(404);

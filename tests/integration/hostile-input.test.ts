@@ -34,14 +34,19 @@ const raw = (text: string): Raw => ({ [RAW]: text });
 const isRaw = (value: unknown): value is Raw => typeof value === 'object' && value !== null && RAW in value;
 
 function nest(depth: number, kind: 'array' | 'object', leaf = '1'): string {
-  return kind === 'array' ? `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}${leaf}${'}'.repeat(depth)}`;
+  return kind === 'array'
+    ? `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`
+    : `${'{"a":'.repeat(depth)}${leaf}${'}'.repeat(depth)}`;
 }
 
 /** Serialises with RAW pieces inlined; strings as JSON.stringify writes them (lone surrogates as \udXXX). */
 function toJson(value: unknown): string {
   if (isRaw(value)) return value[RAW];
   if (Array.isArray(value)) return `[${value.map(toJson).join(',')}]`;
-  if (value && typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${toJson(v)}`).join(',')}}`;
+  if (value && typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}:${toJson(v)}`)
+      .join(',')}}`;
   return JSON.stringify(value) ?? 'null';
 }
 
@@ -187,7 +192,8 @@ interface Ids {
 const shapeOf = (raw: string): Shape => {
   // The router reads `//clips/motions` as `/clips/motions`: so does the shape.
   const path = raw.replace(/\/{2,}/g, '/');
-  if (path.startsWith('/v1/chat/completions') || path.startsWith('/v1/responses') || path.startsWith('/v1/models')) return 'openai';
+  if (path.startsWith('/v1/chat/completions') || path.startsWith('/v1/responses') || path.startsWith('/v1/models'))
+    return 'openai';
   if (path.startsWith('/v1/messages')) return 'anthropic';
   // The declared motion-preset product of the sandbox; an unknown product is no motion endpoint (envelope 404).
   if (/^(\/v1)?\/clips\/motions\/?$/.test(path)) return 'motion';
@@ -200,7 +206,13 @@ function routes(): Route[] {
     { method: 'GET', path: '/healthz', auth: 'none' },
     { method: 'GET', path: '/readyz', auth: 'none' },
     { method: 'GET', path: '/openapi.json', auth: 'none' },
-    { method: 'POST', path: '/upstream-webhooks/:provider', auth: 'none', query: ['task'], body: { id: 'p1', status: 'succeeded', output: ['https://example.com/x.png'], error: null } },
+    {
+      method: 'POST',
+      path: '/upstream-webhooks/:provider',
+      auth: 'none',
+      query: ['task'],
+      body: { id: 'p1', status: 'succeeded', output: ['https://example.com/x.png'], error: null },
+    },
     { method: 'GET', path: '/files/:file', auth: 'none' },
     { method: 'HEAD', path: '/files/:file', auth: 'none' },
     { method: 'PUT', path: '/upload', auth: 'key', body: { base64: 'QUJD' } },
@@ -223,28 +235,89 @@ function routes(): Route[] {
     { method: 'GET', path: '/dashboard/api/session', auth: 'none' },
     { method: 'DELETE', path: '/dashboard/api/session', auth: 'none' },
     { method: 'POST', path: '/v1/tasks', auth: 'key', body: image },
-    { method: 'POST', path: '/v1/tasks', auth: 'key', body: { model: 'sandbox/speech', input: { text: 'hello', voice_id: 'rachel' }, dry_run: true } },
-    { method: 'POST', path: '/v1/tasks', auth: 'key', body: { model: 'sandbox/video', input: { prompt: 'a fox', duration: 5, voices: [1] }, dry_run: true } },
-    { method: 'POST', path: '/v1/tasks', auth: 'key', body: { model: 'rephook/flux', input: { prompt: 'a fox' }, dry_run: true } },
-    { method: 'GET', path: '/v1/tasks', auth: 'key', query: ['page', 'page_size', 'status', 'model', 'category', 'provider', 'created_after', 'created_before'] },
+    {
+      method: 'POST',
+      path: '/v1/tasks',
+      auth: 'key',
+      body: { model: 'sandbox/speech', input: { text: 'hello', voice_id: 'rachel' }, dry_run: true },
+    },
+    {
+      method: 'POST',
+      path: '/v1/tasks',
+      auth: 'key',
+      body: { model: 'sandbox/video', input: { prompt: 'a fox', duration: 5, voices: [1] }, dry_run: true },
+    },
+    {
+      method: 'POST',
+      path: '/v1/tasks',
+      auth: 'key',
+      body: { model: 'rephook/flux', input: { prompt: 'a fox' }, dry_run: true },
+    },
+    {
+      method: 'GET',
+      path: '/v1/tasks',
+      auth: 'key',
+      query: ['page', 'page_size', 'status', 'model', 'category', 'provider', 'created_after', 'created_before'],
+    },
     { method: 'GET', path: '/v1/tasks/:task', auth: 'key' },
     { method: 'POST', path: '/v1/tasks/:task/callbacks/redeliver', auth: 'key' },
-    { method: 'POST', path: '/:slug/generate', auth: 'key', body: { prompt: 'a fox', width: 64, height: 64, delay_ms: 0 } },
+    {
+      method: 'POST',
+      path: '/:slug/generate',
+      auth: 'key',
+      body: { prompt: 'a fox', width: 64, height: 64, delay_ms: 0 },
+    },
     { method: 'GET', path: '/v1/resources/:vendor/clips/voices', auth: 'key' },
     { method: 'GET', path: '/v1/resources/sandbox/:product/voices', auth: 'key' },
     { method: 'GET', path: '/v1/resources/sandbox/voices/:family', auth: 'key' },
     { method: 'GET', path: '/v1/resources/:vendor/voices', auth: 'key' },
-    { method: 'POST', path: '/v1/resources/:vendor/voices', auth: 'key', body: { samples: ['http://127.0.0.1:1/sample.wav'], name: 'mine' } },
+    {
+      method: 'POST',
+      path: '/v1/resources/:vendor/voices',
+      auth: 'key',
+      body: { samples: ['http://127.0.0.1:1/sample.wav'], name: 'mine' },
+    },
     { method: 'GET', path: '/v1/resources/:vendor/voice/verification-phrase', auth: 'key', query: ['language'] },
     { method: 'GET', path: '/v1/resources/sandbox/samples/:sample', auth: 'none' },
     { method: 'GET', path: '/clips/motions', auth: 'key', query: ['size', 'category', 'search'] },
     { method: 'GET', path: '/v1/clips/motions', auth: 'key', query: ['size', 'category', 'search'] },
-    { method: 'POST', path: '/v1/chat/completions', auth: 'key', body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 } },
-    { method: 'POST', path: '/v1/chat/completions', auth: 'key', body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], stream: true } },
-    { method: 'POST', path: '/v1/responses', auth: 'key', body: { model: 'sandbox/echo', input: 'hi', previous_response_id: ':response' } },
-    { method: 'POST', path: '/v1/responses', auth: 'key', body: { model: 'sandbox/echo', input: [{ type: 'item_reference', id: 'msg_x' }, { role: 'user', content: 'hi' }] } },
+    {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      auth: 'key',
+      body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 },
+    },
+    {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      auth: 'key',
+      body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], stream: true },
+    },
+    {
+      method: 'POST',
+      path: '/v1/responses',
+      auth: 'key',
+      body: { model: 'sandbox/echo', input: 'hi', previous_response_id: ':response' },
+    },
+    {
+      method: 'POST',
+      path: '/v1/responses',
+      auth: 'key',
+      body: {
+        model: 'sandbox/echo',
+        input: [
+          { type: 'item_reference', id: 'msg_x' },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+    },
     { method: 'GET', path: '/v1/responses/:response', auth: 'key' },
-    { method: 'POST', path: '/v1/messages', auth: 'x-api-key', body: { model: 'sandbox/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] } },
+    {
+      method: 'POST',
+      path: '/v1/messages',
+      auth: 'x-api-key',
+      body: { model: 'sandbox/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+    },
   ];
 }
 
@@ -269,23 +342,30 @@ function fillPath(path: string, ids: Ids): string {
 }
 
 /** The route's valid body, with the stored response's real id in it. */
-const validBody = (route: Route, ids: Ids): unknown => (route.body ? JSON.parse(JSON.stringify(route.body).replace(':response', ids.response)) : undefined);
+const validBody = (route: Route, ids: Ids): unknown =>
+  route.body ? JSON.parse(JSON.stringify(route.body).replace(':response', ids.response)) : undefined;
 
 /** Every variant of the path with one segment (a parameter or a literal) replaced by a hostile one. */
 function pathVariants(route: Route, ids: Ids): string[] {
   const filled = fillPath(route.path, ids).split('/');
   const out: string[] = [];
   for (let i = 1; i < filled.length; i++) {
-    for (const hostile of HOSTILE_SEGMENTS) out.push([...filled.slice(0, i), hostile, ...filled.slice(i + 1)].join('/'));
+    for (const hostile of HOSTILE_SEGMENTS)
+      out.push([...filled.slice(0, i), hostile, ...filled.slice(i + 1)].join('/'));
   }
   return out;
 }
 
 function leafPaths(value: unknown, prefix: Array<string | number> = []): Array<Array<string | number>> {
-  if (Array.isArray(value)) return value.length ? [prefix, ...value.flatMap((item, i) => leafPaths(item, [...prefix, i]))].filter((p) => p.length) : [prefix];
+  if (Array.isArray(value))
+    return value.length
+      ? [prefix, ...value.flatMap((item, i) => leafPaths(item, [...prefix, i]))].filter((p) => p.length)
+      : [prefix];
   if (value && typeof value === 'object') {
     const entries = Object.entries(value);
-    return entries.length ? [prefix, ...entries.flatMap(([k, v]) => leafPaths(v, [...prefix, k]))].filter((p) => p.length) : [prefix];
+    return entries.length
+      ? [prefix, ...entries.flatMap(([k, v]) => leafPaths(v, [...prefix, k]))].filter((p) => p.length)
+      : [prefix];
   }
   return [prefix];
 }
@@ -305,7 +385,8 @@ function bodyVariants(route: Route, ids: Ids): string[] {
   if (base === undefined) return [];
   const out = [...RAW_BODIES];
   for (const path of leafPaths(base)) for (const value of HOSTILE_VALUES) out.push(toJson(setAt(base, path, value)));
-  for (const key of ['\u0000', '\ud800', '__proto__', 'constructor', 'x'.repeat(10_000)]) out.push(toJson({ ...(base as object), [key]: { '\u0000': '\ud800' } }));
+  for (const key of ['\u0000', '\ud800', '__proto__', 'constructor', 'x'.repeat(10_000)])
+    out.push(toJson({ ...(base as object), [key]: { '\u0000': '\ud800' } }));
   for (const value of HOSTILE_VALUES) out.push(toJson(value));
   return out;
 }
@@ -342,12 +423,22 @@ function shorten(body: string | Uint8Array | undefined): string | undefined {
   return JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…(${text.length})` : text);
 }
 
-async function send(client: Client, method: string, target: string, opts: { auth?: Auth; body?: string | Uint8Array; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Sent> {
+async function send(
+  client: Client,
+  method: string,
+  target: string,
+  opts: { auth?: Auth; body?: string | Uint8Array; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<Sent> {
   const headers: Record<string, string> = { ...authHeaders(opts.auth ?? 'none', client.key), ...opts.headers };
   if (opts.body !== undefined) headers['content-type'] ??= 'application/json';
   const body = method === 'GET' || method === 'HEAD' ? undefined : opts.body;
   try {
-    const res = await fetch(`${client.gw.url}${target}`, { method, headers, body: body as BodyInit | undefined, signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000) });
+    const res = await fetch(`${client.gw.url}${target}`, {
+      method,
+      headers,
+      body: body as BodyInit | undefined,
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
+    });
     const text = await res.text();
     return { method, target, sentBody: shorten(body), status: res.status, body: text };
   } catch (err) {
@@ -435,8 +526,17 @@ function victimTraffic(client: Client, until: { done: boolean }): Promise<Victim
       i++;
       const sent =
         kind === 'task'
-          ? await send(client, 'POST', '/v1/tasks', { auth: 'key', body: JSON.stringify({ model: 'sandbox/image', input: { prompt: `victim ${i}`, width: 64, height: 64, delay_ms: 0 } }) })
-          : await send(client, 'POST', '/v1/chat/completions', { auth: 'key', body: JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: `victim ${i}` }] }) });
+          ? await send(client, 'POST', '/v1/tasks', {
+              auth: 'key',
+              body: JSON.stringify({
+                model: 'sandbox/image',
+                input: { prompt: `victim ${i}`, width: 64, height: 64, delay_ms: 0 },
+              }),
+            })
+          : await send(client, 'POST', '/v1/chat/completions', {
+              auth: 'key',
+              body: JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: `victim ${i}` }] }),
+            });
       if (sent.status === 200) {
         if (kind === 'task') log.tasks++;
         else log.chats++;
@@ -495,7 +595,14 @@ async function writeConfig(): Promise<string> {
     ],
     models: [
       ...SANDBOX_CONFIG.models,
-      { id: 'rephook/flux', category: 'image', display_name: 'Hostile FLUX', upstream_model: 'black-forest-labs/flux-schnell', pricing: { per_image: 0.003 }, options: { input: { prompt: { type: 'string', required: true } } } },
+      {
+        id: 'rephook/flux',
+        category: 'image',
+        display_name: 'Hostile FLUX',
+        upstream_model: 'black-forest-labs/flux-schnell',
+        pricing: { per_image: 0.003 },
+        options: { input: { prompt: { type: 'string', required: true } } },
+      },
     ],
   };
   await writeFile(path, JSON.stringify(config));
@@ -505,10 +612,16 @@ async function writeConfig(): Promise<string> {
 function signedWebhook(body: string): Record<string, string> {
   const id = `msg_${crypto.randomUUID()}`;
   const timestamp = String(Math.floor(Date.now() / 1000));
-  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signWebhook(WEBHOOK_SECRET, id, timestamp, body), 'content-type': 'application/json' };
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': signWebhook(WEBHOOK_SECRET, id, timestamp, body),
+    'content-type': 'application/json',
+  };
 }
 
-const authFor = (target: string): Auth => (target.startsWith('/admin') ? 'admin' : target === '/v1/messages' ? 'x-api-key' : 'key');
+const authFor = (target: string): Auth =>
+  target.startsWith('/admin') ? 'admin' : target === '/v1/messages' ? 'x-api-key' : 'key';
 
 // ---------------------------------------------------------------------------------------------
 // The suite
@@ -540,13 +653,24 @@ for (const mode of MODES) {
       victim = { gw, key: v.key };
 
       // Real ids, so each hostile variant changes exactly one thing.
-      const task = await api(gw, 'POST', '/v1/tasks', { key: a.key, body: { model: 'sandbox/image', input: { prompt: 'seed', width: 64, height: 64, delay_ms: 0 } } });
+      const task = await api(gw, 'POST', '/v1/tasks', {
+        key: a.key,
+        body: { model: 'sandbox/image', input: { prompt: 'seed', width: 64, height: 64, delay_ms: 0 } },
+      });
       expect(task.status).toBe(200);
-      const response = await api(gw, 'POST', '/v1/responses', { key: a.key, body: { model: 'sandbox/echo', input: 'seed' } });
+      const response = await api(gw, 'POST', '/v1/responses', {
+        key: a.key,
+        body: { model: 'sandbox/echo', input: 'seed' },
+      });
       expect(response.status).toBe(200);
       const upload = await api(gw, 'PUT', '/upload', { key: a.key, body: { base64: 'iVBORw0KGgo=' } });
       expect(upload.status).toBe(200);
-      ids = { task: task.body.data.task_id, response: response.body.id, file: String(upload.body.file_url).split('/').pop() as string, account: String(a.userId) };
+      ids = {
+        task: task.body.data.task_id,
+        response: response.body.id,
+        file: String(upload.body.file_url).split('/').pop() as string,
+        account: String(a.userId),
+      };
     }, 60_000);
 
     afterAll(async () => {
@@ -582,13 +706,25 @@ for (const mode of MODES) {
       });
 
       test('previous_response_id and item references that cannot exist are not found', async () => {
-        const previous = await send(attacker, 'POST', '/v1/responses', { auth: 'key', body: JSON.stringify({ model: 'sandbox/echo', input: 'hi', previous_response_id: '\u0000' }) });
+        const previous = await send(attacker, 'POST', '/v1/responses', {
+          auth: 'key',
+          body: JSON.stringify({ model: 'sandbox/echo', input: 'hi', previous_response_id: '\u0000' }),
+        });
         expect(previous.status).toBe(404);
-        expect(json(previous).error).toMatchObject({ param: 'previous_response_id', code: 'previous_response_not_found' });
-        const reference = await send(attacker, 'POST', '/v1/responses', { auth: 'key', body: JSON.stringify({ model: 'sandbox/echo', input: [{ type: 'item_reference', id: 'msg_\u0000' }] }) });
+        expect(json(previous).error).toMatchObject({
+          param: 'previous_response_id',
+          code: 'previous_response_not_found',
+        });
+        const reference = await send(attacker, 'POST', '/v1/responses', {
+          auth: 'key',
+          body: JSON.stringify({ model: 'sandbox/echo', input: [{ type: 'item_reference', id: 'msg_\u0000' }] }),
+        });
         expect(reference.status).toBe(400);
         expect(json(reference).error.message).toContain('item reference');
-        const surrogate = await send(attacker, 'POST', '/v1/responses', { auth: 'key', body: JSON.stringify({ model: 'sandbox/echo', input: 'hi', previous_response_id: 'resp_\ud800' }) });
+        const surrogate = await send(attacker, 'POST', '/v1/responses', {
+          auth: 'key',
+          body: JSON.stringify({ model: 'sandbox/echo', input: 'hi', previous_response_id: 'resp_\ud800' }),
+        });
         expect(surrogate.status).toBe(404);
       });
 
@@ -607,12 +743,22 @@ for (const mode of MODES) {
           expect(json(sent).data.message).toStartWith(field);
         }
         // Deeper than 64 levels: refused by the body parser (any 4xx) or, past it, naming the field.
-        const deep = await send(attacker, 'POST', '/v1/tasks', { auth: 'key', body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'fox', extra: { deep: JSON.parse(nest(100, 'array')) } } }) });
+        const deep = await send(attacker, 'POST', '/v1/tasks', {
+          auth: 'key',
+          body: JSON.stringify({
+            model: 'sandbox/image',
+            input: { prompt: 'fox', extra: { deep: JSON.parse(nest(100, 'array')) } },
+          }),
+        });
         expectNo5xx(deep);
         expect(deep.status).toBeGreaterThanOrEqual(400);
-        if (deep.status === 422) expect(json(deep).data.message).toMatch(/^input\.extra\.deep.*nests deeper than 64 levels|deeper|depth|nest/);
+        if (deep.status === 422)
+          expect(json(deep).data.message).toMatch(/^input\.extra\.deep.*nests deeper than 64 levels|deeper|depth|nest/);
         // The legacy route names the body's own top-level field.
-        const legacy = await send(attacker, 'POST', '/sandbox-image/generate', { auth: 'key', body: JSON.stringify({ prompt: 'x\u0000' }) });
+        const legacy = await send(attacker, 'POST', '/sandbox-image/generate', {
+          auth: 'key',
+          body: JSON.stringify({ prompt: 'x\u0000' }),
+        });
         expect(legacy.status).toBe(422);
         expect(json(legacy).data.message).toStartWith('prompt:');
         expect(await balanceOf(gw, attacker.key)).toBe(before);
@@ -620,28 +766,56 @@ for (const mode of MODES) {
 
       test('a 20 MB prompt is refused and not charged; strings have a default maximum', async () => {
         const before = await balanceOf(gw, attacker.key);
-        const huge = await send(attacker, 'POST', '/v1/tasks', { auth: 'key', body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x'.repeat(20 * MB) } }) });
+        const huge = await send(attacker, 'POST', '/v1/tasks', {
+          auth: 'key',
+          body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x'.repeat(20 * MB) } }),
+        });
         expectNo5xx(huge);
         expect([413, 422]).toContain(huge.status);
-        const long = await send(attacker, 'POST', '/v1/tasks', { auth: 'key', body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x'.repeat(32_001) } }) });
+        const long = await send(attacker, 'POST', '/v1/tasks', {
+          auth: 'key',
+          body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x'.repeat(32_001) } }),
+        });
         expect(long.status).toBe(422);
         expect(json(long).data.message).toStartWith('input.prompt: must be at most 32000 characters');
-        const configured = await send(attacker, 'POST', '/v1/tasks', { auth: 'key', body: JSON.stringify({ model: 'rephook/flux', input: { prompt: 'x'.repeat(32_001) }, dry_run: true }) });
+        const configured = await send(attacker, 'POST', '/v1/tasks', {
+          auth: 'key',
+          body: JSON.stringify({ model: 'rephook/flux', input: { prompt: 'x'.repeat(32_001) }, dry_run: true }),
+        });
         expect(configured.status).toBe(422);
         expect(json(configured).data.message).toStartWith('input.prompt: must be at most 32000 characters');
-        const passThrough = await send(attacker, 'POST', '/v1/tasks', { auth: 'key', body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x', notes: 'y'.repeat(1_000_001) } }) });
+        const passThrough = await send(attacker, 'POST', '/v1/tasks', {
+          auth: 'key',
+          body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x', notes: 'y'.repeat(1_000_001) } }),
+        });
         expect([413, 422]).toContain(passThrough.status);
         if (passThrough.status === 422) expect(json(passThrough).data.message).toStartWith('input: must be at most');
         expect(await balanceOf(gw, attacker.key)).toBe(before);
       });
 
       test('SSRF refusals say "private address" and never name what a host resolved to', async () => {
-        const sent = await send(attacker, 'POST', '/v1/tasks', { auth: 'key', body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://localhost:9/hook', dry_run: true }) });
+        const sent = await send(attacker, 'POST', '/v1/tasks', {
+          auth: 'key',
+          body: JSON.stringify({
+            model: 'sandbox/image',
+            input: { prompt: 'x' },
+            callback_url: 'http://localhost:9/hook',
+            dry_run: true,
+          }),
+        });
         expect(sent.status).toBe(422);
         const message = json(sent).data.message as string;
         expect(message).toBe('callback_url: resolves to a private address');
         expect(message).not.toMatch(/127\.0\.0\.1|::1/);
-        const literal = await send(attacker, 'POST', '/v1/tasks', { auth: 'key', body: JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://10.0.0.1/hook', dry_run: true }) });
+        const literal = await send(attacker, 'POST', '/v1/tasks', {
+          auth: 'key',
+          body: JSON.stringify({
+            model: 'sandbox/image',
+            input: { prompt: 'x' },
+            callback_url: 'http://10.0.0.1/hook',
+            dry_run: true,
+          }),
+        });
         expect(json(literal).data.message).toStartWith('callback_url: points to a private address');
       });
     });
@@ -649,7 +823,10 @@ for (const mode of MODES) {
     describe('tasks', () => {
       test('an Idempotency-Key replay after completion answers the task as it is now, charged once', async () => {
         const { key } = await createAccount(gw, uniqueEmail('idem'), 1);
-        const body = { model: 'sandbox/image', input: { prompt: 'replay', width: 64, height: 64, delay_ms: 0, max_sequential_images: 3 } };
+        const body = {
+          model: 'sandbox/image',
+          input: { prompt: 'replay', width: 64, height: 64, delay_ms: 0, max_sequential_images: 3 },
+        };
         const headers = { 'idempotency-key': `idem-${crypto.randomUUID()}` };
         const first = await api(gw, 'POST', '/v1/tasks', { key, body, headers });
         expect(first.status).toBe(200);
@@ -658,39 +835,63 @@ for (const mode of MODES) {
         expect(done.status).toBe('completed');
         const replay = await api(gw, 'POST', '/v1/tasks', { key, body, headers });
         expect(replay.status).toBe(200);
-        expect(replay.body.data).toMatchObject({ task_id: first.body.data.task_id, status: 'completed', cost: 0.02, output: done.output });
+        expect(replay.body.data).toMatchObject({
+          task_id: first.body.data.task_id,
+          status: 'completed',
+          cost: 0.02,
+          output: done.output,
+        });
         expect(replay.body.data.output).not.toBeNull();
         // Ceiling 0.03 charged, 0.01 refunded at completion; the replay charged nothing.
         expect(await balanceOf(gw, key)).toBeCloseTo(0.98, 10);
-        const other = await api(gw, 'POST', '/v1/tasks', { key, body: { ...body, input: { ...body.input, prompt: 'another' } }, headers });
+        const other = await api(gw, 'POST', '/v1/tasks', {
+          key,
+          body: { ...body, input: { ...body.input, prompt: 'another' } },
+          headers,
+        });
         expect(other.status).toBe(422);
         expect(other.body.data.message).toStartWith('Idempotency-Key');
         expect((await allTasks(gw, key)).length).toBe(1);
       }, 60_000);
 
       // Needs direct SQL to plant a task stored under older rules: defined in the Postgres mode only (not skipped elsewhere).
-      if (mode.name === 'postgres+redis') test('a replay is not re-validated against today’s rules', async () => {
-        // A task stored under a key when its input was acceptable (here: a prompt longer than today's maximum).
-        const { key, userId } = await createAccount(gw, uniqueEmail('idem-old'), 1);
-        const body = { model: 'sandbox/image', input: { prompt: 'x'.repeat(40_000) } };
-        const idem = `old-${crypto.randomUUID()}`;
-        const taskId = crypto.randomUUID();
-        await queryDatabase(
-          databaseUrl as string,
-          `insert into tasks (id, account_id, model, provider, category, status, input, output, cost_usd, idempotency_key, request_hash, finished_at)
+      if (mode.name === 'postgres+redis')
+        test('a replay is not re-validated against today’s rules', async () => {
+          // A task stored under a key when its input was acceptable (here: a prompt longer than today's maximum).
+          const { key, userId } = await createAccount(gw, uniqueEmail('idem-old'), 1);
+          const body = { model: 'sandbox/image', input: { prompt: 'x'.repeat(40_000) } };
+          const idem = `old-${crypto.randomUUID()}`;
+          const taskId = crypto.randomUUID();
+          await queryDatabase(
+            databaseUrl as string,
+            `insert into tasks (id, account_id, model, provider, category, status, input, output, cost_usd, idempotency_key, request_hash, finished_at)
            values ($1, $2, 'sandbox/image', 'sandbox', 'image', 'completed', $3, $4, 0.01, $5, $6, now())`,
-          [taskId, userId, JSON.stringify(body.input), JSON.stringify({ images: ['http://example.com/x.png'] }), idem, requestHash({ model: body.model, input: body.input })],
-        );
-        const replay = await api(gw, 'POST', '/v1/tasks', { key, body, headers: { 'idempotency-key': idem } });
-        expect(replay.status).toBe(200);
-        expect(replay.body.data).toMatchObject({ task_id: taskId, status: 'completed', cost: 0.01 });
-        const fresh = await api(gw, 'POST', '/v1/tasks', { key, body, headers: { 'idempotency-key': `new-${idem}` } });
-        expect(fresh.status).toBe(422);
-      });
+            [
+              taskId,
+              userId,
+              JSON.stringify(body.input),
+              JSON.stringify({ images: ['http://example.com/x.png'] }),
+              idem,
+              requestHash({ model: body.model, input: body.input }),
+            ],
+          );
+          const replay = await api(gw, 'POST', '/v1/tasks', { key, body, headers: { 'idempotency-key': idem } });
+          expect(replay.status).toBe(200);
+          expect(replay.body.data).toMatchObject({ task_id: taskId, status: 'completed', cost: 0.01 });
+          const fresh = await api(gw, 'POST', '/v1/tasks', {
+            key,
+            body,
+            headers: { 'idempotency-key': `new-${idem}` },
+          });
+          expect(fresh.status).toBe(422);
+        });
 
       test('created_after and created_before are whole seconds, both inclusive', async () => {
         const { key } = await createAccount(gw, uniqueEmail('range'), 1);
-        const created = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'sandbox/image', input: { prompt: 'when', width: 64, height: 64, delay_ms: 0 } } });
+        const created = await api(gw, 'POST', '/v1/tasks', {
+          key,
+          body: { model: 'sandbox/image', input: { prompt: 'when', width: 64, height: 64, delay_ms: 0 } },
+        });
         expect(created.status).toBe(200);
         const one = await api(gw, 'GET', `/v1/tasks/${created.body.data.task_id}`, { key });
         const at = one.body.data.created_at as number;
@@ -698,142 +899,243 @@ for (const mode of MODES) {
         expect(found.body.data.map((t: any) => t.task_id)).toEqual([created.body.data.task_id]);
         expect((await api(gw, 'GET', `/v1/tasks?created_before=${at - 1}`, { key })).body.data).toEqual([]);
         expect((await api(gw, 'GET', `/v1/tasks?created_after=${at + 1}`, { key })).body.data).toEqual([]);
-        expect((await api(gw, 'GET', '/v1/tasks?created_after=0&created_before=253402300799', { key })).body.data).toHaveLength(1);
+        expect(
+          (await api(gw, 'GET', '/v1/tasks?created_after=0&created_before=253402300799', { key })).body.data,
+        ).toHaveLength(1);
         expect((await api(gw, 'GET', '/v1/tasks?created_before=253402300800', { key })).status).toBe(422);
       });
     });
 
     describe('every route under hostile traffic', () => {
-      test(
-        'no 5xx, 4xx in each endpoint’s own shape, and another account’s tasks and LLM calls go on, billed exactly',
-        async () => {
-          const until = { done: false };
-          const victimRun = victimTraffic(victim, until);
-          const violations: string[] = [];
-          let count = 0;
-          try {
-            const jobs: Array<() => Promise<Sent>> = [];
-            for (const route of routes()) {
-              const auth = route.auth;
-              const path = fillPath(route.path, ids);
-              const body = route.body ? toJson(validBody(route, ids)) : undefined;
-              for (const target of pathVariants(route, ids)) jobs.push(() => send(attacker, route.method, target, { auth, body }));
-              for (const name of [...(route.query ?? []), 'x', '%00', '%ff']) {
-                for (const value of HOSTILE_QUERY_VALUES) jobs.push(() => send(attacker, route.method, `${path}?${name}=${value}`, { auth, body }));
-              }
-              jobs.push(() => send(attacker, route.method, `${path}?page=1&page=2&model=a&model=%00`, { auth, body }));
-              const webhook = route.path.startsWith('/upstream-webhooks');
-              for (const variant of bodyVariants(route, ids)) {
-                jobs.push(() => send(attacker, route.method, webhook ? `${path}?task=${ids.task}` : path, { auth, body: variant, headers: webhook ? signedWebhook(variant) : undefined }));
-              }
+      test('no 5xx, 4xx in each endpoint’s own shape, and another account’s tasks and LLM calls go on, billed exactly', async () => {
+        const until = { done: false };
+        const victimRun = victimTraffic(victim, until);
+        const violations: string[] = [];
+        let count = 0;
+        try {
+          const jobs: Array<() => Promise<Sent>> = [];
+          for (const route of routes()) {
+            const auth = route.auth;
+            const path = fillPath(route.path, ids);
+            const body = route.body ? toJson(validBody(route, ids)) : undefined;
+            for (const target of pathVariants(route, ids))
+              jobs.push(() => send(attacker, route.method, target, { auth, body }));
+            for (const name of [...(route.query ?? []), 'x', '%00', '%ff']) {
+              for (const value of HOSTILE_QUERY_VALUES)
+                jobs.push(() => send(attacker, route.method, `${path}?${name}=${value}`, { auth, body }));
             }
-            // Headers a client controls.
-            for (const value of ['\xff', 'a b', 'x'.repeat(300), '%00']) {
-              jobs.push(() => send(attacker, 'POST', '/v1/tasks', { auth: 'key', body: toJson({ model: 'sandbox/image', input: { prompt: 'h', width: 64, height: 64, delay_ms: 0 } }), headers: { 'idempotency-key': value } }));
+            jobs.push(() => send(attacker, route.method, `${path}?page=1&page=2&model=a&model=%00`, { auth, body }));
+            const webhook = route.path.startsWith('/upstream-webhooks');
+            for (const variant of bodyVariants(route, ids)) {
+              jobs.push(() =>
+                send(attacker, route.method, webhook ? `${path}?task=${ids.task}` : path, {
+                  auth,
+                  body: variant,
+                  headers: webhook ? signedWebhook(variant) : undefined,
+                }),
+              );
             }
-            for (const range of ['bytes=99999999999999999999-', 'bytes=-0', 'bytes=1-0', 'bytes=0-1,2-3', 'bytes=\xff', 'items=0-1']) {
-              jobs.push(() => send(attacker, 'GET', `/files/${ids.file}`, { headers: { range } }));
-              jobs.push(() => send(attacker, 'GET', `/files/${ids.file}`, { headers: { range, 'if-range': '"\xff"', 'if-none-match': '\xff' } }));
-            }
-            for (const cookie of ['gw_session=%00', 'gw_session=\xff', `gw_session=${'a'.repeat(4000)}`, 'gw_session=', 'gw_session="\\"']) {
-              jobs.push(() => send(attacker, 'GET', '/v1/account', { headers: { cookie } }));
-              jobs.push(() => send(attacker, 'POST', '/v1/tasks', { headers: { cookie, 'x-csrf-token': '\xff' }, body: '{}' }));
-              jobs.push(() => send(attacker, 'GET', '/dashboard/api/session', { headers: { cookie } }));
-            }
-            for (const type of ['text/plain', 'application/json; charset=utf-16', 'multipart/form-data', 'multipart/form-data; boundary=', 'application/x-www-form-urlencoded', '\xff/\xff']) {
-              for (const target of ['/v1/tasks', '/v1/chat/completions', '/v1/messages', '/dashboard/api/session', '/admin/accounts']) {
-                jobs.push(() => send(attacker, 'POST', target, { auth: authFor(target), body: 'a=%00&b=\u0000', headers: { 'content-type': type } }));
-              }
-            }
-            jobs.push(() => send(attacker, 'POST', '/v1/chat/completions', { auth: 'key', body: '{"model":"sandbox/echo"}', headers: { 'content-encoding': 'gzip' } }));
-            // Uploads: multipart with hostile names and bytes, base64 and URL variants.
-            const multipart = (name: string, filename: string) => `--X\r\ncontent-disposition: form-data; name="${name}"; filename="${filename}"\r\ncontent-type: image/png\r\n\r\nABC\r\n--X--\r\n`;
-            for (const [name, filename] of [
-              ['file', '\u0000.png'],
-              ['\u0000', 'a.png'],
-              ['file', '\ud800'],
-              ['file', 'x'.repeat(10_000)],
-            ] as const) {
-              jobs.push(() => send(attacker, 'PUT', '/upload', { auth: 'key', body: multipart(name, filename), headers: { 'content-type': 'multipart/form-data; boundary=X' } }));
-            }
-            jobs.push(() => send(attacker, 'PUT', '/upload', { auth: 'key', body: new Uint8Array([0xff, 0xfe, 0x00, 0xd8]), headers: { 'content-type': 'multipart/form-data; boundary=X' } }));
-            for (const body of [{ base64: 'data:image/png;base64,\u0000' }, { base64: '\ud800' }, { file_url: 'http://localhost:1/\u0000' }, { file_url: 'http://\u0000/' }, { base64: 'QUJD', file_url: 'http://127.0.0.1:1/' }]) {
-              jobs.push(() => send(attacker, 'PUT', '/upload', { auth: 'key', body: JSON.stringify(body) }));
-            }
-
-            const run = await pool(16, jobs);
-            count += run.count;
-            violations.push(...run.violations);
-
-            // Then at random: any route, hostile JSON built by fast-check (NUL, surrogates, any code unit), hostile segments and query values.
-            const all = routes();
-            const hostileString = fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.constantFrom('\u0000', '\ud800', '\udc00', 'a\u0000'));
-            const encoded = hostileString.map((s) => encodeURIComponent(s.toWellFormed()));
-            const jsonish = fc.jsonValue({ maxDepth: 4, stringUnit: 'binary' });
-            const arbRequest = fc.record({
-              route: fc.constantFrom(...all),
-              segment: fc.option(fc.oneof(fc.constantFrom(...HOSTILE_SEGMENTS), encoded), { nil: undefined }),
-              query: fc.option(fc.tuple(fc.oneof(fc.constantFrom('page', 'model', 'created_after', 'days', 'size', 'language', 'category', 'task'), encoded), fc.oneof(fc.constantFrom(...HOSTILE_QUERY_VALUES), encoded)), { nil: undefined }),
-              mutation: fc.option(fc.tuple(fc.nat(), fc.oneof(jsonish, hostileString, fc.constantFrom(...HOSTILE_VALUES))), { nil: undefined }),
-              extraKey: fc.option(fc.tuple(hostileString, jsonish), { nil: undefined }),
-            });
-            let random = 0;
-            await fc.assert(
-              fc.asyncProperty(arbRequest, async (r) => {
-                let target = fillPath(r.route.path, ids);
-                if (r.segment !== undefined) {
-                  const parts = target.split('/');
-                  parts[1 + (r.segment.length % Math.max(1, parts.length - 1))] = r.segment;
-                  target = parts.join('/');
-                }
-                if (r.query) target += `?${r.query[0]}=${r.query[1]}`;
-                let body: string | undefined;
-                let value = validBody(r.route, ids);
-                if (value !== undefined) {
-                  if (r.mutation) {
-                    const leaves = leafPaths(value);
-                    value = setAt(value, leaves[r.mutation[0] % leaves.length] ?? [], r.mutation[1]);
-                  }
-                  if (r.extraKey && value && typeof value === 'object' && !Array.isArray(value)) value = { ...(value as object), [r.extraKey[0]]: r.extraKey[1] };
-                  body = toJson(value);
-                }
-                const sent = await send(attacker, r.route.method, target, { auth: r.route.auth, body });
-                random++;
-                const why = violation(sent);
-                if (why) violations.push(describeSent(sent, why));
-                return true;
-              }),
-              { numRuns: mode.name === 'embedded' ? 500 : 1500 },
-            );
-            count += random;
-          } finally {
-            until.done = true;
           }
-          const victimLog = await victimRun;
+          // Headers a client controls.
+          for (const value of ['\xff', 'a b', 'x'.repeat(300), '%00']) {
+            jobs.push(() =>
+              send(attacker, 'POST', '/v1/tasks', {
+                auth: 'key',
+                body: toJson({ model: 'sandbox/image', input: { prompt: 'h', width: 64, height: 64, delay_ms: 0 } }),
+                headers: { 'idempotency-key': value },
+              }),
+            );
+          }
+          for (const range of [
+            'bytes=99999999999999999999-',
+            'bytes=-0',
+            'bytes=1-0',
+            'bytes=0-1,2-3',
+            'bytes=\xff',
+            'items=0-1',
+          ]) {
+            jobs.push(() => send(attacker, 'GET', `/files/${ids.file}`, { headers: { range } }));
+            jobs.push(() =>
+              send(attacker, 'GET', `/files/${ids.file}`, {
+                headers: { range, 'if-range': '"\xff"', 'if-none-match': '\xff' },
+              }),
+            );
+          }
+          for (const cookie of [
+            'gw_session=%00',
+            'gw_session=\xff',
+            `gw_session=${'a'.repeat(4000)}`,
+            'gw_session=',
+            'gw_session="\\"',
+          ]) {
+            jobs.push(() => send(attacker, 'GET', '/v1/account', { headers: { cookie } }));
+            jobs.push(() =>
+              send(attacker, 'POST', '/v1/tasks', { headers: { cookie, 'x-csrf-token': '\xff' }, body: '{}' }),
+            );
+            jobs.push(() => send(attacker, 'GET', '/dashboard/api/session', { headers: { cookie } }));
+          }
+          for (const type of [
+            'text/plain',
+            'application/json; charset=utf-16',
+            'multipart/form-data',
+            'multipart/form-data; boundary=',
+            'application/x-www-form-urlencoded',
+            '\xff/\xff',
+          ]) {
+            for (const target of [
+              '/v1/tasks',
+              '/v1/chat/completions',
+              '/v1/messages',
+              '/dashboard/api/session',
+              '/admin/accounts',
+            ]) {
+              jobs.push(() =>
+                send(attacker, 'POST', target, {
+                  auth: authFor(target),
+                  body: 'a=%00&b=\u0000',
+                  headers: { 'content-type': type },
+                }),
+              );
+            }
+          }
+          jobs.push(() =>
+            send(attacker, 'POST', '/v1/chat/completions', {
+              auth: 'key',
+              body: '{"model":"sandbox/echo"}',
+              headers: { 'content-encoding': 'gzip' },
+            }),
+          );
+          // Uploads: multipart with hostile names and bytes, base64 and URL variants.
+          const multipart = (name: string, filename: string) =>
+            `--X\r\ncontent-disposition: form-data; name="${name}"; filename="${filename}"\r\ncontent-type: image/png\r\n\r\nABC\r\n--X--\r\n`;
+          for (const [name, filename] of [
+            ['file', '\u0000.png'],
+            ['\u0000', 'a.png'],
+            ['file', '\ud800'],
+            ['file', 'x'.repeat(10_000)],
+          ] as const) {
+            jobs.push(() =>
+              send(attacker, 'PUT', '/upload', {
+                auth: 'key',
+                body: multipart(name, filename),
+                headers: { 'content-type': 'multipart/form-data; boundary=X' },
+              }),
+            );
+          }
+          jobs.push(() =>
+            send(attacker, 'PUT', '/upload', {
+              auth: 'key',
+              body: new Uint8Array([0xff, 0xfe, 0x00, 0xd8]),
+              headers: { 'content-type': 'multipart/form-data; boundary=X' },
+            }),
+          );
+          for (const body of [
+            { base64: 'data:image/png;base64,\u0000' },
+            { base64: '\ud800' },
+            { file_url: 'http://localhost:1/\u0000' },
+            { file_url: 'http://\u0000/' },
+            { base64: 'QUJD', file_url: 'http://127.0.0.1:1/' },
+          ]) {
+            jobs.push(() => send(attacker, 'PUT', '/upload', { auth: 'key', body: JSON.stringify(body) }));
+          }
 
-          // The gateway never failed: no 5xx, no hang, every refusal in its endpoint's shape, nothing logged as an error.
-          expect(count).toBeGreaterThan(5000);
-          expect(dedupe(violations)).toEqual([]);
-          expect([...new Set(loggedErrors(gw.output()))]).toEqual([]);
+          const run = await pool(16, jobs);
+          count += run.count;
+          violations.push(...run.violations);
 
-          // The other account went on, and was billed exactly what its tasks and calls cost.
-          expect(victimLog.failures).toEqual([]);
-          expect(victimLog.tasks).toBeGreaterThan(5);
-          expect(victimLog.chats).toBeGreaterThan(5);
-          const tasks = await settledTasks(gw, victim.key, victimLog.tasks + victimLog.chats);
-          expect(tasks.filter((t) => t.category === 'image')).toHaveLength(victimLog.tasks);
-          expect(tasks.filter((t) => t.category === 'llm')).toHaveLength(victimLog.chats);
-          expect(tasks.filter((t) => t.status !== 'completed')).toEqual([]);
-          const spent = tasks.reduce((sum, t) => sum + t.cost, 0);
-          expect(VICTIM_BALANCE - (await balanceOf(gw, victim.key))).toBeCloseTo(spent, 9);
-        },
-        600_000,
-      );
+          // Then at random: any route, hostile JSON built by fast-check (NUL, surrogates, any code unit), hostile segments and query values.
+          const all = routes();
+          const hostileString = fc.oneof(
+            fc.string({ unit: 'binary', maxLength: 12 }),
+            fc.constantFrom('\u0000', '\ud800', '\udc00', 'a\u0000'),
+          );
+          const encoded = hostileString.map((s) => encodeURIComponent(s.toWellFormed()));
+          const jsonish = fc.jsonValue({ maxDepth: 4, stringUnit: 'binary' });
+          const arbRequest = fc.record({
+            route: fc.constantFrom(...all),
+            segment: fc.option(fc.oneof(fc.constantFrom(...HOSTILE_SEGMENTS), encoded), { nil: undefined }),
+            query: fc.option(
+              fc.tuple(
+                fc.oneof(
+                  fc.constantFrom('page', 'model', 'created_after', 'days', 'size', 'language', 'category', 'task'),
+                  encoded,
+                ),
+                fc.oneof(fc.constantFrom(...HOSTILE_QUERY_VALUES), encoded),
+              ),
+              { nil: undefined },
+            ),
+            mutation: fc.option(
+              fc.tuple(fc.nat(), fc.oneof(jsonish, hostileString, fc.constantFrom(...HOSTILE_VALUES))),
+              { nil: undefined },
+            ),
+            extraKey: fc.option(fc.tuple(hostileString, jsonish), { nil: undefined }),
+          });
+          let random = 0;
+          await fc.assert(
+            fc.asyncProperty(arbRequest, async (r) => {
+              let target = fillPath(r.route.path, ids);
+              if (r.segment !== undefined) {
+                const parts = target.split('/');
+                parts[1 + (r.segment.length % Math.max(1, parts.length - 1))] = r.segment;
+                target = parts.join('/');
+              }
+              if (r.query) target += `?${r.query[0]}=${r.query[1]}`;
+              let body: string | undefined;
+              let value = validBody(r.route, ids);
+              if (value !== undefined) {
+                if (r.mutation) {
+                  const leaves = leafPaths(value);
+                  value = setAt(value, leaves[r.mutation[0] % leaves.length] ?? [], r.mutation[1]);
+                }
+                if (r.extraKey && value && typeof value === 'object' && !Array.isArray(value))
+                  value = { ...(value as object), [r.extraKey[0]]: r.extraKey[1] };
+                body = toJson(value);
+              }
+              const sent = await send(attacker, r.route.method, target, { auth: r.route.auth, body });
+              random++;
+              const why = violation(sent);
+              if (why) violations.push(describeSent(sent, why));
+              return true;
+            }),
+            { numRuns: mode.name === 'embedded' ? 500 : 1500 },
+          );
+          count += random;
+        } finally {
+          until.done = true;
+        }
+        const victimLog = await victimRun;
+
+        // The gateway never failed: no 5xx, no hang, every refusal in its endpoint's shape, nothing logged as an error.
+        expect(count).toBeGreaterThan(5000);
+        expect(dedupe(violations)).toEqual([]);
+        expect([...new Set(loggedErrors(gw.output()))]).toEqual([]);
+
+        // The other account went on, and was billed exactly what its tasks and calls cost.
+        expect(victimLog.failures).toEqual([]);
+        expect(victimLog.tasks).toBeGreaterThan(5);
+        expect(victimLog.chats).toBeGreaterThan(5);
+        const tasks = await settledTasks(gw, victim.key, victimLog.tasks + victimLog.chats);
+        expect(tasks.filter((t) => t.category === 'image')).toHaveLength(victimLog.tasks);
+        expect(tasks.filter((t) => t.category === 'llm')).toHaveLength(victimLog.chats);
+        expect(tasks.filter((t) => t.status !== 'completed')).toEqual([]);
+        const spent = tasks.reduce((sum, t) => sum + t.cost, 0);
+        expect(VICTIM_BALANCE - (await balanceOf(gw, victim.key))).toBeCloseTo(spent, 9);
+      }, 600_000);
     });
 
     describe('bodies: parser limits and the usage recorder (being changed by other work)', () => {
       test('20,000 levels of nesting on every JSON route are refused with a 4xx', async () => {
-        for (const target of ['/v1/tasks', '/v1/chat/completions', '/v1/responses', '/v1/messages', '/admin/accounts', '/dashboard/api/session', '/v1/resources/sandbox/voices', '/sandbox-image/generate', '/v1/account/webhook-signing']) {
+        for (const target of [
+          '/v1/tasks',
+          '/v1/chat/completions',
+          '/v1/responses',
+          '/v1/messages',
+          '/admin/accounts',
+          '/dashboard/api/session',
+          '/v1/resources/sandbox/voices',
+          '/sandbox-image/generate',
+          '/v1/account/webhook-signing',
+        ]) {
           for (const body of [nest(20_000, 'array'), nest(20_000, 'object')]) {
             const sent = await send(attacker, 'POST', target, { auth: authFor(target), body });
             expect({ target, violation: violation(sent) }).toEqual({ target, violation: undefined });
@@ -844,7 +1146,14 @@ for (const mode of MODES) {
 
       test('oversize bodies are refused with a 4xx on every body route', async () => {
         const big = `{"model":"sandbox/echo","messages":[{"role":"user","content":"${'x'.repeat(40 * MB)}"}]}`;
-        for (const target of ['/v1/tasks', '/v1/chat/completions', '/v1/responses', '/v1/messages', '/admin/accounts', '/dashboard/api/session']) {
+        for (const target of [
+          '/v1/tasks',
+          '/v1/chat/completions',
+          '/v1/responses',
+          '/v1/messages',
+          '/admin/accounts',
+          '/dashboard/api/session',
+        ]) {
           const sent = await send(attacker, 'POST', target, { auth: authFor(target), body: big, timeoutMs: 60_000 });
           expect({ target, violation: violation(sent) }).toEqual({ target, violation: undefined });
           expect({ target, refused: sent.status >= 400 && sent.status < 500 }).toEqual({ target, refused: true });
@@ -872,7 +1181,10 @@ for (const mode of MODES) {
         );
         // Others are served meanwhile.
         for (let i = 0; i < 5; i++) {
-          const sent = await send(victim, 'POST', '/v1/chat/completions', { auth: 'key', body: JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'meanwhile' }] }) });
+          const sent = await send(victim, 'POST', '/v1/chat/completions', {
+            auth: 'key',
+            body: JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'meanwhile' }] }),
+          });
           expect(sent.status).toBe(200);
         }
         const answer = await pending;
@@ -884,13 +1196,25 @@ for (const mode of MODES) {
       test('LLM calls with NUL and lone surrogates in their messages are answered and billed', async () => {
         const { key } = await createAccount(gw, uniqueEmail('llm-nul'), 1);
         const calls = [
-          { path: '/v1/chat/completions', body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'a\u0000b' }] } },
-          { path: '/v1/chat/completions', body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'x\ud800' }], stream: true } },
+          {
+            path: '/v1/chat/completions',
+            body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'a\u0000b' }] },
+          },
+          {
+            path: '/v1/chat/completions',
+            body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'x\ud800' }], stream: true },
+          },
           { path: '/v1/responses', body: { model: 'sandbox/echo', input: 'a\u0000b' } },
-          { path: '/v1/messages', body: { model: 'sandbox/echo', max_tokens: 16, messages: [{ role: 'user', content: '\udc00\u0000' }] } },
+          {
+            path: '/v1/messages',
+            body: { model: 'sandbox/echo', max_tokens: 16, messages: [{ role: 'user', content: '\udc00\u0000' }] },
+          },
         ];
         for (const call of calls) {
-          const sent = await send({ gw, key }, 'POST', call.path, { auth: authFor(call.path), body: JSON.stringify(call.body) });
+          const sent = await send({ gw, key }, 'POST', call.path, {
+            auth: authFor(call.path),
+            body: JSON.stringify(call.body),
+          });
           expect({ path: call.path, status: sent.status }).toEqual({ path: call.path, status: 200 });
         }
         const tasks = await settledTasks(gw, key, calls.length, 10_000);

@@ -18,16 +18,36 @@ afterAll(async () => {
 
 async function postgresGateway(label: string, extra: Record<string, string> = {}) {
   const databaseUrl = await createTestDatabase(label);
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`, LOG_LEVEL: 'warn', ...extra };
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
   const gw = await startGateway(env);
   running.push(gw);
   return { gw, databaseUrl, env };
 }
 
 async function ledgerAndBalance(databaseUrl: string, userId: number) {
-  const [account] = await queryDatabase<{ balance_usd: string; reserved_usd: string }>(databaseUrl, 'select balance_usd, reserved_usd from accounts where id = $1', [userId]);
-  const [ledger] = await queryDatabase<{ total: string }>(databaseUrl, 'select coalesce(sum(amount_usd), 0) as total from ledger_entries where account_id = $1', [userId]);
-  return { balance: Number(account?.balance_usd), reserved: Number(account?.reserved_usd), ledger: Number(ledger?.total), balanceText: account?.balance_usd, ledgerText: Number(ledger?.total).toFixed(10) };
+  const [account] = await queryDatabase<{ balance_usd: string; reserved_usd: string }>(
+    databaseUrl,
+    'select balance_usd, reserved_usd from accounts where id = $1',
+    [userId],
+  );
+  const [ledger] = await queryDatabase<{ total: string }>(
+    databaseUrl,
+    'select coalesce(sum(amount_usd), 0) as total from ledger_entries where account_id = $1',
+    [userId],
+  );
+  return {
+    balance: Number(account?.balance_usd),
+    reserved: Number(account?.reserved_usd),
+    ledger: Number(ledger?.total),
+    balanceText: account?.balance_usd,
+    ledgerText: Number(ledger?.total).toFixed(10),
+  };
 }
 
 describe('LLM money (postgres+redis)', () => {
@@ -39,7 +59,12 @@ describe('LLM money (postgres+redis)', () => {
     const outcomes = await Promise.all(
       Array.from({ length: 64 }, async () => {
         try {
-          const stream = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: prompt }], max_tokens: 1000, stream: true });
+          const stream = await openai.chat.completions.create({
+            model: 'sandbox/echo',
+            messages: [{ role: 'user', content: prompt }],
+            max_tokens: 1000,
+            stream: true,
+          });
           for await (const _ of stream) {
             // drain
           }
@@ -62,16 +87,26 @@ describe('LLM money (postgres+redis)', () => {
     expect(m.reserved).toBe(0);
     expect(m.balanceText).toBe(m.ledgerText);
     // Every admitted call was billed its real cost.
-    const [tasks] = await queryDatabase<{ n: string; cost: string }>(databaseUrl, "select count(*) as n, coalesce(sum(cost_usd), 0) as cost from tasks where account_id = $1 and category = 'llm'", [userId]);
+    const [tasks] = await queryDatabase<{ n: string; cost: string }>(
+      databaseUrl,
+      "select count(*) as n, coalesce(sum(cost_usd), 0) as cost from tasks where account_id = $1 and category = 'llm'",
+      [userId],
+    );
     expect(Number(tasks?.n)).toBe(ok);
     expect(Number(tasks?.cost)).toBeCloseTo(0.01 - m.balance, 10);
 
     // Asking for more than is left: the 402 says how many output tokens fit, and that many do.
-    const greedy = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100_000 }).catch((e: unknown) => e);
+    const greedy = await openai.chat.completions
+      .create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100_000 })
+      .catch((e: unknown) => e);
     expect(greedy).toBeInstanceOf(OpenAI.APIError);
     const fits = Number(/at most (\d+) output tokens/.exec((greedy as Error).message)?.[1]);
     expect(fits).toBeGreaterThan(0);
-    const modest = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: fits });
+    const modest = await openai.chat.completions.create({
+      model: 'sandbox/echo',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: fits,
+    });
     expect(modest.choices[0]?.message.content).toBe('echo: hi');
   });
 
@@ -79,7 +114,9 @@ describe('LLM money (postgres+redis)', () => {
     const { gw } = await postgresGateway('llm402');
     const { key } = await createAccount(gw, uniqueEmail('poor'), 0.00001);
     const anthropic = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 });
-    const err = await anthropic.messages.create({ model: 'sandbox/echo', max_tokens: 4096, messages: [{ role: 'user', content: 'hello' }] }).catch((e: unknown) => e);
+    const err = await anthropic.messages
+      .create({ model: 'sandbox/echo', max_tokens: 4096, messages: [{ role: 'user', content: 'hello' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(402);
   });
@@ -91,13 +128,25 @@ describe('LLM money (postgres+redis)', () => {
     const contents = ['nul \u0000 in text', 'lone \ud800 high', 'lone \udc00 low', '\u0000'.repeat(100)];
     const answers = await Promise.all([
       ...contents.map((content) =>
-        api(gw, 'POST', '/v1/chat/completions', { key: hostile.key, rawBody: `{"model":"sandbox/echo","messages":[{"role":"user","content":${JSON.stringify(content)}}],"x\\u0000":1}` }),
+        api(gw, 'POST', '/v1/chat/completions', {
+          key: hostile.key,
+          rawBody: `{"model":"sandbox/echo","messages":[{"role":"user","content":${JSON.stringify(content)}}],"x\\u0000":1}`,
+        }),
       ),
-      ...Array.from({ length: 8 }, (_, i) => api(gw, 'POST', '/v1/chat/completions', { key: other.key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: `plain ${i}` }] } })),
+      ...Array.from({ length: 8 }, (_, i) =>
+        api(gw, 'POST', '/v1/chat/completions', {
+          key: other.key,
+          body: { model: 'sandbox/echo', messages: [{ role: 'user', content: `plain ${i}` }] },
+        }),
+      ),
     ]);
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
     for (const who of [hostile, other]) {
-      const [row] = await queryDatabase<{ n: string }>(databaseUrl, "select count(*) as n from tasks where account_id = $1 and category = 'llm' and cost_usd > 0", [who.userId]);
+      const [row] = await queryDatabase<{ n: string }>(
+        databaseUrl,
+        "select count(*) as n from tasks where account_id = $1 and category = 'llm' and cost_usd > 0",
+        [who.userId],
+      );
       expect(Number(row?.n)).toBe(who === hostile ? contents.length : 8);
       const m = await ledgerAndBalance(databaseUrl, who.userId);
       expect(m.balance).toBeLessThan(1);
@@ -115,16 +164,31 @@ describe('LLM money (postgres+redis)', () => {
     const worker = async (w: number) => {
       for (let i = 0; !stop; i++) {
         const stream = (w + i) % 2 === 0;
-        const body = JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: `worker ${w} call ${i} with some words` }], stream });
+        const body = JSON.stringify({
+          model: 'sandbox/echo',
+          messages: [{ role: 'user', content: `worker ${w} call ${i} with some words` }],
+          stream,
+        });
         try {
-          const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+          const res = await fetch(`${gw.url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body,
+          });
           const text = await res.text();
           if (res.status !== 200) continue;
           if (!stream) {
             answered.push(JSON.parse(text).id);
           } else if (text.trimEnd().endsWith('data: [DONE]')) {
             // The whole stream arrived, its end included.
-            answered.push(JSON.parse(text.split('\n').find((l) => l.startsWith('data: {'))?.slice(6) ?? '{}').id);
+            answered.push(
+              JSON.parse(
+                text
+                  .split('\n')
+                  .find((l) => l.startsWith('data: {'))
+                  ?.slice(6) ?? '{}',
+              ).id,
+            );
           }
         } catch {
           // the instance died mid-call: not answered
@@ -171,9 +235,14 @@ describe('LLM money (postgres+redis)', () => {
     await blocker.connect();
     await blocker.query('begin');
     await blocker.query('lock table tasks in share mode');
-    const body = (stream: boolean) => JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'held up words' }], stream });
+    const body = (stream: boolean) =>
+      JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'held up words' }], stream });
     const post = (stream: boolean) =>
-      fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${stream ? second.key : key}`, 'content-type': 'application/json' }, body: body(stream) });
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stream ? second.key : key}`, 'content-type': 'application/json' },
+        body: body(stream),
+      });
     let jsonDone = false;
     const json = post(false).then(async (res) => {
       await res.text();

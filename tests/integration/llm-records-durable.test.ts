@@ -15,26 +15,41 @@ afterAll(async () => {
  */
 test('SIGTERM right after a burst of LLM calls loses no task and no charge', async () => {
   const databaseUrl = await createTestDatabase('llmdurable');
-  const gw = await startGateway({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:` });
+  const gw = await startGateway({
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
+  });
   running.push(gw);
   const { userId, key } = await createAccount(gw, uniqueEmail('durable'), 3);
 
   const calls = 40;
   const answers = await Promise.all(
     Array.from({ length: calls }, (_, i) =>
-      api(gw, 'POST', '/v1/chat/completions', { key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: `call number ${i}` }] } }),
+      api(gw, 'POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'sandbox/echo', messages: [{ role: 'user', content: `call number ${i}` }] },
+      }),
     ),
   );
   expect(answers.every((a) => a.status === 200)).toBe(true);
   // Stop at once: the 50 ms batch window has most likely not elapsed yet.
   expect(await gw.stop('SIGTERM')).toBe(0);
 
-  const tasks = await queryDatabase<{ n: string; cost: string }>(databaseUrl, "select count(*) as n, sum(cost_usd) as cost from tasks where account_id = $1 and category = 'llm'", [userId]);
+  const tasks = await queryDatabase<{ n: string; cost: string }>(
+    databaseUrl,
+    "select count(*) as n, sum(cost_usd) as cost from tasks where account_id = $1 and category = 'llm'",
+    [userId],
+  );
   expect(Number(tasks[0]?.n)).toBe(calls);
   // 3 input tokens ("call number i") at $1/M and 4 output tokens ("echo: call number i") at $2/M per call.
   expect(Number(tasks[0]?.cost)).toBeCloseTo(calls * 0.000011, 10);
 
-  const [account] = await queryDatabase<{ balance_usd: string }>(databaseUrl, 'select balance_usd from accounts where id = $1', [userId]);
+  const [account] = await queryDatabase<{ balance_usd: string }>(
+    databaseUrl,
+    'select balance_usd from accounts where id = $1',
+    [userId],
+  );
   const [ledger] = await queryDatabase<{ total: string; charges: string }>(
     databaseUrl,
     "select sum(amount_usd) as total, count(*) filter (where kind = 'charge') as charges from ledger_entries where account_id = $1",

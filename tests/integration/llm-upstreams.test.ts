@@ -32,7 +32,8 @@ const CLIENTS: ClientFormat[] = ['chat', 'responses', 'messages'];
 const UPSTREAMS: Upstream[] = ['oai', 'ant'];
 const PROVIDER: Record<Upstream, string> = { oai: 'fakeoai', ant: 'fakeant' };
 const TIGHT: Record<Upstream, string> = { oai: 'tightoai', ant: 'tightant' };
-const modelId = (up: Upstream, scenario: Scenario) => `${scenario === 'slow-headers' ? TIGHT[up] : PROVIDER[up]}/${scenario}`;
+const modelId = (up: Upstream, scenario: Scenario) =>
+  `${scenario === 'slow-headers' ? TIGHT[up] : PROVIDER[up]}/${scenario}`;
 /** $1 in / $2 out per million tokens, as configured below. */
 const cost = (input: number, output: number) => (input * 1 + output * 2) / 1_000_000;
 
@@ -53,12 +54,17 @@ const newMarker = (label: string) => `[${label}-${Date.now().toString(36)}-${mar
 /** Runs every case, then fails once listing every failing case (a bare Promise.all would hide all but one). */
 async function matrix<T>(cases: T[], label: (c: T) => string, run: (c: T) => Promise<void>): Promise<void> {
   const results = await Promise.allSettled(cases.map(run));
-  const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [`- ${label(cases[i]!)}: ${String((r.reason as Error)?.message ?? r.reason).replace(/\u001b\[[0-9;]*m/g, '')}`] : []));
+  const failures = results.flatMap((r, i) =>
+    r.status === 'rejected'
+      ? [`- ${label(cases[i]!)}: ${String((r.reason as Error)?.message ?? r.reason).replace(/\u001b\[[0-9;]*m/g, '')}`]
+      : [],
+  );
   if (failures.length) throw new Error(`${failures.length}/${cases.length} cases failed:\n${failures.join('\n')}`);
 }
 
 const pairs = <A, B>(as: A[], bs: B[]) => as.flatMap((a) => bs.map((b) => [a, b] as const));
-const triples = <A, B, C>(as: A[], bs: B[], cs: C[]) => as.flatMap((a) => bs.flatMap((b) => cs.map((c) => [a, b, c] as const)));
+const triples = <A, B, C>(as: A[], bs: B[], cs: C[]) =>
+  as.flatMap((a) => bs.flatMap((b) => cs.map((c) => [a, b, c] as const)));
 
 function check(cond: unknown, message: string): asserts cond {
   if (!cond) throw new Error(message);
@@ -67,7 +73,10 @@ function check(cond: unknown, message: string): asserts cond {
 /** Text of an OpenAI content (string or parts) or an Anthropic tool_result content. */
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p: any) => (p?.type === 'text' || p?.type === 'input_text' || p?.type === 'output_text' ? p.text : '')).join('');
+  if (Array.isArray(content))
+    return content
+      .map((p: any) => (p?.type === 'text' || p?.type === 'input_text' || p?.type === 'output_text' ? p.text : ''))
+      .join('');
   return '';
 }
 
@@ -114,12 +123,24 @@ function userContent(client: ClientFormat, ask: Ask): any {
   const text = `Tell me something. ${ask.marker}`;
   if (!ask.images) return text;
   if (client === 'chat') {
-    return [{ type: 'text', text }, { type: 'image_url', image_url: { url: DATA_URL } }, { type: 'image_url', image_url: { url: HTTP_IMAGE } }];
+    return [
+      { type: 'text', text },
+      { type: 'image_url', image_url: { url: DATA_URL } },
+      { type: 'image_url', image_url: { url: HTTP_IMAGE } },
+    ];
   }
   if (client === 'responses') {
-    return [{ type: 'input_text', text }, { type: 'input_image', image_url: DATA_URL, detail: 'auto' }, { type: 'input_image', image_url: HTTP_IMAGE, detail: 'auto' }];
+    return [
+      { type: 'input_text', text },
+      { type: 'input_image', image_url: DATA_URL, detail: 'auto' },
+      { type: 'input_image', image_url: HTTP_IMAGE, detail: 'auto' },
+    ];
   }
-  return [{ type: 'text', text }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_B64 } }, { type: 'image', source: { type: 'url', url: HTTP_IMAGE } }];
+  return [
+    { type: 'text', text },
+    { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_B64 } },
+    { type: 'image', source: { type: 'url', url: HTTP_IMAGE } },
+  ];
 }
 
 function toolsFor(client: ClientFormat): any[] {
@@ -128,7 +149,8 @@ function toolsFor(client: ClientFormat): any[] {
     { name: 'get_time', description: 'Local time in a city' },
   ];
   if (client === 'chat') return defs.map((d) => ({ type: 'function', function: { ...d, parameters: TOOL_SCHEMA } }));
-  if (client === 'responses') return defs.map((d) => ({ type: 'function', ...d, parameters: TOOL_SCHEMA, strict: false }));
+  if (client === 'responses')
+    return defs.map((d) => ({ type: 'function', ...d, parameters: TOOL_SCHEMA, strict: false }));
   return defs.map((d) => ({ ...d, input_schema: TOOL_SCHEMA }));
 }
 
@@ -173,7 +195,11 @@ function chatOutcome(res: OpenAI.ChatCompletion): Outcome {
     finish: res.choices[0]?.finish_reason,
     usage: res.usage ? { input: res.usage.prompt_tokens, output: res.usage.completion_tokens } : undefined,
     model: res.model,
-    toolCalls: (msg?.tool_calls ?? []).map((tc: any) => ({ id: tc.id, name: tc.function?.name, args: JSON.parse(tc.function?.arguments ?? 'null') })),
+    toolCalls: (msg?.tool_calls ?? []).map((tc: any) => ({
+      id: tc.id,
+      name: tc.function?.name,
+      args: JSON.parse(tc.function?.arguments ?? 'null'),
+    })),
     events: [],
     streamModels: [],
     toolProblems: [],
@@ -187,7 +213,9 @@ function responsesOutcome(res: OpenAI.Responses.Response): Outcome {
     finish: res.status === 'incomplete' ? `incomplete:${res.incomplete_details?.reason}` : res.status,
     usage: res.usage ? { input: res.usage.input_tokens, output: res.usage.output_tokens } : undefined,
     model: res.model,
-    toolCalls: res.output.flatMap((item: any) => (item.type === 'function_call' ? [{ id: item.call_id, name: item.name, args: JSON.parse(item.arguments) }] : [])),
+    toolCalls: res.output.flatMap((item: any) =>
+      item.type === 'function_call' ? [{ id: item.call_id, name: item.name, args: JSON.parse(item.arguments) }] : [],
+    ),
     events: [],
     streamModels: [],
     toolProblems: [],
@@ -216,7 +244,13 @@ function messagesOutcome(res: Anthropic.Message): Outcome {
  * `helper`; responses uses `responses.stream()` + `finalResponse()`; messages uses
  * `messages.stream()` + `finalMessage()`.
  */
-async function call(c: Clients, client: ClientFormat, model: string, ask: Ask, opts: { stream: boolean; helper?: boolean; history?: any[] }): Promise<Outcome> {
+async function call(
+  c: Clients,
+  client: ClientFormat,
+  model: string,
+  ask: Ask,
+  opts: { stream: boolean; helper?: boolean; history?: any[] },
+): Promise<Outcome> {
   const body = requestBody(client, model, ask, opts.history);
   const started = performance.now();
   if (!opts.stream) {
@@ -236,7 +270,11 @@ async function call(c: Clients, client: ClientFormat, model: string, ask: Ask, o
     return { ...out, events, firstTextMs, streamModels: events.map((e) => e.model) };
   }
   if (client === 'chat') {
-    const stream = (await c.openai.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })) as unknown as AsyncIterable<any>;
+    const stream = (await c.openai.chat.completions.create({
+      ...body,
+      stream: true,
+      stream_options: { include_usage: true },
+    })) as unknown as AsyncIterable<any>;
     const events: any[] = [];
     let text = '';
     let finish: string | null | undefined;
@@ -252,9 +290,12 @@ async function call(c: Clients, client: ClientFormat, model: string, ask: Ask, o
         text += choice.delta.content;
       }
       for (const tc of choice?.delta?.tool_calls ?? []) {
-        if (!Number.isInteger(tc.index)) toolProblems.push(`tool_call delta without an integer index: ${JSON.stringify(tc)}`);
-        if ('id' in tc && typeof tc.id !== 'string') toolProblems.push(`tool_call delta with id ${JSON.stringify(tc.id)}`);
-        if (tc.function && 'name' in tc.function && typeof tc.function.name !== 'string') toolProblems.push(`tool_call delta with name ${JSON.stringify(tc.function.name)}`);
+        if (!Number.isInteger(tc.index))
+          toolProblems.push(`tool_call delta without an integer index: ${JSON.stringify(tc)}`);
+        if ('id' in tc && typeof tc.id !== 'string')
+          toolProblems.push(`tool_call delta with id ${JSON.stringify(tc.id)}`);
+        if (tc.function && 'name' in tc.function && typeof tc.function.name !== 'string')
+          toolProblems.push(`tool_call delta with name ${JSON.stringify(tc.function.name)}`);
         const known = calls.get(tc.index);
         if (!known) {
           if (typeof tc.id !== 'string' || !tc.id || typeof tc.function?.name !== 'string' || !tc.function.name) {
@@ -287,7 +328,9 @@ async function call(c: Clients, client: ClientFormat, model: string, ask: Ask, o
       }),
       events,
       streamModels: events.map((e) => e.model),
-      toolProblems: indices.some((i, k) => i !== k) ? [...toolProblems, `tool-call indices ${JSON.stringify(indices)} do not run 0, 1, …`] : toolProblems,
+      toolProblems: indices.some((i, k) => i !== k)
+        ? [...toolProblems, `tool-call indices ${JSON.stringify(indices)} do not run 0, 1, …`]
+        : toolProblems,
       firstTextMs,
       final: undefined,
     };
@@ -300,13 +343,24 @@ async function call(c: Clients, client: ClientFormat, model: string, ask: Ask, o
     for await (const event of stream as AsyncIterable<any>) {
       events.push(event);
       if (event.type === 'response.output_text.delta') firstTextMs ??= performance.now() - started;
-      if ((event.type === 'response.output_item.added' || event.type === 'response.output_item.done') && event.item?.type === 'function_call') {
-        if (typeof event.item.call_id !== 'string' || !event.item.call_id) toolProblems.push(`${event.type} function_call with call_id ${JSON.stringify(event.item.call_id)}`);
-        if (typeof event.item.name !== 'string' || !event.item.name) toolProblems.push(`${event.type} function_call with name ${JSON.stringify(event.item.name)}`);
+      if (
+        (event.type === 'response.output_item.added' || event.type === 'response.output_item.done') &&
+        event.item?.type === 'function_call'
+      ) {
+        if (typeof event.item.call_id !== 'string' || !event.item.call_id)
+          toolProblems.push(`${event.type} function_call with call_id ${JSON.stringify(event.item.call_id)}`);
+        if (typeof event.item.name !== 'string' || !event.item.name)
+          toolProblems.push(`${event.type} function_call with name ${JSON.stringify(event.item.name)}`);
       }
     }
     const out = responsesOutcome(await stream.finalResponse());
-    return { ...out, events, firstTextMs, toolProblems, streamModels: events.flatMap((e) => (e.response?.model !== undefined ? [e.response.model] : [])) };
+    return {
+      ...out,
+      events,
+      firstTextMs,
+      toolProblems,
+      streamModels: events.flatMap((e) => (e.response?.model !== undefined ? [e.response.model] : [])),
+    };
   }
   const stream = c.anthropic.messages.stream(body);
   const events: any[] = [];
@@ -314,22 +368,38 @@ async function call(c: Clients, client: ClientFormat, model: string, ask: Ask, o
   let firstTextMs: number | undefined;
   for await (const event of stream as AsyncIterable<any>) {
     events.push(event);
-    if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta') firstTextMs ??= performance.now() - started;
+    if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta')
+      firstTextMs ??= performance.now() - started;
     if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use') {
-      if (typeof event.content_block.id !== 'string' || !event.content_block.id) toolProblems.push(`tool_use block with id ${JSON.stringify(event.content_block.id)}`);
-      if (typeof event.content_block.name !== 'string' || !event.content_block.name) toolProblems.push(`tool_use block with name ${JSON.stringify(event.content_block.name)}`);
+      if (typeof event.content_block.id !== 'string' || !event.content_block.id)
+        toolProblems.push(`tool_use block with id ${JSON.stringify(event.content_block.id)}`);
+      if (typeof event.content_block.name !== 'string' || !event.content_block.name)
+        toolProblems.push(`tool_use block with name ${JSON.stringify(event.content_block.name)}`);
     }
   }
   const out = messagesOutcome(await stream.finalMessage());
-  return { ...out, events, firstTextMs, toolProblems, streamModels: events.flatMap((e) => (e.type === 'message_start' ? [e.message?.model] : [])) };
+  return {
+    ...out,
+    events,
+    firstTextMs,
+    toolProblems,
+    streamModels: events.flatMap((e) => (e.type === 'message_start' ? [e.message?.model] : [])),
+  };
 }
 
 /** A raw SDK stream (chunks or events as the SDK yields them) for a request body of `client`. */
-async function openStream(c: Clients, client: ClientFormat, body: any, signal?: AbortSignal): Promise<AsyncIterable<any>> {
+async function openStream(
+  c: Clients,
+  client: ClientFormat,
+  body: any,
+  signal?: AbortSignal,
+): Promise<AsyncIterable<any>> {
   const options = signal ? { signal } : undefined;
   const streamed = { ...body, stream: true };
-  if (client === 'chat') return (await c.openai.chat.completions.create(streamed, options)) as unknown as AsyncIterable<any>;
-  if (client === 'responses') return (await c.openai.responses.create(streamed, options)) as unknown as AsyncIterable<any>;
+  if (client === 'chat')
+    return (await c.openai.chat.completions.create(streamed, options)) as unknown as AsyncIterable<any>;
+  if (client === 'responses')
+    return (await c.openai.responses.create(streamed, options)) as unknown as AsyncIterable<any>;
   return (await c.anthropic.messages.create(streamed, options)) as unknown as AsyncIterable<any>;
 }
 
@@ -449,170 +519,259 @@ for (const mode of MODES) {
 
     test('text and usage on every client format × upstream, streamed and not; the upstream gets its own dialect', async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
-      await matrix(cases, ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`, async ([client, up, stream]) => {
-        const marker = newMarker('text');
-        const out = await call(c, client, modelId(up, 'text'), { marker }, { stream });
-        expect(out.text).toBe(FULL_TEXT);
-        expect(out.finish).toBe(FINISH[client].stop);
-        expect(out.usage).toEqual({ input: FAKE_INPUT_TOKENS, output: TEXT_DELTAS.length });
-        if (stream) expect(out.events.length).toBeGreaterThan(TEXT_DELTAS.length / 2); // really streamed, not one blob
-        const rec = await onlyRequest(fakeOf(up), marker);
-        checkUpstreamBasics(rec, 'text', stream, fakeOf(up).apiKey);
-        expect(textOf(lastUserContent(rec))).toContain(marker);
-        if (client === 'messages' && up === 'ant') expect(rec.body.max_tokens).toBe(1000);
-        if (client === 'chat' && stream) {
-          const viaHelper = await call(c, client, modelId(up, 'text'), { marker: newMarker('helper') }, { stream, helper: true });
-          expect(viaHelper.text).toBe(FULL_TEXT);
-          expect(viaHelper.final.choices[0].finish_reason).toBe('stop');
-          expect(viaHelper.usage).toEqual({ input: FAKE_INPUT_TOKENS, output: TEXT_DELTAS.length });
-        }
-        if (client === 'responses' && stream) {
-          const types = new Set(out.events.map((e) => e.type));
-          for (const t of ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']) {
-            check(types.has(t), `no ${t} event`);
+      await matrix(
+        cases,
+        ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`,
+        async ([client, up, stream]) => {
+          const marker = newMarker('text');
+          const out = await call(c, client, modelId(up, 'text'), { marker }, { stream });
+          expect(out.text).toBe(FULL_TEXT);
+          expect(out.finish).toBe(FINISH[client].stop);
+          expect(out.usage).toEqual({ input: FAKE_INPUT_TOKENS, output: TEXT_DELTAS.length });
+          if (stream) expect(out.events.length).toBeGreaterThan(TEXT_DELTAS.length / 2); // really streamed, not one blob
+          const rec = await onlyRequest(fakeOf(up), marker);
+          checkUpstreamBasics(rec, 'text', stream, fakeOf(up).apiKey);
+          expect(textOf(lastUserContent(rec))).toContain(marker);
+          if (client === 'messages' && up === 'ant') expect(rec.body.max_tokens).toBe(1000);
+          if (client === 'chat' && stream) {
+            const viaHelper = await call(
+              c,
+              client,
+              modelId(up, 'text'),
+              { marker: newMarker('helper') },
+              { stream, helper: true },
+            );
+            expect(viaHelper.text).toBe(FULL_TEXT);
+            expect(viaHelper.final.choices[0].finish_reason).toBe('stop');
+            expect(viaHelper.usage).toEqual({ input: FAKE_INPUT_TOKENS, output: TEXT_DELTAS.length });
           }
-        }
-        if (client === 'messages' && stream) {
-          const types = out.events.map((e) => e.type);
-          expect(types[0]).toBe('message_start');
-          expect(types.at(-1)).toBe('message_stop');
-          expect(types).toContain('message_delta');
-        }
-      });
+          if (client === 'responses' && stream) {
+            const types = new Set(out.events.map((e) => e.type));
+            for (const t of [
+              'response.created',
+              'response.in_progress',
+              'response.output_item.added',
+              'response.content_part.added',
+              'response.output_text.delta',
+              'response.output_text.done',
+              'response.content_part.done',
+              'response.output_item.done',
+              'response.completed',
+            ]) {
+              check(types.has(t), `no ${t} event`);
+            }
+          }
+          if (client === 'messages' && stream) {
+            const types = out.events.map((e) => e.type);
+            expect(types[0]).toBe('message_start');
+            expect(types.at(-1)).toBe('message_stop');
+            expect(types).toContain('message_delta');
+          }
+        },
+      );
     });
 
     test("responses name the gateway's model id, never the upstream's (which answers with a dated name)", async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
-      await matrix(cases, ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`, async ([client, up, stream]) => {
-        const out = await call(c, client, modelId(up, 'text'), { marker: newMarker('model') }, { stream });
-        expect(out.model).toBe(modelId(up, 'text'));
-        if (stream) {
-          check(out.streamModels.length > 0, 'the stream named no model');
-          const wrong = out.streamModels.filter((m) => m !== modelId(up, 'text'));
-          check(wrong.length === 0, `stream events named ${JSON.stringify([...new Set(wrong)])} (upstream answered as ${upstreamModelEcho('up-text')})`);
-        }
-      });
+      await matrix(
+        cases,
+        ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`,
+        async ([client, up, stream]) => {
+          const out = await call(c, client, modelId(up, 'text'), { marker: newMarker('model') }, { stream });
+          expect(out.model).toBe(modelId(up, 'text'));
+          if (stream) {
+            check(out.streamModels.length > 0, 'the stream named no model');
+            const wrong = out.streamModels.filter((m) => m !== modelId(up, 'text'));
+            check(
+              wrong.length === 0,
+              `stream events named ${JSON.stringify([...new Set(wrong)])} (upstream answered as ${upstreamModelEcho('up-text')})`,
+            );
+          }
+        },
+      );
     });
 
-    test('max_tokens ends with each format\'s length reason, and the cap reaches the upstream', async () => {
+    test("max_tokens ends with each format's length reason, and the cap reaches the upstream", async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
-      await matrix(cases, ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`, async ([client, up, stream]) => {
-        const marker = newMarker('len');
-        const out = await call(c, client, modelId(up, 'text'), { marker, maxTokens: 16 }, { stream });
-        expect(out.text).toBe(TEXT_DELTAS.slice(0, 16).join(''));
-        expect(out.finish).toBe(FINISH[client].length);
-        expect(out.usage?.output).toBe(16);
-        const rec = await onlyRequest(fakeOf(up), marker);
-        expect(upstreamMaxTokens(rec)).toBe(16);
-      });
+      await matrix(
+        cases,
+        ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`,
+        async ([client, up, stream]) => {
+          const marker = newMarker('len');
+          const out = await call(c, client, modelId(up, 'text'), { marker, maxTokens: 16 }, { stream });
+          expect(out.text).toBe(TEXT_DELTAS.slice(0, 16).join(''));
+          expect(out.finish).toBe(FINISH[client].length);
+          expect(out.usage?.output).toBe(16);
+          const rec = await onlyRequest(fakeOf(up), marker);
+          expect(upstreamMaxTokens(rec)).toBe(16);
+        },
+      );
     });
 
     test('stop sequences are not dropped toward either upstream and end the text where they occur', async () => {
       const cases = triples(['chat', 'messages'] as ClientFormat[], UPSTREAMS, [false, true]);
-      await matrix(cases, ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`, async ([client, up, stream]) => {
-        const marker = newMarker('stop');
-        const out = await call(c, client, modelId(up, 'text'), { marker, stop: ['lazy', 'NEVER'] }, { stream });
-        const rec = await onlyRequest(fakeOf(up), marker);
-        expect(upstreamStops(rec)).toEqual(['lazy', 'NEVER']);
-        expect(out.text).toBe('The quick brown fox jumps over the ');
-        if (client === 'chat') expect(out.finish).toBe('stop');
-        else if (up === 'ant') {
-          expect(out.finish).toBe('stop_sequence');
-          expect(out.stopSequence).toBe('lazy');
-        } else {
-          // An OpenAI-style upstream only says "stop": end_turn is honest, stop_sequence must then name it.
-          expect(['end_turn', 'stop_sequence']).toContain(out.finish as string);
-          if (out.finish === 'stop_sequence') expect(out.stopSequence).toBe('lazy');
-        }
-      });
+      await matrix(
+        cases,
+        ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`,
+        async ([client, up, stream]) => {
+          const marker = newMarker('stop');
+          const out = await call(c, client, modelId(up, 'text'), { marker, stop: ['lazy', 'NEVER'] }, { stream });
+          const rec = await onlyRequest(fakeOf(up), marker);
+          expect(upstreamStops(rec)).toEqual(['lazy', 'NEVER']);
+          expect(out.text).toBe('The quick brown fox jumps over the ');
+          if (client === 'chat') expect(out.finish).toBe('stop');
+          else if (up === 'ant') {
+            expect(out.finish).toBe('stop_sequence');
+            expect(out.stopSequence).toBe('lazy');
+          } else {
+            // An OpenAI-style upstream only says "stop": end_turn is honest, stop_sequence must then name it.
+            expect(['end_turn', 'stop_sequence']).toContain(out.finish as string);
+            if (out.finish === 'stop_sequence') expect(out.stopSequence).toBe('lazy');
+          }
+        },
+      );
     });
 
     test('parallel tool calls (indices 0,1; no null ids or names) and tool results in a follow-up turn', async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
-      await matrix(cases, ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`, async ([client, up, stream]) => {
-        const marker = newMarker('tools');
-        const model = modelId(up, 'tools');
-        const first = await call(c, client, model, { marker, tools: true }, { stream });
-        expect(first.toolProblems).toEqual([]);
-        expect(first.finish).toBe(FINISH[client].tools);
-        expect(first.toolCalls.map((t) => t.name)).toEqual(['get_weather', 'get_time']);
-        expect(first.toolCalls.map((t) => t.args)).toEqual([{ city: 'Paris' }, { city: 'Tokyo' }]);
-        for (const t of first.toolCalls) check(typeof t.id === 'string' && t.id.length > 0, `tool call id ${JSON.stringify(t.id)}`);
-        check(first.toolCalls[0]!.id !== first.toolCalls[1]!.id, 'both tool calls have the same id');
-        if (client === 'chat' && stream) {
-          const indices = first.events.flatMap((e) => (e.choices[0]?.delta?.tool_calls ?? []).map((tc: any) => tc.index));
-          expect([...new Set(indices)].sort()).toEqual([0, 1]);
-        }
-        if (client === 'chat' && !stream) expect(first.final.choices[0].message.tool_calls.map((tc: any) => tc.type)).toEqual(['function', 'function']);
-        const firstRec = await onlyRequest(fakeOf(up), marker);
-        const toolNames = up === 'oai' ? firstRec.body.tools?.map((t: any) => t.function?.name) : firstRec.body.tools?.map((t: any) => t.name);
-        expect(toolNames).toEqual(['get_weather', 'get_time']);
-        const schema = up === 'oai' ? firstRec.body.tools[0].function.parameters : firstRec.body.tools[0].input_schema;
-        expect(schema).toMatchObject(TOOL_SCHEMA);
+      await matrix(
+        cases,
+        ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`,
+        async ([client, up, stream]) => {
+          const marker = newMarker('tools');
+          const model = modelId(up, 'tools');
+          const first = await call(c, client, model, { marker, tools: true }, { stream });
+          expect(first.toolProblems).toEqual([]);
+          expect(first.finish).toBe(FINISH[client].tools);
+          expect(first.toolCalls.map((t) => t.name)).toEqual(['get_weather', 'get_time']);
+          expect(first.toolCalls.map((t) => t.args)).toEqual([{ city: 'Paris' }, { city: 'Tokyo' }]);
+          for (const t of first.toolCalls)
+            check(typeof t.id === 'string' && t.id.length > 0, `tool call id ${JSON.stringify(t.id)}`);
+          check(first.toolCalls[0]!.id !== first.toolCalls[1]!.id, 'both tool calls have the same id');
+          if (client === 'chat' && stream) {
+            const indices = first.events.flatMap((e) =>
+              (e.choices[0]?.delta?.tool_calls ?? []).map((tc: any) => tc.index),
+            );
+            expect([...new Set(indices)].sort()).toEqual([0, 1]);
+          }
+          if (client === 'chat' && !stream)
+            expect(first.final.choices[0].message.tool_calls.map((tc: any) => tc.type)).toEqual([
+              'function',
+              'function',
+            ]);
+          const firstRec = await onlyRequest(fakeOf(up), marker);
+          const toolNames =
+            up === 'oai'
+              ? firstRec.body.tools?.map((t: any) => t.function?.name)
+              : firstRec.body.tools?.map((t: any) => t.name);
+          expect(toolNames).toEqual(['get_weather', 'get_time']);
+          const schema =
+            up === 'oai' ? firstRec.body.tools[0].function.parameters : firstRec.body.tools[0].input_schema;
+          expect(schema).toMatchObject(TOOL_SCHEMA);
 
-        // Second turn: send both results back.
-        const results = ['18C', '09:00'];
-        const user = { role: 'user', content: userContent(client, { marker }) };
-        let history: any[];
-        if (client === 'chat') {
-          const msg = first.final?.choices[0].message ?? { content: first.text || null, tool_calls: first.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: JSON.stringify(t.args) } })) };
-          history = [user, { role: 'assistant', content: msg.content, tool_calls: msg.tool_calls }, ...first.toolCalls.map((t, i) => ({ role: 'tool', tool_call_id: t.id, content: results[i] }))];
-        } else if (client === 'responses') {
-          history = [user, ...first.final.output, ...first.toolCalls.map((t, i) => ({ type: 'function_call_output', call_id: t.id, output: results[i] }))];
-        } else {
-          history = [user, { role: 'assistant', content: first.final.content }, { role: 'user', content: first.toolCalls.map((t, i) => ({ type: 'tool_result', tool_use_id: t.id, content: results[i] })) }];
-        }
-        const second = await call(c, client, model, { marker, tools: true }, { stream, history });
-        expect(second.text).toBe('Results: 18C | 09:00');
-        expect(second.finish).toBe(FINISH[client].stop);
-        const recs = await fakeOf(up).waitFor(marker, 2, 2_000);
-        expect(recs).toHaveLength(2);
-        const msgs = upstreamMessages(recs[1]!);
-        if (up === 'oai') {
-          const assistant = msgs.find((m) => m.role === 'assistant' && m.tool_calls?.length);
-          check(assistant, `no assistant message with tool_calls upstream: ${JSON.stringify(msgs)}`);
-          expect(assistant.tool_calls.map((tc: any) => [tc.type, tc.function.name, JSON.parse(tc.function.arguments)])).toEqual([
-            ['function', 'get_weather', { city: 'Paris' }],
-            ['function', 'get_time', { city: 'Tokyo' }],
-          ]);
-          const tools = msgs.filter((m) => m.role === 'tool');
-          expect(tools.map((m) => m.tool_call_id)).toEqual(assistant.tool_calls.map((tc: any) => tc.id));
-          expect(tools.map((m) => textOf(m.content))).toEqual(results);
-        } else {
-          const assistant = msgs.find((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b: any) => b.type === 'tool_use'));
-          check(assistant, `no assistant message with tool_use upstream: ${JSON.stringify(msgs)}`);
-          const uses = assistant.content.filter((b: any) => b.type === 'tool_use');
-          expect(uses.map((b: any) => [b.name, b.input])).toEqual([
-            ['get_weather', { city: 'Paris' }],
-            ['get_time', { city: 'Tokyo' }],
-          ]);
-          const toolResults = msgs.flatMap((m) => (m.role === 'user' && Array.isArray(m.content) ? m.content.filter((b: any) => b.type === 'tool_result') : []));
-          expect(toolResults.map((b: any) => b.tool_use_id)).toEqual(uses.map((b: any) => b.id));
-          expect(toolResults.map((b: any) => textOf(b.content))).toEqual(results);
-        }
-      });
+          // Second turn: send both results back.
+          const results = ['18C', '09:00'];
+          const user = { role: 'user', content: userContent(client, { marker }) };
+          let history: any[];
+          if (client === 'chat') {
+            const msg = first.final?.choices[0].message ?? {
+              content: first.text || null,
+              tool_calls: first.toolCalls.map((t) => ({
+                id: t.id,
+                type: 'function',
+                function: { name: t.name, arguments: JSON.stringify(t.args) },
+              })),
+            };
+            history = [
+              user,
+              { role: 'assistant', content: msg.content, tool_calls: msg.tool_calls },
+              ...first.toolCalls.map((t, i) => ({ role: 'tool', tool_call_id: t.id, content: results[i] })),
+            ];
+          } else if (client === 'responses') {
+            history = [
+              user,
+              ...first.final.output,
+              ...first.toolCalls.map((t, i) => ({ type: 'function_call_output', call_id: t.id, output: results[i] })),
+            ];
+          } else {
+            history = [
+              user,
+              { role: 'assistant', content: first.final.content },
+              {
+                role: 'user',
+                content: first.toolCalls.map((t, i) => ({
+                  type: 'tool_result',
+                  tool_use_id: t.id,
+                  content: results[i],
+                })),
+              },
+            ];
+          }
+          const second = await call(c, client, model, { marker, tools: true }, { stream, history });
+          expect(second.text).toBe('Results: 18C | 09:00');
+          expect(second.finish).toBe(FINISH[client].stop);
+          const recs = await fakeOf(up).waitFor(marker, 2, 2_000);
+          expect(recs).toHaveLength(2);
+          const msgs = upstreamMessages(recs[1]!);
+          if (up === 'oai') {
+            const assistant = msgs.find((m) => m.role === 'assistant' && m.tool_calls?.length);
+            check(assistant, `no assistant message with tool_calls upstream: ${JSON.stringify(msgs)}`);
+            expect(
+              assistant.tool_calls.map((tc: any) => [tc.type, tc.function.name, JSON.parse(tc.function.arguments)]),
+            ).toEqual([
+              ['function', 'get_weather', { city: 'Paris' }],
+              ['function', 'get_time', { city: 'Tokyo' }],
+            ]);
+            const tools = msgs.filter((m) => m.role === 'tool');
+            expect(tools.map((m) => m.tool_call_id)).toEqual(assistant.tool_calls.map((tc: any) => tc.id));
+            expect(tools.map((m) => textOf(m.content))).toEqual(results);
+          } else {
+            const assistant = msgs.find(
+              (m) =>
+                m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b: any) => b.type === 'tool_use'),
+            );
+            check(assistant, `no assistant message with tool_use upstream: ${JSON.stringify(msgs)}`);
+            const uses = assistant.content.filter((b: any) => b.type === 'tool_use');
+            expect(uses.map((b: any) => [b.name, b.input])).toEqual([
+              ['get_weather', { city: 'Paris' }],
+              ['get_time', { city: 'Tokyo' }],
+            ]);
+            const toolResults = msgs.flatMap((m) =>
+              m.role === 'user' && Array.isArray(m.content)
+                ? m.content.filter((b: any) => b.type === 'tool_result')
+                : [],
+            );
+            expect(toolResults.map((b: any) => b.tool_use_id)).toEqual(uses.map((b: any) => b.id));
+            expect(toolResults.map((b: any) => textOf(b.content))).toEqual(results);
+          }
+        },
+      );
     });
 
     test('images in content reach the upstream in its own format', async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
-      await matrix(cases, ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`, async ([client, up, stream]) => {
-        const marker = newMarker('img');
-        const out = await call(c, client, modelId(up, 'text'), { marker, images: true }, { stream });
-        expect(out.text).toBe(FULL_TEXT);
-        const parts = lastUserContent(await onlyRequest(fakeOf(up), marker));
-        expect(textOf(parts)).toContain(marker);
-        const images = parts.filter((p) => p.type !== 'text');
-        if (up === 'oai') {
-          expect(images).toHaveLength(2);
-          expect(images[0]).toMatchObject({ type: 'image_url', image_url: { url: DATA_URL } });
-          expect(images[1]).toMatchObject({ type: 'image_url', image_url: { url: HTTP_IMAGE } });
-        } else {
-          expect(images).toEqual([
-            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_B64 } },
-            { type: 'image', source: { type: 'url', url: HTTP_IMAGE } },
-          ]);
-        }
-      });
+      await matrix(
+        cases,
+        ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`,
+        async ([client, up, stream]) => {
+          const marker = newMarker('img');
+          const out = await call(c, client, modelId(up, 'text'), { marker, images: true }, { stream });
+          expect(out.text).toBe(FULL_TEXT);
+          const parts = lastUserContent(await onlyRequest(fakeOf(up), marker));
+          expect(textOf(parts)).toContain(marker);
+          const images = parts.filter((p) => p.type !== 'text');
+          if (up === 'oai') {
+            expect(images).toHaveLength(2);
+            expect(images[0]).toMatchObject({ type: 'image_url', image_url: { url: DATA_URL } });
+            expect(images[1]).toMatchObject({ type: 'image_url', image_url: { url: HTTP_IMAGE } });
+          } else {
+            expect(images).toEqual([
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_B64 } },
+              { type: 'image', source: { type: 'url', url: HTTP_IMAGE } },
+            ]);
+          }
+        },
+      );
     });
 
     test('usage reported only at the end: the messages client still gets the real input_tokens in the final message_delta', async () => {
@@ -624,24 +783,38 @@ for (const mode of MODES) {
         ['responses', 'ant', 'late-usage'],
         ['responses', 'oai', 'late-usage'],
       ];
-      await matrix(cases, ([cl, up, sc]) => `${cl} → ${up}/${sc}`, async ([client, up, scenario]) => {
-        const out = await call(c, client, modelId(up, scenario), { marker: newMarker('late') }, { stream: true });
-        expect(out.usage).toEqual({ input: FAKE_INPUT_TOKENS, output: TEXT_DELTAS.length });
-        if (client === 'messages') {
-          const deltas = out.events.filter((e) => e.type === 'message_delta');
-          expect(deltas).toHaveLength(1);
-          expect(deltas[0].usage.input_tokens).toBe(FAKE_INPUT_TOKENS);
-          expect(deltas[0].usage.output_tokens).toBe(TEXT_DELTAS.length);
-        }
-      });
+      await matrix(
+        cases,
+        ([cl, up, sc]) => `${cl} → ${up}/${sc}`,
+        async ([client, up, scenario]) => {
+          const out = await call(c, client, modelId(up, scenario), { marker: newMarker('late') }, { stream: true });
+          expect(out.usage).toEqual({ input: FAKE_INPUT_TOKENS, output: TEXT_DELTAS.length });
+          if (client === 'messages') {
+            const deltas = out.events.filter((e) => e.type === 'message_delta');
+            expect(deltas).toHaveLength(1);
+            expect(deltas[0].usage.input_tokens).toBe(FAKE_INPUT_TOKENS);
+            expect(deltas[0].usage.output_tokens).toBe(TEXT_DELTAS.length);
+          }
+        },
+      );
     });
 
     test('streams are charged from the upstream usage even without include_usage; calls are listed in /v1/tasks?category=llm with their cost', async () => {
       const acct = await createAccount(gw, uniqueEmail('llmbill'), 1);
       const cl = clientsFor(acct.key);
-      const markers = { chatOai: newMarker('bill'), chatAnt: newMarker('bill'), msgOai: newMarker('bill'), respAnt: newMarker('bill'), jsonOai: newMarker('bill') };
+      const markers = {
+        chatOai: newMarker('bill'),
+        chatAnt: newMarker('bill'),
+        msgOai: newMarker('bill'),
+        respAnt: newMarker('bill'),
+        jsonOai: newMarker('bill'),
+      };
       const plainChat = async (up: Upstream, marker: string) => {
-        const stream = await cl.openai.chat.completions.create({ model: modelId(up, 'text'), messages: [{ role: 'user', content: `hello ${marker}` }], stream: true });
+        const stream = await cl.openai.chat.completions.create({
+          model: modelId(up, 'text'),
+          messages: [{ role: 'user', content: `hello ${marker}` }],
+          stream: true,
+        });
         let text = '';
         const withUsage: unknown[] = [];
         for await (const chunk of stream) {
@@ -658,26 +831,37 @@ for (const mode of MODES) {
         async (label) => {
           if (label === 'chat→oai') await plainChat('oai', markers.chatOai);
           if (label === 'chat→ant') await plainChat('ant', markers.chatAnt);
-          if (label === 'messages→oai') await call(cl, 'messages', modelId('oai', 'text'), { marker: markers.msgOai }, { stream: true });
-          if (label === 'responses→ant') await call(cl, 'responses', modelId('ant', 'text'), { marker: markers.respAnt }, { stream: true });
-          if (label === 'chat json→oai') await call(cl, 'chat', modelId('oai', 'text'), { marker: markers.jsonOai }, { stream: false });
+          if (label === 'messages→oai')
+            await call(cl, 'messages', modelId('oai', 'text'), { marker: markers.msgOai }, { stream: true });
+          if (label === 'responses→ant')
+            await call(cl, 'responses', modelId('ant', 'text'), { marker: markers.respAnt }, { stream: true });
+          if (label === 'chat json→oai')
+            await call(cl, 'chat', modelId('oai', 'text'), { marker: markers.jsonOai }, { stream: false });
         },
       );
       const rec = await onlyRequest(oai, markers.chatOai);
       expect(rec.body.stream_options?.include_usage).toBe(true);
 
       const expected = 1 - 5 * cost(FAKE_INPUT_TOKENS, TEXT_DELTAS.length);
-      const balance = await eventually(async () => {
-        const b = (await api(gw, 'GET', '/v1/account', { key: acct.key })).body?.data?.balance_usd;
-        return typeof b === 'number' && Math.abs(b - expected) < 1e-9 ? b : undefined;
-      }, 5_000, 50);
+      const balance = await eventually(
+        async () => {
+          const b = (await api(gw, 'GET', '/v1/account', { key: acct.key })).body?.data?.balance_usd;
+          return typeof b === 'number' && Math.abs(b - expected) < 1e-9 ? b : undefined;
+        },
+        5_000,
+        50,
+      );
       expect((await api(gw, 'GET', '/v1/account', { key: acct.key })).body?.data?.balance_usd).toBeCloseTo(expected, 9);
       expect(balance).toBeDefined();
 
-      const listed = await eventually(async () => {
-        const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
-        return Array.isArray(res.body?.data) && res.body.data.length >= 5 ? res : undefined;
-      }, 5_000, 50);
+      const listed = await eventually(
+        async () => {
+          const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
+          return Array.isArray(res.body?.data) && res.body.data.length >= 5 ? res : undefined;
+        },
+        5_000,
+        50,
+      );
       const res = listed ?? (await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key }));
       expect(res.status).toBe(200);
       expect(res.body.data).toHaveLength(5);
@@ -685,165 +869,257 @@ for (const mode of MODES) {
         expect(task).toMatchObject({ category: 'llm', status: 'completed' });
         expect(['fakeoai/text', 'fakeant/text']).toContain(task.model);
         expect(task.cost).toBeCloseTo(cost(FAKE_INPUT_TOKENS, TEXT_DELTAS.length), 9);
-        expect(task.output?.usage).toMatchObject({ input_tokens: FAKE_INPUT_TOKENS, output_tokens: TEXT_DELTAS.length });
+        expect(task.output?.usage).toMatchObject({
+          input_tokens: FAKE_INPUT_TOKENS,
+          output_tokens: TEXT_DELTAS.length,
+        });
       }
-      expect(res.body.data.map((t: any) => t.model).sort()).toEqual(['fakeant/text', 'fakeant/text', 'fakeoai/text', 'fakeoai/text', 'fakeoai/text']);
+      expect(res.body.data.map((t: any) => t.model).sort()).toEqual([
+        'fakeant/text',
+        'fakeant/text',
+        'fakeoai/text',
+        'fakeoai/text',
+        'fakeoai/text',
+      ]);
     });
 
     test('no fixed delay: the first streamed text reaches the SDK while the upstream is still slow', async () => {
       // Warm the path once so the figure measures streaming, not a cold start.
       await call(c, 'chat', modelId('oai', 'text'), { marker: newMarker('warm') }, { stream: true });
       const cases = pairs(CLIENTS, UPSTREAMS);
-      await matrix(cases, ([cl, up]) => `${cl} → ${up}`, async ([client, up]) => {
-        const started = performance.now();
-        let firstText: number | undefined;
-        const marker = newMarker('ttft');
-        const body = requestBody(client, modelId(up, 'slow-stream'), { marker });
-        // A gateway that buffered would hold the text for the minute the upstream takes: give up after 2 s.
-        const giveUp = AbortSignal.timeout(2_000);
-        try {
-          for await (const event of await openStream(c, client, body, giveUp)) {
-            const isText = client === 'chat' ? !!event.choices?.[0]?.delta?.content : client === 'responses' ? event.type === 'response.output_text.delta' : event.type === 'content_block_delta' && event.delta?.type === 'text_delta';
-            if (isText) {
-              firstText = performance.now() - started;
-              break;
+      await matrix(
+        cases,
+        ([cl, up]) => `${cl} → ${up}`,
+        async ([client, up]) => {
+          const started = performance.now();
+          let firstText: number | undefined;
+          const marker = newMarker('ttft');
+          const body = requestBody(client, modelId(up, 'slow-stream'), { marker });
+          // A gateway that buffered would hold the text for the minute the upstream takes: give up after 2 s.
+          const giveUp = AbortSignal.timeout(2_000);
+          try {
+            for await (const event of await openStream(c, client, body, giveUp)) {
+              const isText =
+                client === 'chat'
+                  ? !!event.choices?.[0]?.delta?.content
+                  : client === 'responses'
+                    ? event.type === 'response.output_text.delta'
+                    : event.type === 'content_block_delta' && event.delta?.type === 'text_delta';
+              if (isText) {
+                firstText = performance.now() - started;
+                break;
+              }
             }
+          } catch (err) {
+            if (!giveUp.aborted) throw err;
           }
-        } catch (err) {
-          if (!giveUp.aborted) throw err;
-        }
-        check(firstText !== undefined, 'no text delta arrived');
-        expect(firstText).toBeLessThan(300);
-        // The upstream was still streaming (its answer takes a minute): the text was relayed as it came.
-        const rec = await onlyRequest(fakeOf(up), marker);
-        check(rec.endedAt === undefined || rec.endedAt - rec.receivedAt > firstText, 'the upstream had already finished');
-      });
+          check(firstText !== undefined, 'no text delta arrived');
+          expect(firstText).toBeLessThan(300);
+          // The upstream was still streaming (its answer takes a minute): the text was relayed as it came.
+          const rec = await onlyRequest(fakeOf(up), marker);
+          check(
+            rec.endedAt === undefined || rec.endedAt - rec.receivedAt > firstText,
+            'the upstream had already finished',
+          );
+        },
+      );
     });
 
     test('a client disconnect mid-stream aborts the upstream request promptly', async () => {
       const cases = pairs(CLIENTS, UPSTREAMS);
-      await matrix(cases, ([cl, up]) => `${cl} → ${up}`, async ([client, up]) => {
-        const marker = newMarker('gone');
-        const body = requestBody(client, modelId(up, 'slow-stream'), { marker });
-        const ac = new AbortController();
-        let deltas = 0;
-        const stream = await openStream(c, client, body, ac.signal);
-        let abortedAt = 0;
-        try {
-          for await (const event of stream) {
-            const isText = client === 'chat' ? !!event.choices?.[0]?.delta?.content : client === 'responses' ? event.type === 'response.output_text.delta' : event.type === 'content_block_delta';
-            if (isText && ++deltas === 3) {
-              abortedAt = Date.now();
-              ac.abort();
+      await matrix(
+        cases,
+        ([cl, up]) => `${cl} → ${up}`,
+        async ([client, up]) => {
+          const marker = newMarker('gone');
+          const body = requestBody(client, modelId(up, 'slow-stream'), { marker });
+          const ac = new AbortController();
+          let deltas = 0;
+          const stream = await openStream(c, client, body, ac.signal);
+          let abortedAt = 0;
+          try {
+            for await (const event of stream) {
+              const isText =
+                client === 'chat'
+                  ? !!event.choices?.[0]?.delta?.content
+                  : client === 'responses'
+                    ? event.type === 'response.output_text.delta'
+                    : event.type === 'content_block_delta';
+              if (isText && ++deltas === 3) {
+                abortedAt = Date.now();
+                ac.abort();
+              }
             }
+          } catch {
+            // the SDKs may surface the abort as an error
           }
-        } catch {
-          // the SDKs may surface the abort as an error
-        }
-        check(abortedAt > 0, `only ${deltas} deltas arrived before the stream ended`);
-        const rec = await onlyRequest(fakeOf(up), marker);
-        const seen = await eventually(() => rec.abortedAt, 3_000);
-        check(seen !== undefined, `the upstream never saw the request go away (ended at ${rec.endedAt ? rec.endedAt - abortedAt + ' ms after the abort' : 'never'})`);
-        expect(seen - abortedAt).toBeLessThan(1_000);
-      });
+          check(abortedAt > 0, `only ${deltas} deltas arrived before the stream ended`);
+          const rec = await onlyRequest(fakeOf(up), marker);
+          const seen = await eventually(() => rec.abortedAt, 3_000);
+          check(
+            seen !== undefined,
+            `the upstream never saw the request go away (ended at ${rec.endedAt ? `${rec.endedAt - abortedAt} ms after the abort` : 'never'})`,
+          );
+          expect(seen - abortedAt).toBeLessThan(1_000);
+        },
+      );
     });
 
     test("a mid-stream upstream error, garbage or a cut connection ends the client's stream with its format's error, never a normal finish", async () => {
       const cases = triples(CLIENTS, UPSTREAMS, ['error-event', 'garbage', 'cut'] as Scenario[]);
-      await matrix(cases, ([cl, up, sc]) => `${cl} → ${up}/${sc}`, async ([client, up, scenario]) => {
-        const marker = newMarker('broken');
-        const body = requestBody(client, modelId(up, scenario), { marker });
-        const events: any[] = [];
-        let thrown: unknown;
-        try {
-          for await (const event of await openStream(c, client, body)) events.push(event);
-        } catch (err) {
-          thrown = err;
-        }
-        await onlyRequest(fakeOf(up), marker);
-        const text =
-          client === 'chat'
-            ? events.map((e) => e.choices?.[0]?.delta?.content ?? '').join('')
-            : client === 'responses'
-              ? events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('')
-              : events.filter((e) => e.type === 'content_block_delta' && e.delta?.type === 'text_delta').map((e) => e.delta.text).join('');
-        // What arrived before the failure was relayed, and nothing after it.
-        expect(text).toBe(TEXT_DELTAS.slice(0, 3).join(''));
-        if (client === 'chat') {
-          check(!events.some((e) => e.choices?.[0]?.finish_reason), `a finish_reason arrived: ${JSON.stringify(events.find((e) => e.choices?.[0]?.finish_reason))}`);
-          check(thrown instanceof OpenAI.APIError && !(thrown instanceof OpenAI.APIConnectionError), `the SDK did not raise an API error event (got ${thrown ? (thrown as Error).constructor.name + ': ' + (thrown as Error).message : 'a clean end'})`);
-        } else if (client === 'responses') {
-          const types = events.map((e) => e.type);
-          check(!types.includes('response.completed') && !types.includes('response.incomplete'), `a normal ending arrived: ${types.join(',')}`);
-          const errorEvent = types.includes('error') || types.includes('response.failed');
-          check(errorEvent || (thrown instanceof OpenAI.APIError && !(thrown instanceof OpenAI.APIConnectionError)), `no error event and no API error (got ${thrown ? (thrown as Error).constructor.name : 'a clean end'} after ${types.join(',')})`);
-        } else {
-          const types = events.map((e) => e.type);
-          check(!types.includes('message_stop') && !events.some((e) => e.type === 'message_delta' && e.delta?.stop_reason), `a normal ending arrived: ${types.join(',')}`);
-          check(thrown instanceof Anthropic.APIError && !(thrown instanceof Anthropic.APIConnectionError), `the SDK did not raise an API error event (got ${thrown ? (thrown as Error).constructor.name + ': ' + (thrown as Error).message : 'a clean end'})`);
-        }
-      });
+      await matrix(
+        cases,
+        ([cl, up, sc]) => `${cl} → ${up}/${sc}`,
+        async ([client, up, scenario]) => {
+          const marker = newMarker('broken');
+          const body = requestBody(client, modelId(up, scenario), { marker });
+          const events: any[] = [];
+          let thrown: unknown;
+          try {
+            for await (const event of await openStream(c, client, body)) events.push(event);
+          } catch (err) {
+            thrown = err;
+          }
+          await onlyRequest(fakeOf(up), marker);
+          const text =
+            client === 'chat'
+              ? events.map((e) => e.choices?.[0]?.delta?.content ?? '').join('')
+              : client === 'responses'
+                ? events
+                    .filter((e) => e.type === 'response.output_text.delta')
+                    .map((e) => e.delta)
+                    .join('')
+                : events
+                    .filter((e) => e.type === 'content_block_delta' && e.delta?.type === 'text_delta')
+                    .map((e) => e.delta.text)
+                    .join('');
+          // What arrived before the failure was relayed, and nothing after it.
+          expect(text).toBe(TEXT_DELTAS.slice(0, 3).join(''));
+          if (client === 'chat') {
+            check(
+              !events.some((e) => e.choices?.[0]?.finish_reason),
+              `a finish_reason arrived: ${JSON.stringify(events.find((e) => e.choices?.[0]?.finish_reason))}`,
+            );
+            check(
+              thrown instanceof OpenAI.APIError && !(thrown instanceof OpenAI.APIConnectionError),
+              `the SDK did not raise an API error event (got ${thrown ? `${(thrown as Error).constructor.name}: ${(thrown as Error).message}` : 'a clean end'})`,
+            );
+          } else if (client === 'responses') {
+            const types = events.map((e) => e.type);
+            check(
+              !types.includes('response.completed') && !types.includes('response.incomplete'),
+              `a normal ending arrived: ${types.join(',')}`,
+            );
+            const errorEvent = types.includes('error') || types.includes('response.failed');
+            check(
+              errorEvent || (thrown instanceof OpenAI.APIError && !(thrown instanceof OpenAI.APIConnectionError)),
+              `no error event and no API error (got ${thrown ? (thrown as Error).constructor.name : 'a clean end'} after ${types.join(',')})`,
+            );
+          } else {
+            const types = events.map((e) => e.type);
+            check(
+              !types.includes('message_stop') &&
+                !events.some((e) => e.type === 'message_delta' && e.delta?.stop_reason),
+              `a normal ending arrived: ${types.join(',')}`,
+            );
+            check(
+              thrown instanceof Anthropic.APIError && !(thrown instanceof Anthropic.APIConnectionError),
+              `the SDK did not raise an API error event (got ${thrown ? `${(thrown as Error).constructor.name}: ${(thrown as Error).message}` : 'a clean end'})`,
+            );
+          }
+        },
+      );
     });
 
     test('429 then success is retried transparently (the upstream saw two attempts)', async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
-      await matrix(cases, ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`, async ([client, up, stream]) => {
-        const marker = newMarker('429');
-        const out = await call(c, client, modelId(up, 'flaky-429'), { marker }, { stream });
-        expect(out.text).toBe(FULL_TEXT);
-        expect(out.finish).toBe(FINISH[client].stop);
-        const recs = fakeOf(up).find(marker);
-        expect(recs.map((r) => r.status)).toEqual([429, 200]);
-      });
+      await matrix(
+        cases,
+        ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`,
+        async ([client, up, stream]) => {
+          const marker = newMarker('429');
+          const out = await call(c, client, modelId(up, 'flaky-429'), { marker }, { stream });
+          expect(out.text).toBe(FULL_TEXT);
+          expect(out.finish).toBe(FINISH[client].stop);
+          const recs = fakeOf(up).find(marker);
+          expect(recs.map((r) => r.status)).toEqual([429, 200]);
+        },
+      );
     });
 
     test('500 always: the client gets a 5xx in its own error format after max_retries + 1 attempts', async () => {
       const cases = triples(CLIENTS, UPSTREAMS, ['json', 'stream', 'raw'] as const);
-      await matrix(cases, ([cl, up, how]) => `${cl} → ${up} ${how}`, async ([client, up, how]) => {
-        const marker = newMarker('500');
-        const body = requestBody(client, modelId(up, 'always-500'), { marker });
-        if (how === 'raw') {
-          const path = client === 'chat' ? '/v1/chat/completions' : client === 'responses' ? '/v1/responses' : '/v1/messages';
-          const res = await api(gw, 'POST', path, { key, body });
-          check(res.status >= 500 && res.status < 600, `status ${res.status}`);
-          if (client === 'messages') {
-            expect(res.body).toMatchObject({ type: 'error', error: { type: expect.any(String), message: expect.any(String) } });
+      await matrix(
+        cases,
+        ([cl, up, how]) => `${cl} → ${up} ${how}`,
+        async ([client, up, how]) => {
+          const marker = newMarker('500');
+          const body = requestBody(client, modelId(up, 'always-500'), { marker });
+          if (how === 'raw') {
+            const path =
+              client === 'chat' ? '/v1/chat/completions' : client === 'responses' ? '/v1/responses' : '/v1/messages';
+            const res = await api(gw, 'POST', path, { key, body });
+            check(res.status >= 500 && res.status < 600, `status ${res.status}`);
+            if (client === 'messages') {
+              expect(res.body).toMatchObject({
+                type: 'error',
+                error: { type: expect.any(String), message: expect.any(String) },
+              });
+            } else {
+              expect(res.body).toMatchObject({ error: { message: expect.any(String), type: expect.any(String) } });
+            }
           } else {
-            expect(res.body).toMatchObject({ error: { message: expect.any(String), type: expect.any(String) } });
+            const stream = how === 'stream';
+            const err = await call(c, client, modelId(up, 'always-500'), { marker }, { stream }).then(
+              () => undefined,
+              (e: unknown) => e,
+            );
+            if (client === 'messages')
+              check(
+                err instanceof Anthropic.InternalServerError,
+                `expected Anthropic.InternalServerError, got ${err ? `${(err as Error).constructor.name} ${(err as any).status}` : 'success'}`,
+              );
+            else
+              check(
+                err instanceof OpenAI.InternalServerError,
+                `expected OpenAI.InternalServerError, got ${err ? `${(err as Error).constructor.name} ${(err as any).status}` : 'success'}`,
+              );
           }
-        } else {
-          const stream = how === 'stream';
-          const err = await call(c, client, modelId(up, 'always-500'), { marker }, { stream }).then(
-            () => undefined,
-            (e: unknown) => e,
-          );
-          if (client === 'messages') check(err instanceof Anthropic.InternalServerError, `expected Anthropic.InternalServerError, got ${err ? (err as Error).constructor.name + ' ' + (err as any).status : 'success'}`);
-          else check(err instanceof OpenAI.InternalServerError, `expected OpenAI.InternalServerError, got ${err ? (err as Error).constructor.name + ' ' + (err as any).status : 'success'}`);
-        }
-        const recs = fakeOf(up).find(marker);
-        expect(recs.map((r) => r.status)).toEqual([500, 500, 500]);
-      });
+          const recs = fakeOf(up).find(marker);
+          expect(recs.map((r) => r.status)).toEqual([500, 500, 500]);
+        },
+      );
     });
 
     test('an upstream that sends no headers within timeout_ms is retried, then answered with 504', async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
-      await matrix(cases, ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`, async ([client, up, stream]) => {
-        const marker = newMarker('slowhdr');
-        const started = Date.now();
-        const err = await call(c, client, modelId(up, 'slow-headers'), { marker }, { stream }).then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        const took = Date.now() - started;
-        check(err && (err as any).status === 504, `expected a 504, got ${err ? (err as Error).constructor.name + ' ' + (err as any).status : 'success'}`);
-        check(took < 2_500, `the answer took ${took} ms (timeout_ms 500, max_retries 1)`);
-        const recs = fakeOf(up).find(marker);
-        expect(recs).toHaveLength(2);
-        for (const r of recs) {
-          const abortedAfter = await eventually(() => (r.abortedAt ? r.abortedAt - r.receivedAt : undefined), 1_000);
-          check(abortedAfter !== undefined && abortedAfter >= 400 && abortedAfter < 1_000, `attempt aborted after ${abortedAfter} ms`);
-        }
-      });
+      await matrix(
+        cases,
+        ([cl, up, st]) => `${cl} → ${up} ${st ? 'stream' : 'json'}`,
+        async ([client, up, stream]) => {
+          const marker = newMarker('slowhdr');
+          const started = Date.now();
+          const err = await call(c, client, modelId(up, 'slow-headers'), { marker }, { stream }).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          const took = Date.now() - started;
+          check(
+            err && (err as any).status === 504,
+            `expected a 504, got ${err ? `${(err as Error).constructor.name} ${(err as any).status}` : 'success'}`,
+          );
+          check(took < 2_500, `the answer took ${took} ms (timeout_ms 500, max_retries 1)`);
+          const recs = fakeOf(up).find(marker);
+          expect(recs).toHaveLength(2);
+          for (const r of recs) {
+            const abortedAfter = await eventually(() => (r.abortedAt ? r.abortedAt - r.receivedAt : undefined), 1_000);
+            check(
+              abortedAfter !== undefined && abortedAfter >= 400 && abortedAfter < 1_000,
+              `attempt aborted after ${abortedAfter} ms`,
+            );
+          }
+        },
+      );
     });
   });
 }

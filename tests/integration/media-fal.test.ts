@@ -85,7 +85,13 @@ for (const mode of MODES) {
 
     beforeAll(async () => {
       fake = await startFakeFal({ videoModels: ['fal-ai/kling-video/v1/standard/text-to-video'] });
-      gw = await startGateway({ ...(await mode.env('fal')), GATEWAY_CONFIG: await writeConfig(fake), ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_MINUTE: '100000', FAL_KEY: FAKE_FAL_KEY });
+      gw = await startGateway({
+        ...(await mode.env('fal')),
+        GATEWAY_CONFIG: await writeConfig(fake),
+        ALLOW_PRIVATE_URLS: 'true',
+        RATE_LIMIT_PER_MINUTE: '100000',
+        FAL_KEY: FAKE_FAL_KEY,
+      });
       ({ key } = await createAccount(gw, uniqueEmail('fal'), 20));
     }, 40_000);
     afterAll(async () => {
@@ -105,7 +111,9 @@ for (const mode of MODES) {
       // Status and result under the app id, without the model's `/dev` subpath.
       const statuses = fake.requests.filter((r) => r.path === `/fal-ai/flux/requests/${job.id}/status`);
       expect(statuses.length).toBe(3);
-      expect(fake.requests.filter((r) => r.method === 'GET' && r.path === `/fal-ai/flux/requests/${job.id}`)).toHaveLength(1);
+      expect(
+        fake.requests.filter((r) => r.method === 'GET' && r.path === `/fal-ai/flux/requests/${job.id}`),
+      ).toHaveLength(1);
       await expectSameBytes(task.output.image_url, job.files[0]!);
     });
 
@@ -128,13 +136,19 @@ for (const mode of MODES) {
 
     test('a model error, a request error and an error in the status each fail the task with fal’s text, refunded', async () => {
       const before = await balance();
-      const model = await settle(await create('fal/flux-dev', { prompt: `fal m ${Date.now()}`, scenario: 'model-error' }));
+      const model = await settle(
+        await create('fal/flux-dev', { prompt: `fal m ${Date.now()}`, scenario: 'model-error' }),
+      );
       expect(model.status).toBe('failed');
       expect(model.error_message).toContain('flagged by a content checker');
-      const request = await settle(await create('fal/flux-dev', { prompt: `fal r ${Date.now()}`, scenario: 'request-error' }));
+      const request = await settle(
+        await create('fal/flux-dev', { prompt: `fal r ${Date.now()}`, scenario: 'request-error' }),
+      );
       expect(request.status).toBe('failed');
       expect(request.error_message).toContain('Request timed out');
-      const status = await settle(await create('fal/flux-dev', { prompt: `fal s ${Date.now()}`, scenario: 'status-error' }));
+      const status = await settle(
+        await create('fal/flux-dev', { prompt: `fal s ${Date.now()}`, scenario: 'status-error' }),
+      );
       expect(status.status).toBe('failed');
       expect(status.error_message).toContain('Internal error while running the model');
       expect(await balance()).toBeCloseTo(before, 6);
@@ -147,7 +161,9 @@ for (const mode of MODES) {
       expect(task.error_message).toContain('did not finish in time');
       const job = fake.byPrompt(prompt)!;
       expect(job.cancelRequests).toBe(1);
-      const cancel = fake.requests.find((r) => r.method === 'PUT' && r.path === `/fal-ai/kling-video/requests/${job.id}/cancel`)!;
+      const cancel = fake.requests.find(
+        (r) => r.method === 'PUT' && r.path === `/fal-ai/kling-video/requests/${job.id}/cancel`,
+      )!;
       expect(cancel.headers.authorization).toBe(`Key ${FAKE_FAL_KEY}`);
     });
 
@@ -169,7 +185,9 @@ for (const mode of MODES) {
       const ids = ((await api(gw, 'GET', '/v1/models', { key })).body.data as any[]).map((m) => m.id);
       expect(ids).toContain('fal/flux-dev');
       expect(ids).not.toContain('falnokey/flux');
-      expect((await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'falnokey/flux', input: { prompt: 'x' } } })).status).toBe(422);
+      expect(
+        (await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'falnokey/flux', input: { prompt: 'x' } } })).status,
+      ).toBe(422);
       const ready = await api(gw, 'GET', '/readyz');
       expect(ready.status).toBe(200);
       expect(ready.body.providers).toEqual({ fal: 'ok', falnokey: 'unconfigured: missing FAL_KEY_NOT_SET' });

@@ -19,14 +19,37 @@ const PER_IMAGE = 0.04;
 const PER_1K_CHARS = 0.015;
 
 function gatewayConfig(fake: FakeOpenAIMedia) {
-  const image = (id: string, upstream: string, options?: Record<string, unknown>) => ({ id, category: 'image', upstream_model: upstream, display_name: id, pricing: { per_image: PER_IMAGE }, ...(options ? { options } : {}) });
+  const image = (id: string, upstream: string, options?: Record<string, unknown>) => ({
+    id,
+    category: 'image',
+    upstream_model: upstream,
+    display_name: id,
+    pricing: { per_image: PER_IMAGE },
+    ...(options ? { options } : {}),
+  });
   return {
-    providers: [{ id: 'oai', kind: 'openai', display_name: 'OpenAI (fake)', base_url: fake.baseUrl, api_key: '${FAKE_OPENAI_KEY}', max_retries: 1, timeout_ms: 1500 }],
+    providers: [
+      {
+        id: 'oai',
+        kind: 'openai',
+        display_name: 'OpenAI (fake)',
+        base_url: fake.baseUrl,
+        api_key: '${FAKE_OPENAI_KEY}',
+        max_retries: 1,
+        timeout_ms: 1500,
+      },
+    ],
     models: [
       image('oai/gpt-image-1', 'gpt-image-1'),
       image('oai/dall-e-2', 'dall-e-2'),
       image('oai/image-deadline', 'gpt-image-1', { deadline_ms: 3000 }),
-      { id: 'oai/tts-1', category: 'audio', upstream_model: 'tts-1', display_name: 'TTS 1', pricing: { per_1k_chars: PER_1K_CHARS, minimum: 0.0001 } },
+      {
+        id: 'oai/tts-1',
+        category: 'audio',
+        upstream_model: 'tts-1',
+        display_name: 'TTS 1',
+        pricing: { per_1k_chars: PER_1K_CHARS, minimum: 0.0001 },
+      },
     ],
   };
 }
@@ -61,7 +84,10 @@ async function download(url: string) {
 function expectSameBytes(actual: Uint8Array, expected: Uint8Array | undefined) {
   expect(expected).toBeDefined();
   const digest = (b: Uint8Array) => new Bun.CryptoHasher('sha256').update(b).digest('hex');
-  expect({ length: actual.byteLength, sha256: digest(actual) }).toEqual({ length: expected?.byteLength ?? -1, sha256: digest(expected ?? new Uint8Array()) });
+  expect({ length: actual.byteLength, sha256: digest(actual) }).toEqual({
+    length: expected?.byteLength ?? -1,
+    sha256: digest(expected ?? new Uint8Array()),
+  });
 }
 
 async function balance(gw: GatewayProcess, key: string): Promise<number> {
@@ -79,7 +105,13 @@ for (const mode of MODES) {
       const dir = await mkdtemp(join(tmpdir(), 'gw-oai-media-'));
       const configPath = join(dir, 'gateway.json');
       await writeFile(configPath, JSON.stringify(gatewayConfig(fake)));
-      gw = await startGateway({ ...(await mode.env('oaimedia')), GATEWAY_CONFIG: configPath, FAKE_OPENAI_KEY: fake.apiKey, ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_MINUTE: '100000' });
+      gw = await startGateway({
+        ...(await mode.env('oaimedia')),
+        GATEWAY_CONFIG: configPath,
+        FAKE_OPENAI_KEY: fake.apiKey,
+        ALLOW_PRIVATE_URLS: 'true',
+        RATE_LIMIT_PER_MINUTE: '100000',
+      });
       ({ key } = await createAccount(gw, uniqueEmail('oai-media'), 20));
     }, 60_000);
     afterAll(async () => {
@@ -163,7 +195,9 @@ for (const mode of MODES) {
       const id = await create(gw, key, 'oai/gpt-image-1', { prompt, n: 2 });
       const task = await settle(gw, key, id);
       expect(task).toMatchObject({ status: 'failed', cost: 0, output: null });
-      expect(task.error_message).toBe('oai: Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system.');
+      expect(task.error_message).toBe(
+        'oai: Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system.',
+      );
       // A refusal is final: not retried.
       expect(fake.find(prompt)).toHaveLength(1);
       expect(await balance(gw, key)).toBeCloseTo(before, 8);
@@ -213,7 +247,13 @@ for (const mode of MODES) {
       const id = await create(gw, key, 'oai/tts-1', { text, voice: 'nova', response_format: 'wav', speed: 0.75 });
       const task = await settle(gw, key, id);
       expect(task.status).toBe('completed');
-      expect(fake.find(text)[0]?.body).toEqual({ input: text, voice: 'nova', response_format: 'wav', speed: 0.75, model: 'tts-1' });
+      expect(fake.find(text)[0]?.body).toEqual({
+        input: text,
+        voice: 'nova',
+        response_format: 'wav',
+        speed: 0.75,
+        model: 'tts-1',
+      });
       const { res, bytes } = await download(task.output.audio_url);
       expect(res.headers.get('content-type')).toBe('audio/wav');
       expectSameBytes(bytes, fake.served.get(text)?.[0]);
@@ -239,7 +279,10 @@ for (const mode of MODES) {
     });
 
     test('dry run prices the ceiling of n images', async () => {
-      const res = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'oai/gpt-image-1', input: { prompt: 'x', n: 4 }, dry_run: true } });
+      const res = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'oai/gpt-image-1', input: { prompt: 'x', n: 4 }, dry_run: true },
+      });
       expect(res.status).toBe(200);
       expect(res.body.data.cost).toBeCloseTo(4 * PER_IMAGE, 8);
     });

@@ -3,7 +3,12 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
-import { FAKE_REPLICATE_SECRET, FAKE_REPLICATE_TOKEN, startFakeReplicate, type FakeReplicate } from '../helpers/fake-replicate.ts';
+import {
+  FAKE_REPLICATE_SECRET,
+  FAKE_REPLICATE_TOKEN,
+  startFakeReplicate,
+  type FakeReplicate,
+} from '../helpers/fake-replicate.ts';
 import { freePort, MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 
 /**
@@ -163,7 +168,9 @@ for (const mode of MODES) {
       expect(createReq.headers.prefer).toBeUndefined();
       // Polling mode (PUBLIC_URL is loopback and webhooks are `auto`): no webhook is asked for.
       expect(createReq.body).toEqual({ input: { prompt, num_outputs: 1 } });
-      expect(fake.requests.filter((r) => r.method === 'GET' && r.path === `/v1/predictions/${p.id}`).length).toBeGreaterThanOrEqual(2);
+      expect(
+        fake.requests.filter((r) => r.method === 'GET' && r.path === `/v1/predictions/${p.id}`).length,
+      ).toBeGreaterThanOrEqual(2);
       expect(Object.keys(task.output)).toEqual(['image_url']);
       await expectSameBytes(task.output.image_url, p.files[0]!);
       expect(await balance()).toBeCloseTo(before - 0.003, 6);
@@ -205,10 +212,16 @@ for (const mode of MODES) {
     });
 
     test('input is checked against the config schema before anything reaches Replicate (422 naming the field)', async () => {
-      const res = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'rep/flux', input: { prompt: 'x', num_outputs: 9 } } });
+      const res = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'rep/flux', input: { prompt: 'x', num_outputs: 9 } },
+      });
       expect(res.status).toBe(422);
       expect(JSON.stringify(res.body)).toContain('input.num_outputs');
-      const dry = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'rep/slow-video', input: { prompt: 'x', duration: 8 }, dry_run: true } });
+      const dry = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'rep/slow-video', input: { prompt: 'x', duration: 8 }, dry_run: true },
+      });
       expect(dry.status).toBe(200);
       expect(dry.body.data.cost).toBeCloseTo(0.8, 9);
     });
@@ -221,7 +234,9 @@ for (const mode of MODES) {
       expect(task.error_message).toContain('CUDA out of memory');
       expect(await balance()).toBeCloseTo(before, 6);
 
-      const canceled = await settle(await create('rep/flux', { prompt: `canceled ${Date.now()}`, scenario: 'canceled' }));
+      const canceled = await settle(
+        await create('rep/flux', { prompt: `canceled ${Date.now()}`, scenario: 'canceled' }),
+      );
       expect(canceled.status).toBe('failed');
       expect(canceled.error_message).toContain('canceled');
     });
@@ -261,7 +276,11 @@ for (const mode of MODES) {
 
     test('webhook mode: Replicate is asked to call back, and its signed webhook finishes the task (no poll needed)', async () => {
       const prompt = `hook ${Date.now()}`;
-      const id = await create('rephook/flux', { prompt, scenario: 'webhook', num_outputs: 2 }, { callback_url: callbackUrl });
+      const id = await create(
+        'rephook/flux',
+        { prompt, scenario: 'webhook', num_outputs: 2 },
+        { callback_url: callbackUrl },
+      );
       const p = await fake.waitFor(prompt);
       expect(p.webhook).toBe(`${gw.url}/upstream-webhooks/rephook?task=${encodeURIComponent(id)}`);
       expect(p.webhookFilter).toEqual(['completed']);
@@ -290,7 +309,11 @@ for (const mode of MODES) {
       await fake.finish(p.id, { sendWebhook: false });
       const forged = await fake.sendWebhook(p.id, { badSignature: true });
       expect(forged.status).toBe(401);
-      const unsigned = await fetch(p.webhook!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const unsigned = await fetch(p.webhook!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(unsigned.status).toBe(401);
       await Bun.sleep(500);
       expect((await getTask(id)).status).toBe('processing');
@@ -365,7 +388,9 @@ for (const mode of MODES) {
       expect(ready.body.status).toBe('ready');
       expect(ready.body.providers.rep).toBe('ok');
       expect(ready.body.providers.repnokey).toBe('unconfigured: missing REPLICATE_TOKEN_NOT_SET');
-      expect(ready.body.providers.repdown).toMatch(/^failing: \d+ consecutive upstream errors, last: upstream unreachable/);
+      expect(ready.body.providers.repdown).toMatch(
+        /^failing: \d+ consecutive upstream errors, last: upstream unreachable/,
+      );
     }, 30_000);
   });
 }

@@ -40,19 +40,49 @@ afterAll(async () => {
 
 let n = 0;
 async function account(balanceUsd: number): Promise<number> {
-  const { account: row } = await createAccount(database.db, { email: `mw-${Date.now()}-${n++}@example.com`, balance: toUnits(balanceUsd) });
+  const { account: row } = await createAccount(database.db, {
+    email: `mw-${Date.now()}-${n++}@example.com`,
+    balance: toUnits(balanceUsd),
+  });
   return row.id;
 }
 
 async function money(id: number): Promise<{ balance: bigint; reserved: bigint; ledger: bigint; holds: number }> {
-  const row = await database.db.selectFrom('accounts').select(['balance_usd', 'reserved_usd']).where('id', '=', id).executeTakeFirstOrThrow();
-  const sum = await sql<{ total: string }>`select coalesce(sum(amount_usd), 0) as total from ledger_entries where account_id = ${id}`.execute(database.db);
+  const row = await database.db
+    .selectFrom('accounts')
+    .select(['balance_usd', 'reserved_usd'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  const sum = await sql<{
+    total: string;
+  }>`select coalesce(sum(amount_usd), 0) as total from ledger_entries where account_id = ${id}`.execute(database.db);
   const holds = await database.db.selectFrom('llm_reservations').select('id').where('account_id', '=', id).execute();
-  return { balance: toUnits(row.balance_usd), reserved: toUnits(row.reserved_usd), ledger: toUnits(sum.rows[0]?.total ?? '0'), holds: holds.length };
+  return {
+    balance: toUnits(row.balance_usd),
+    reserved: toUnits(row.reserved_usd),
+    ledger: toUnits(sum.rows[0]?.total ?? '0'),
+    holds: holds.length,
+  };
 }
 
-function call(accountId: number, costUsd: number, reservationId?: string, input: unknown = { messages: [] }): LlmCallRecord {
-  return { taskId: crypto.randomUUID(), accountId, model: 'sandbox/echo', provider: 'sandbox', status: 'completed', input, output: null, costUsd, createdAt: new Date(), reservationId };
+function call(
+  accountId: number,
+  costUsd: number,
+  reservationId?: string,
+  input: unknown = { messages: [] },
+): LlmCallRecord {
+  return {
+    taskId: crypto.randomUUID(),
+    accountId,
+    model: 'sandbox/echo',
+    provider: 'sandbox',
+    status: 'completed',
+    input,
+    output: null,
+    costUsd,
+    createdAt: new Date(),
+    reservationId,
+  };
 }
 
 describe('holds', () => {
@@ -146,9 +176,21 @@ describe('one bad row never fails its batch', () => {
       expect(m.balance).toBe(toUnits(1) - toUnits(0.001));
       expect(m.ledger).toBe(m.balance);
     }
-    const written = await database.db.selectFrom('tasks').select('id').where('id', 'in', good.map((r) => r.taskId)).execute();
+    const written = await database.db
+      .selectFrom('tasks')
+      .select('id')
+      .where(
+        'id',
+        'in',
+        good.map((r) => r.taskId),
+      )
+      .execute();
     expect(written.length).toBe(3);
-    const dead = await database.db.selectFrom('dead_letters').select(['payload', 'error']).where('kind', '=', 'llm_usage').execute();
+    const dead = await database.db
+      .selectFrom('dead_letters')
+      .select(['payload', 'error'])
+      .where('kind', '=', 'llm_usage')
+      .execute();
     for (const p of poison) expect(dead.some((d) => d.payload.includes(p.taskId))).toBe(true);
     // Billing goes on: the next record is written at once.
     const next = call(ids[0] as number, 0.002);
@@ -172,7 +214,9 @@ describe('one bad row never fails its batch', () => {
     const good = ids.map((id) => item(id, { prompt: 'a fox' }));
     const bad = [item(ids[0] as number, { prompt: 'nul \u0000' }), item(ids[1] as number, { prompt: '\udfff' })];
     const settled = await Promise.allSettled([...good, ...bad].map((i) => admitter.admit(i)));
-    expect(settled.slice(0, good.length).every((s) => s.status === 'fulfilled' && s.value.kind === 'created')).toBe(true);
+    expect(settled.slice(0, good.length).every((s) => s.status === 'fulfilled' && s.value.kind === 'created')).toBe(
+      true,
+    );
     expect(settled.slice(good.length).every((s) => s.status === 'rejected')).toBe(true);
     for (const id of ids) expect((await money(id)).balance).toBe(toUnits(0.99));
   });

@@ -12,7 +12,11 @@ describe('two instances sharing Postgres and Redis', () => {
 
   test('start at once on a fresh database: migrations apply exactly once; a key regenerated on one is refused by the other', async () => {
     const databaseUrl = await createTestDatabase('multi');
-    const env = { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:` };
+    const env = {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
+    };
     const [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
     running.push(a, b);
     const migrations = await queryDatabase<{ name: string }>(databaseUrl, 'select name from kysely_migration');
@@ -33,7 +37,12 @@ describe('two instances sharing Postgres and Redis', () => {
 
   test('the rate limit is shared: requests on two instances count against one budget', async () => {
     const databaseUrl = await createTestDatabase('multirl');
-    const env = { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`, RATE_LIMIT_PER_MINUTE: '10' };
+    const env = {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
+      RATE_LIMIT_PER_MINUTE: '10',
+    };
     const a = await startGateway(env);
     const b = await startGateway(env);
     running.push(a, b);

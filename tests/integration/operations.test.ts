@@ -72,7 +72,11 @@ describe('operations', () => {
           stdout: 'pipe',
           stderr: 'pipe',
         });
-        const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+        const [out, err, code] = await Promise.all([
+          new Response(proc.stdout).text(),
+          new Response(proc.stderr).text(),
+          proc.exited,
+        ]);
         return { out, err, code };
       };
       const email = uniqueEmail('cli');

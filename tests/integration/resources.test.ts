@@ -13,7 +13,9 @@ import { queryDatabase } from '../helpers/services.ts';
  */
 
 const SPEC_STRING_VOICE_IDS =
-  'achernar achird algenib algieba alnilam aoede autonoe callirrhoe charon despina enceladus erinome fenrir gacrux iapetus kore laomedeia leda orus puck pulcherrima rasalgethi sadachbia sadaltager schedar sulafat umbriel vindemiatrix zephyr zubenelgenubi'.split(' ');
+  'achernar achird algenib algieba alnilam aoede autonoe callirrhoe charon despina enceladus erinome fenrir gacrux iapetus kore laomedeia leda orus puck pulcherrima rasalgethi sadachbia sadaltager schedar sulafat umbriel vindemiatrix zephyr zubenelgenubi'.split(
+    ' ',
+  );
 const MOTION_CATEGORIES = ['new', 'star_end_frame', 'camera_control', 'viral', 'vfx', 'ugc'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FILE_URL = /\/files\/[^/]+\.(wav|mp3|ogg|flac)$/;
@@ -27,9 +29,15 @@ function fakeAudio(head: number[] | string, size = 4096): Uint8Array<ArrayBuffer
 }
 
 const SAMPLES: Record<string, { body: Uint8Array<ArrayBuffer>; type: string }> = {
-  '/voice.wav': { body: sandboxSpeech('Hello, this is a recording of my own voice for cloning.') as Uint8Array<ArrayBuffer>, type: 'application/octet-stream' },
+  '/voice.wav': {
+    body: sandboxSpeech('Hello, this is a recording of my own voice for cloning.') as Uint8Array<ArrayBuffer>,
+    type: 'application/octet-stream',
+  },
   '/voice.mp3': { body: fakeAudio([0x49, 0x44, 0x33, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]), type: 'audio/mpeg' },
-  '/voice.ogg': { body: fakeAudio([...'OggS'].map((c) => c.charCodeAt(0)).concat([0, 2, 0, 0, 0, 0, 0, 0, 0, 0])), type: 'audio/ogg' },
+  '/voice.ogg': {
+    body: fakeAudio([...'OggS'].map((c) => c.charCodeAt(0)).concat([0, 2, 0, 0, 0, 0, 0, 0, 0, 0])),
+    type: 'audio/ogg',
+  },
   '/voice.flac': { body: fakeAudio('fLaC\u0000\u0000\u0000\u0022'), type: 'audio/flac' },
   // Claims to be audio; its bytes are text.
   '/notes.mp3': { body: new TextEncoder().encode('these are my notes, not a recording'), type: 'audio/mpeg' },
@@ -69,8 +77,10 @@ for (const mode of MODES) {
           const path = new URL(req.url).pathname;
           if (path === '/redirect') return new Response(null, { status: 302, headers: { location: '/voice.wav' } });
           // One byte over 25 MB: declared up front, or only found out while streaming.
-          if (path === '/big.wav') return new Response(fakeAudio('RIFF\u0000\u0000\u0000\u0000WAVE', 25 * 1024 * 1024 + 1));
-          if (path === '/big-stream.wav') return new Response(chunked(fakeAudio('RIFF\u0000\u0000\u0000\u0000WAVE', 25 * 1024 * 1024 + 1)));
+          if (path === '/big.wav')
+            return new Response(fakeAudio('RIFF\u0000\u0000\u0000\u0000WAVE', 25 * 1024 * 1024 + 1));
+          if (path === '/big-stream.wav')
+            return new Response(chunked(fakeAudio('RIFF\u0000\u0000\u0000\u0000WAVE', 25 * 1024 * 1024 + 1)));
           const sample = SAMPLES[path];
           if (!sample) return new Response('not found', { status: 404 });
           return new Response(sample.body, { headers: { 'content-type': sample.type } });
@@ -98,7 +108,10 @@ for (const mode of MODES) {
         ['GET', '/v1/clips/motions'],
       ];
       for (const [method, path] of paths) {
-        const res = await api(gw, method, path, { key: 'gw_not_a_key', ...(method === 'POST' ? { body: { samples: [`${src}/voice.wav`] } } : {}) });
+        const res = await api(gw, method, path, {
+          key: 'gw_not_a_key',
+          ...(method === 'POST' ? { body: { samples: [`${src}/voice.wav`] } } : {}),
+        });
         expect(res.status).toBe(401);
         expect(res.body).toEqual({ success: false, code: 401, data: { message: expect.any(String) } });
       }
@@ -119,7 +132,12 @@ for (const mode of MODES) {
       expect(res.status).toBe(200);
       expect(res.body.data.map((v: { id: string }) => v.id)).toEqual(SPEC_STRING_VOICE_IDS);
       for (const voice of res.body.data) {
-        expect(voice).toEqual({ id: expect.any(String), name: expect.any(String), description: expect.any(String), sample: expect.stringMatching(/^http/) });
+        expect(voice).toEqual({
+          id: expect.any(String),
+          name: expect.any(String),
+          description: expect.any(String),
+          sample: expect.stringMatching(/^http/),
+        });
         expect(voice.description.length).toBeGreaterThan(30);
       }
       expect(new Set(res.body.data.map((v: { sample: string }) => v.sample)).size).toBe(30);
@@ -156,18 +174,41 @@ for (const mode of MODES) {
     test('verification phrase: en by default, each of the ten languages, anything else 422', async () => {
       const en = await api(gw, 'GET', '/v1/resources/sandbox/voice/verification-phrase', { key });
       expect(en.status).toBe(200);
-      expect(en.body).toEqual({ success: true, code: 200, data: { phrase_id: expect.stringMatching(/^vp-en-/), phrase_text: expect.stringMatching(/voice/) } });
-      const scripts: Record<string, RegExp> = { zh: /\p{Script=Han}/u, ja: /\p{Script=Hiragana}/u, ko: /\p{Script=Hangul}/u, hi: /\p{Script=Devanagari}/u, ru: /\p{Script=Cyrillic}/u, es: /\bvoz\b/, fr: /\bvoix\b/, pt: /\bvoz\b/, de: /\bStimme\b/, en: /\bvoice\b/ };
+      expect(en.body).toEqual({
+        success: true,
+        code: 200,
+        data: { phrase_id: expect.stringMatching(/^vp-en-/), phrase_text: expect.stringMatching(/voice/) },
+      });
+      const scripts: Record<string, RegExp> = {
+        zh: /\p{Script=Han}/u,
+        ja: /\p{Script=Hiragana}/u,
+        ko: /\p{Script=Hangul}/u,
+        hi: /\p{Script=Devanagari}/u,
+        ru: /\p{Script=Cyrillic}/u,
+        es: /\bvoz\b/,
+        fr: /\bvoix\b/,
+        pt: /\bvoz\b/,
+        de: /\bStimme\b/,
+        en: /\bvoice\b/,
+      };
       for (const [language, script] of Object.entries(scripts)) {
-        const res = await api(gw, 'GET', `/v1/resources/sandbox/voice/verification-phrase?language=${language}`, { key });
+        const res = await api(gw, 'GET', `/v1/resources/sandbox/voice/verification-phrase?language=${language}`, {
+          key,
+        });
         expect(res.status).toBe(200);
         expect(res.body.data.phrase_id).toStartWith(`vp-${language}-`);
         expect(res.body.data.phrase_text).toMatch(script);
       }
       for (const language of ['xx', 'it', 'en-US']) {
-        const res = await api(gw, 'GET', `/v1/resources/sandbox/voice/verification-phrase?language=${language}`, { key });
+        const res = await api(gw, 'GET', `/v1/resources/sandbox/voice/verification-phrase?language=${language}`, {
+          key,
+        });
         expect(res.status).toBe(422);
-        expect(res.body).toEqual({ success: false, code: 422, data: { message: expect.stringMatching(/^language: /) } });
+        expect(res.body).toEqual({
+          success: false,
+          code: 422,
+          data: { message: expect.stringMatching(/^language: /) },
+        });
       }
     });
 
@@ -178,7 +219,11 @@ for (const mode of MODES) {
         expect(all.body.success).toBe(true);
         expect(all.body.data).toHaveLength(30);
         for (const preset of all.body.data) {
-          expect(preset).toEqual({ id: expect.stringMatching(UUID), name: expect.any(String), category: expect.any(String) });
+          expect(preset).toEqual({
+            id: expect.stringMatching(UUID),
+            name: expect.any(String),
+            category: expect.any(String),
+          });
           expect(MOTION_CATEGORIES).toContain(preset.category);
         }
         expect((await api(gw, 'GET', `${path}?size=4`, { key })).body.data).toEqual(all.body.data.slice(0, 4));
@@ -189,16 +234,26 @@ for (const mode of MODES) {
         expect(vfx.body.data.length).toBeGreaterThan(0);
         expect(vfx.body.data.every((p: { category: string }) => p.category === 'vfx')).toBe(true);
         const search = await api(gw, 'GET', `${path}?search=DOLLY`, { key });
-        expect(search.body.data.map((p: { name: string }) => p.name)).toEqual(['Dolly Zoom Reveal', 'Dolly In', 'Dolly Out']);
+        expect(search.body.data.map((p: { name: string }) => p.name)).toEqual([
+          'Dolly Zoom Reveal',
+          'Dolly In',
+          'Dolly Out',
+        ]);
         // Ids are stable: the same preset has the same id in every answer.
         expect(search.body.data[1].id).toBe(everything.find((p: { name: string }) => p.name === 'Dolly In').id);
 
         const bad = await api(gw, 'GET', `${path}?category=cinematic`, { key });
         expect(bad.status).toBe(400);
-        expect(bad.body).toEqual({ code: 400, error: { message: expect.stringMatching(/^category: /), code: 'invalid_category' } });
+        expect(bad.body).toEqual({
+          code: 400,
+          error: { message: expect.stringMatching(/^category: /), code: 'invalid_category' },
+        });
         const badSize = await api(gw, 'GET', `${path}?size=zero`, { key });
         expect(badSize.status).toBe(400);
-        expect(badSize.body).toEqual({ code: 400, error: { message: expect.stringMatching(/^size: /), code: 'invalid_size' } });
+        expect(badSize.body).toEqual({
+          code: 400,
+          error: { message: expect.stringMatching(/^size: /), code: 'invalid_size' },
+        });
       }
       if (env.REDIS_URL) {
         // Cached in the shared store for 30 minutes, one entry per query (the clock is unit-tested).
@@ -225,16 +280,27 @@ for (const mode of MODES) {
         ['GET', '/films/motions'],
       ];
       for (const [method, path] of paths) {
-        const res = await api(gw, method, path, { key, ...(method === 'POST' ? { body: { samples: [`${src}/voice.wav`] } } : {}) });
+        const res = await api(gw, method, path, {
+          key,
+          ...(method === 'POST' ? { body: { samples: [`${src}/voice.wav`] } } : {}),
+        });
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ success: false, code: 404, data: { message: expect.any(String) } });
       }
     });
 
     test('string-id and integer-id voices in sandbox/video tasks', async () => {
-      const dry = (input: Record<string, unknown>) => api(gw, 'POST', '/v1/tasks', { key, body: { model: 'sandbox/video', input: { prompt: 'a walk on the beach', ...input }, dry_run: true } });
+      const dry = (input: Record<string, unknown>) =>
+        api(gw, 'POST', '/v1/tasks', {
+          key,
+          body: { model: 'sandbox/video', input: { prompt: 'a walk on the beach', ...input }, dry_run: true },
+        });
       const image = { start_image_url: 'https://example.com/start.png' };
-      expect((await dry({ voice: 'lapetus', ...image })).body).toEqual({ success: true, code: 200, data: { cost: 0.25 } });
+      expect((await dry({ voice: 'lapetus', ...image })).body).toEqual({
+        success: true,
+        code: 200,
+        data: { cost: 0.25 },
+      });
       expect((await dry({ voice: 'zephyr', ...image, voices: [1, { voice_id: 2 }] })).status).toBe(200);
       const refusals: Array<[Record<string, unknown>, RegExp]> = [
         [{ voice: 'zephyr' }, /^input\.voice: .*start_image_url/],
@@ -248,14 +314,26 @@ for (const mode of MODES) {
         expect(res.body.data.message).toMatch(message);
       }
       // A real (non-dry) task with the alias runs and completes.
-      const created = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'sandbox/video', input: { prompt: 'hi', voice: 'lapetus', ...image, delay_ms: 0 } } });
+      const created = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'sandbox/video', input: { prompt: 'hi', voice: 'lapetus', ...image, delay_ms: 0 } },
+      });
       expect(created.status).toBe(200);
       await settle(gw, key, created.body.data.task_id);
     });
 
     test('custom voice: refusals name the sample and keep nothing', async () => {
       const storedSamples = async () =>
-        env.DATABASE_URL ? Number((await queryDatabase<{ n: string }>(env.DATABASE_URL, "select count(*) as n from stored_files where source = 'voice_sample'"))[0]!.n) : 0;
+        env.DATABASE_URL
+          ? Number(
+              (
+                await queryDatabase<{ n: string }>(
+                  env.DATABASE_URL,
+                  "select count(*) as n from stored_files where source = 'voice_sample'",
+                )
+              )[0]!.n,
+            )
+          : 0;
       const before = await storedSamples();
       const post = (body: unknown) => api(gw, 'POST', '/v1/resources/sandbox/voices', { key, body });
       const cases: Array<[unknown, RegExp]> = [
@@ -281,9 +359,16 @@ for (const mode of MODES) {
 
     test('custom voice: kept copies outlive the sources; usable in sandbox/speech by its owner only; never listed', async () => {
       const urls = ['/voice.wav', '/voice.mp3', '/voice.ogg', '/voice.flac'].map((p) => `${src}${p}`);
-      const res = await api(gw, 'POST', '/v1/resources/sandbox/voices', { key, body: { samples: urls, name: 'My narrator' } });
+      const res = await api(gw, 'POST', '/v1/resources/sandbox/voices', {
+        key,
+        body: { samples: urls, name: 'My narrator' },
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, code: 200, data: { voice_id: expect.any(String), name: 'My narrator', samples: expect.any(Array) } });
+      expect(res.body).toEqual({
+        success: true,
+        code: 200,
+        data: { voice_id: expect.any(String), name: 'My narrator', samples: expect.any(Array) },
+      });
       const { voice_id: voiceId, samples } = res.body.data as { voice_id: string; samples: string[] };
       expect(samples).toHaveLength(4);
       for (const url of samples) {
@@ -312,20 +397,32 @@ for (const mode of MODES) {
       expect(JSON.stringify(list.body)).not.toContain(voiceId);
 
       // The owner's speech task with it completes.
-      const created = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'sandbox/speech', input: { text: 'Spoken in my own voice', voice_id: voiceId, delay_ms: 0 } } });
+      const created = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'sandbox/speech', input: { text: 'Spoken in my own voice', voice_id: voiceId, delay_ms: 0 } },
+      });
       expect(created.status).toBe(200);
       const task = await settle(gw, key, created.body.data.task_id);
       expect(task).toMatchObject({ status: 'completed', input: { voice_id: voiceId } });
       expect(parseWav((await download(task.output.audio_url)).bytes).sampleRate).toBe(16_000);
 
       // Another account cannot use it; an unknown id is refused; built-in ids always work.
-      const speech = (k: string, voice_id: string) => api(gw, 'POST', '/v1/tasks', { key: k, body: { model: 'sandbox/speech', input: { text: 'hello', voice_id }, dry_run: true } });
-      for (const [k, id] of [[otherKey, voiceId], [key, 'cv_000000000000000000000000'], [key, 'v1']] as const) {
+      const speech = (k: string, voice_id: string) =>
+        api(gw, 'POST', '/v1/tasks', {
+          key: k,
+          body: { model: 'sandbox/speech', input: { text: 'hello', voice_id }, dry_run: true },
+        });
+      for (const [k, id] of [
+        [otherKey, voiceId],
+        [key, 'cv_000000000000000000000000'],
+        [key, 'v1'],
+      ] as const) {
         const refused = await speech(k, id);
         expect(refused.status).toBe(422);
         expect(refused.body.data.message).toMatch(/^input\.voice_id: /);
       }
-      const builtIn = (await api(gw, 'GET', '/v1/resources/sandbox/voices', { key: otherKey })).body.data.voices[0].voice_id;
+      const builtIn = (await api(gw, 'GET', '/v1/resources/sandbox/voices', { key: otherKey })).body.data.voices[0]
+        .voice_id;
       expect((await speech(otherKey, builtIn)).status).toBe(200);
       expect((await speech(key, unnamed.body.data.voice_id)).status).toBe(200);
     });

@@ -63,7 +63,11 @@ for (const mode of MODES) {
           return new Response('ok');
         },
       });
-      gw = await startGateway({ ...(await mode.env('taskslife')), ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_MINUTE: '100000' });
+      gw = await startGateway({
+        ...(await mode.env('taskslife')),
+        ALLOW_PRIVATE_URLS: 'true',
+        RATE_LIMIT_PER_MINUTE: '100000',
+      });
       ({ key } = await createAccount(gw, uniqueEmail('life'), 20));
     }, 30_000);
     afterAll(async () => {
@@ -72,11 +76,27 @@ for (const mode of MODES) {
     });
 
     test('sandbox/image: PNGs at the asked size, several for max_sequential_images, served with the right headers', async () => {
-      const id = await create(gw, key, { model: 'sandbox/image', input: { prompt: 'a red fox', width: 320, height: 200, max_sequential_images: 5, delay_ms: 0 } });
+      const id = await create(gw, key, {
+        model: 'sandbox/image',
+        input: { prompt: 'a red fox', width: 320, height: 200, max_sequential_images: 5, delay_ms: 0 },
+      });
       const task = await settle(gw, key, id);
-      expect(task).toMatchObject({ task_id: id, model: 'sandbox/image', category: 'image', status: 'completed', callback_url: null, callback_result: null });
+      expect(task).toMatchObject({
+        task_id: id,
+        model: 'sandbox/image',
+        category: 'image',
+        status: 'completed',
+        callback_url: null,
+        callback_result: null,
+      });
       expect(task).not.toHaveProperty('error_message');
-      expect(task.input).toEqual({ prompt: 'a red fox', width: 320, height: 200, max_sequential_images: 5, delay_ms: 0 });
+      expect(task.input).toEqual({
+        prompt: 'a red fox',
+        width: 320,
+        height: 200,
+        max_sequential_images: 5,
+        delay_ms: 0,
+      });
       // ⌈5 / 2⌉ = 3 images, $0.01 each.
       expect(task.cost).toBeCloseTo(0.03, 10);
       expect(task.output.image_urls).toHaveLength(3);
@@ -141,8 +161,14 @@ for (const mode of MODES) {
     });
 
     test('sandbox/video: an H.264 MP4 of the asked duration', async () => {
-      for (const [duration, resolution] of [[10, '1080p'], [5, '480p']] as const) {
-        const id = await create(gw, key, { model: 'sandbox/video', input: { prompt: 'waves', duration, resolution, delay_ms: 0 } });
+      for (const [duration, resolution] of [
+        [10, '1080p'],
+        [5, '480p'],
+      ] as const) {
+        const id = await create(gw, key, {
+          model: 'sandbox/video',
+          input: { prompt: 'waves', duration, resolution, delay_ms: 0 },
+        });
         const task = await settle(gw, key, id, 30_000);
         expect(task).toMatchObject({ status: 'completed', category: 'video', model: 'sandbox/video' });
         expect(task.cost).toBeCloseTo(0.05 * duration, 10);
@@ -184,7 +210,15 @@ for (const mode of MODES) {
         expect(res.headers.get('content-type')).toBe('audio/wav');
         expect(res.headers.get('x-content-type-options')).toBe('nosniff');
         const wav = parseWav(bytes);
-        expect(wav).toMatchObject({ audioFormat: 1, channels: 1, sampleRate: 16_000, bitsPerSample: 16, blockAlign: 2, byteRate: 32_000, riffSizeOk: true });
+        expect(wav).toMatchObject({
+          audioFormat: 1,
+          channels: 1,
+          sampleRate: 16_000,
+          bitsPerSample: 16,
+          blockAlign: 2,
+          byteRate: 32_000,
+          riffSizeOk: true,
+        });
         expect(wav.dataBytes).toBe(wavBytesFor(text));
         expect(wav.durationSeconds).toBeCloseTo(Math.max(0.5, text.length * 0.06), 3);
 
@@ -215,16 +249,43 @@ for (const mode of MODES) {
     });
 
     test('fail: true ends failed with the sandbox message and cost 0', async () => {
-      const id = await create(gw, key, { model: 'sandbox/video', input: { prompt: 'doomed', duration: 10, fail: true, delay_ms: 0 } });
+      const id = await create(gw, key, {
+        model: 'sandbox/video',
+        input: { prompt: 'doomed', duration: 10, fail: true, delay_ms: 0 },
+      });
       const task = await settle(gw, key, id);
-      expect(task).toMatchObject({ task_id: id, status: 'failed', output: null, error_message: 'sandbox: simulated failure', cost: 0 });
+      expect(task).toMatchObject({
+        task_id: id,
+        status: 'failed',
+        output: null,
+        error_message: 'sandbox: simulated failure',
+        cost: 0,
+      });
       // Diagnostics are never shown.
-      expect(Object.keys(task).sort()).toEqual(['callback_result', 'callback_url', 'category', 'cost', 'created_at', 'error_message', 'input', 'model', 'output', 'status', 'task_id']);
+      expect(Object.keys(task).sort()).toEqual([
+        'callback_result',
+        'callback_url',
+        'category',
+        'cost',
+        'created_at',
+        'error_message',
+        'input',
+        'model',
+        'output',
+        'status',
+        'task_id',
+      ]);
     });
 
     test('completed and failed tasks never change again', async () => {
-      const ok = await create(gw, key, { model: 'sandbox/image', input: { prompt: 'stable', max_sequential_images: 3, delay_ms: 0 } });
-      const bad = await create(gw, key, { model: 'sandbox/speech', input: { text: 'stable', fail: true, delay_ms: 0 } });
+      const ok = await create(gw, key, {
+        model: 'sandbox/image',
+        input: { prompt: 'stable', max_sequential_images: 3, delay_ms: 0 },
+      });
+      const bad = await create(gw, key, {
+        model: 'sandbox/speech',
+        input: { text: 'stable', fail: true, delay_ms: 0 },
+      });
       const okDone = await settle(gw, key, ok);
       const badDone = await settle(gw, key, bad);
       expect(okDone.status).toBe('completed');
@@ -242,17 +303,41 @@ for (const mode of MODES) {
     test('legacy POST /{slug}/generate for each model, by full slug and bare name; callback_url beside the fields', async () => {
       const hook = `http://127.0.0.1:${receiver.port}/hook-${mode.name}`;
       const cases = [
-        { slug: 'sandbox-image', body: { prompt: 'legacy', width: 100, height: 80, delay_ms: 0 }, model: 'sandbox/image', out: 'image_url' },
-        { slug: 'image', body: { prompt: 'legacy bare', width: 96, height: 64, delay_ms: 0 }, model: 'sandbox/image', out: 'image_url' },
-        { slug: 'sandbox-video', body: { prompt: 'legacy', duration: 5, delay_ms: 0 }, model: 'sandbox/video', out: 'video_url' },
+        {
+          slug: 'sandbox-image',
+          body: { prompt: 'legacy', width: 100, height: 80, delay_ms: 0 },
+          model: 'sandbox/image',
+          out: 'image_url',
+        },
+        {
+          slug: 'image',
+          body: { prompt: 'legacy bare', width: 96, height: 64, delay_ms: 0 },
+          model: 'sandbox/image',
+          out: 'image_url',
+        },
+        {
+          slug: 'sandbox-video',
+          body: { prompt: 'legacy', duration: 5, delay_ms: 0 },
+          model: 'sandbox/video',
+          out: 'video_url',
+        },
         { slug: 'video', body: { prompt: 'legacy bare', delay_ms: 0 }, model: 'sandbox/video', out: 'video_url' },
-        { slug: 'sandbox-speech', body: { text: 'legacy speech', delay_ms: 0 }, model: 'sandbox/speech', out: 'audio_url' },
+        {
+          slug: 'sandbox-speech',
+          body: { text: 'legacy speech', delay_ms: 0 },
+          model: 'sandbox/speech',
+          out: 'audio_url',
+        },
         { slug: 'speech', body: { text: 'bare', delay_ms: 0 }, model: 'sandbox/speech', out: 'audio_url' },
       ];
       for (const c of cases) {
         const res = await api(gw, 'POST', `/${c.slug}/generate`, { key, body: { ...c.body, callback_url: hook } });
         expect(res.status).toBe(200);
-        expect(res.body).toEqual({ success: true, code: 200, data: { task_id: expect.any(String), status: 'processing' } });
+        expect(res.body).toEqual({
+          success: true,
+          code: 200,
+          data: { task_id: expect.any(String), status: 'processing' },
+        });
         const task = await settle(gw, key, res.body.data.task_id, 30_000);
         expect(task).toMatchObject({ model: c.model, status: 'completed', callback_url: hook });
         // callback_url travels beside the fields, never inside input.
@@ -260,13 +345,18 @@ for (const mode of MODES) {
         expect(task.output[c.out]).toMatch(FILE_URL);
         if (c.model === 'sandbox/image') {
           const png = parsePng((await download(task.output.image_url)).bytes);
-          expect([png.width, png.height]).toEqual([(c.body as { width: number }).width, (c.body as { height: number }).height]);
+          expect([png.width, png.height]).toEqual([
+            (c.body as { width: number }).width,
+            (c.body as { height: number }).height,
+          ]);
         }
-        if (c.model === 'sandbox/video') expect(parseMp4((await download(task.output.video_url)).bytes).durationSeconds).toBeCloseTo(5, 2);
+        if (c.model === 'sandbox/video')
+          expect(parseMp4((await download(task.output.video_url)).bytes).durationSeconds).toBeCloseTo(5, 2);
       }
       // Each legacy task sent its completion callback.
       const deadline = Date.now() + 10_000;
-      while (hooks.filter((h) => h.status === 'completed').length < cases.length && Date.now() < deadline) await Bun.sleep(50);
+      while (hooks.filter((h) => h.status === 'completed').length < cases.length && Date.now() < deadline)
+        await Bun.sleep(50);
       const completed = hooks.filter((h) => h.status === 'completed');
       expect(completed).toHaveLength(cases.length);
       for (const h of completed) expect(Object.keys(h.data).some((k) => k.endsWith('_url'))).toBe(true);
@@ -299,11 +389,17 @@ for (const mode of MODES) {
         expect(res.body).toEqual({ success: true, code: 200, data: { cost: expect.any(Number) } });
         expect(res.body.data.cost).toBeCloseTo(cost, 10);
       }
-      const legacy = await api(gw, 'POST', '/sandbox-video/generate', { key: dryKey, body: { prompt: 'p', duration: 10, dry_run: true } });
+      const legacy = await api(gw, 'POST', '/sandbox-video/generate', {
+        key: dryKey,
+        body: { prompt: 'p', duration: 10, dry_run: true },
+      });
       expect(legacy.status).toBe(200);
       expect(legacy.body.data).toEqual({ cost: 0.5 });
       // A dry run still validates.
-      const invalid = await api(gw, 'POST', '/v1/tasks', { key: dryKey, body: { model: 'sandbox/image', input: { prompt: 'p', max_sequential_images: 16 }, dry_run: true } });
+      const invalid = await api(gw, 'POST', '/v1/tasks', {
+        key: dryKey,
+        body: { model: 'sandbox/image', input: { prompt: 'p', max_sequential_images: 16 }, dry_run: true },
+      });
       expect(invalid.status).toBe(422);
       expect(invalid.body.data.message).toContain('input.max_sequential_images');
 

@@ -32,7 +32,8 @@ async function settle(gw: GatewayProcess, key: string, id: string, timeoutMs = 1
   }
 }
 
-const post = (gw: GatewayProcess, key: string, body: unknown, headers: Record<string, string> = {}) => api(gw, 'POST', '/v1/tasks', { key, body, headers });
+const post = (gw: GatewayProcess, key: string, body: unknown, headers: Record<string, string> = {}) =>
+  api(gw, 'POST', '/v1/tasks', { key, body, headers });
 
 /** Exact cents/USD comparisons on numeric text from Postgres. */
 const units = (text: string | number) => Math.round(Number(text) * 1e10);
@@ -63,9 +64,21 @@ for (const mode of MODES) {
     /** Postgres mode: the stored balance and the account's ledger. */
     async function dbState(userId: number) {
       if (!databaseUrl) return undefined;
-      const [account] = await queryDatabase<{ balance_usd: string }>(databaseUrl, 'select balance_usd from accounts where id = $1', [userId]);
-      const ledger = await queryDatabase<LedgerRow>(databaseUrl, 'select id, amount_usd, balance_after_usd, kind, task_id from ledger_entries where account_id = $1 order by id', [userId]);
-      const tasks = await queryDatabase<{ id: string; status: string; cost_usd: string }>(databaseUrl, 'select id, status, cost_usd from tasks where account_id = $1', [userId]);
+      const [account] = await queryDatabase<{ balance_usd: string }>(
+        databaseUrl,
+        'select balance_usd from accounts where id = $1',
+        [userId],
+      );
+      const ledger = await queryDatabase<LedgerRow>(
+        databaseUrl,
+        'select id, amount_usd, balance_after_usd, kind, task_id from ledger_entries where account_id = $1 order by id',
+        [userId],
+      );
+      const tasks = await queryDatabase<{ id: string; status: string; cost_usd: string }>(
+        databaseUrl,
+        'select id, status, cost_usd from tasks where account_id = $1',
+        [userId],
+      );
       return { balance: units(account!.balance_usd), ledger, tasks };
     }
 
@@ -93,19 +106,47 @@ for (const mode of MODES) {
         ['input.prompt missing', { model: 'sandbox/image', input: {} }, 'input.prompt'],
         ['width 10', { model: 'sandbox/image', input: { prompt: 'x', width: 10 } }, 'input.width'],
         ['height 4096', { model: 'sandbox/image', input: { prompt: 'x', height: 4096 } }, 'input.height'],
-        ['max_sequential_images 0', { model: 'sandbox/image', input: { prompt: 'x', max_sequential_images: 0 } }, 'input.max_sequential_images'],
+        [
+          'max_sequential_images 0',
+          { model: 'sandbox/image', input: { prompt: 'x', max_sequential_images: 0 } },
+          'input.max_sequential_images',
+        ],
         ['duration 7', { model: 'sandbox/video', input: { prompt: 'x', duration: 7 } }, 'input.duration'],
         ['resolution 4k', { model: 'sandbox/video', input: { prompt: 'x', resolution: '4k' } }, 'input.resolution'],
         ['speech text missing', { model: 'sandbox/speech', input: { voice_id: 'a' } }, 'input.text'],
         ['delay_ms too long', { model: 'sandbox/speech', input: { text: 'x', delay_ms: 60_001 } }, 'input.delay_ms'],
         ['fail not boolean', { model: 'sandbox/speech', input: { text: 'x', fail: 'yes' } }, 'input.fail'],
         ['callback ftp', { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'ftp://x' }, 'callback_url'],
-        ['callback not a url', { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'not a url' }, 'callback_url'],
-        ['callback without host', { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://' }, 'callback_url'],
-        ['callback relative', { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: '/hook' }, 'callback_url'],
-        ['callback loopback', { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://127.0.0.1/hook' }, 'callback_url'],
-        ['callback private', { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://10.0.0.1/' }, 'callback_url'],
-        ['callback localhost', { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://localhost:9/' }, 'callback_url'],
+        [
+          'callback not a url',
+          { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'not a url' },
+          'callback_url',
+        ],
+        [
+          'callback without host',
+          { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://' },
+          'callback_url',
+        ],
+        [
+          'callback relative',
+          { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: '/hook' },
+          'callback_url',
+        ],
+        [
+          'callback loopback',
+          { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://127.0.0.1/hook' },
+          'callback_url',
+        ],
+        [
+          'callback private',
+          { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://10.0.0.1/' },
+          'callback_url',
+        ],
+        [
+          'callback localhost',
+          { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'http://localhost:9/' },
+          'callback_url',
+        ],
         ['dry_run not boolean', { model: 'sandbox/image', input: { prompt: 'x' }, dry_run: 'yes' }, 'dry_run'],
         ['LLM model', { model: 'sandbox/echo', input: { prompt: 'x' } }, 'model'],
         ['unknown model', { model: 'sandbox/nothing', input: { prompt: 'x' } }, 'model'],
@@ -115,13 +156,22 @@ for (const mode of MODES) {
       const seen = [];
       for (const [name, body, field] of cases) {
         const res = await post(gw, key, body);
-        seen.push({ name, status: res.status, envelope: res.body?.success === false && res.body?.code === res.status, names_field: String(res.body?.data?.message).includes(field) });
+        seen.push({
+          name,
+          status: res.status,
+          envelope: res.body?.success === false && res.body?.code === res.status,
+          names_field: String(res.body?.data?.message).includes(field),
+        });
       }
       expect(seen).toEqual(cases.map(([name]) => ({ name, status: 422, envelope: true, names_field: true })));
       // The same on the legacy route, where callback_url sits beside the fields.
       for (const callback_url of ['not a url', 'ftp://x', 'http://127.0.0.1/hook']) {
         const res = await api(gw, 'POST', '/sandbox-image/generate', { key, body: { prompt: 'x', callback_url } });
-        expect({ callback_url, status: res.status, message: res.body?.data?.message }).toEqual({ callback_url, status: 422, message: expect.stringContaining('callback_url') });
+        expect({ callback_url, status: res.status, message: res.body?.data?.message }).toEqual({
+          callback_url,
+          status: 422,
+          message: expect.stringContaining('callback_url'),
+        });
       }
       for (const raw of ['{"model": "sandbox/image", "input": {', 'not json', '']) {
         const res = await api(gw, 'POST', '/v1/tasks', { key, rawBody: raw });
@@ -133,7 +183,16 @@ for (const mode of MODES) {
       expect(dry.status).toBe(422);
       expect(dry.body.data.message).toContain('input.duration');
       // Valid bodies on the same account still work, so the 422s were about the fields.
-      expect((await post(gw, key, { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: 'https://example.com/hook', dry_run: true })).status).toBe(200);
+      expect(
+        (
+          await post(gw, key, {
+            model: 'sandbox/image',
+            input: { prompt: 'x' },
+            callback_url: 'https://example.com/hook',
+            dry_run: true,
+          })
+        ).status,
+      ).toBe(200);
 
       expect(await balance(gw, key)).toBe(5);
       expect((await listAll(gw, key)).pagination.total).toBe(0);
@@ -159,7 +218,10 @@ for (const mode of MODES) {
       const legacy = await api(gw, 'POST', '/sandbox-video/generate', { key, body: { prompt: 'x', duration: 10 } });
       expect(legacy.status).toBe(402);
       // Exactly the balance is enough.
-      const exact = await post(gw, key, { model: 'sandbox/image', input: { prompt: 'x', max_sequential_images: 10, delay_ms: 5000 } });
+      const exact = await post(gw, key, {
+        model: 'sandbox/image',
+        input: { prompt: 'x', max_sequential_images: 10, delay_ms: 5000 },
+      });
       expect(exact.status).toBe(200);
       expect(await balance(gw, key)).toBe(0);
       const list = await listAll(gw, key);
@@ -178,13 +240,16 @@ for (const mode of MODES) {
       const K = 20;
       const { userId, key } = await createAccount(gw, uniqueEmail('burst'), 0.2);
       const results = await Promise.all(
-        Array.from({ length: 4 * K }, (_, i) => post(gw, key, { model: 'sandbox/image', input: { prompt: `burst ${i}`, delay_ms: 200 } })),
+        Array.from({ length: 4 * K }, (_, i) =>
+          post(gw, key, { model: 'sandbox/image', input: { prompt: `burst ${i}`, delay_ms: 200 } }),
+        ),
       );
       const created = results.filter((r) => r.status === 200);
       const refused = results.filter((r) => r.status === 402);
       expect(created).toHaveLength(K);
       expect(refused).toHaveLength(3 * K);
-      for (const r of refused) expect(r.body).toEqual({ success: false, code: 402, data: { message: 'insufficient balance' } });
+      for (const r of refused)
+        expect(r.body).toEqual({ success: false, code: 402, data: { message: 'insufficient balance' } });
       const ids = created.map((r) => r.body.data.task_id as string);
       expect(new Set(ids).size).toBe(K);
       expect(await balance(gw, key)).toBe(0);
@@ -216,7 +281,10 @@ for (const mode of MODES) {
 
     test('a failed task is refunded in full; its cost reads 0 and the ledger keeps charge and refund', async () => {
       const { userId, key } = await createAccount(gw, uniqueEmail('fail'), 1);
-      const res = await post(gw, key, { model: 'sandbox/video', input: { prompt: 'x', duration: 5, fail: true, delay_ms: 1000 } });
+      const res = await post(gw, key, {
+        model: 'sandbox/video',
+        input: { prompt: 'x', duration: 5, fail: true, delay_ms: 1000 },
+      });
       expect(res.status).toBe(200);
       const id = res.body.data.task_id;
       // Charged at creation.
@@ -243,7 +311,10 @@ for (const mode of MODES) {
 
     test('max_sequential_images 5: the ceiling 0.05 is charged, 0.02 refunded for the 3 images made', async () => {
       const { userId, key } = await createAccount(gw, uniqueEmail('ceiling'), 1);
-      const res = await post(gw, key, { model: 'sandbox/image', input: { prompt: 'x', max_sequential_images: 5, delay_ms: 1000 } });
+      const res = await post(gw, key, {
+        model: 'sandbox/image',
+        input: { prompt: 'x', max_sequential_images: 5, delay_ms: 1000 },
+      });
       expect(res.status).toBe(200);
       const id = res.body.data.task_id;
       expect(await balance(gw, key)).toBeCloseTo(0.95, 10);
@@ -262,7 +333,10 @@ for (const mode of MODES) {
         expect(state.balance).toBe(units(0.97));
       }
       // A ceiling of 1 or 2 needs no refund when 1 image is made for 1, and refunds 0.01 for 2.
-      const two = await post(gw, key, { model: 'sandbox/image', input: { prompt: 'y', max_sequential_images: 2, delay_ms: 0 } });
+      const two = await post(gw, key, {
+        model: 'sandbox/image',
+        input: { prompt: 'y', max_sequential_images: 2, delay_ms: 0 },
+      });
       const twoDone = await settle(gw, key, two.body.data.task_id);
       expect(twoDone.cost).toBeCloseTo(0.01, 10);
       expect(twoDone.output).toEqual({ image_url: expect.any(String) });
@@ -279,18 +353,37 @@ for (const mode of MODES) {
         expect(first.status).toBe(200);
         expect(second.status).toBe(200);
         // A replay answers the task as it is now (its whole record), never a second task.
-        expect(second.body).toMatchObject({ success: true, code: 200, data: { task_id: first.body.data.task_id, model: 'sandbox/image' } });
+        expect(second.body).toMatchObject({
+          success: true,
+          code: 200,
+          data: { task_id: first.body.data.task_id, model: 'sandbox/image' },
+        });
         expect(['processing', 'completed']).toContain(second.body.data.status);
         // Key order inside the body does not matter.
-        const reordered = await post(gw, key, { input: { delay_ms: 0, prompt: 'same' }, model: 'sandbox/image' }, { 'idempotency-key': 'key-one' });
+        const reordered = await post(
+          gw,
+          key,
+          { input: { delay_ms: 0, prompt: 'same' }, model: 'sandbox/image' },
+          { 'idempotency-key': 'key-one' },
+        );
         expect(reordered.body.data?.task_id).toBe(first.body.data.task_id);
         expect(await balance(gw, key)).toBeCloseTo(0.99, 10);
 
-        const conflict = await post(gw, key, { model: 'sandbox/image', input: { prompt: 'different', delay_ms: 0 } }, { 'idempotency-key': 'key-one' });
+        const conflict = await post(
+          gw,
+          key,
+          { model: 'sandbox/image', input: { prompt: 'different', delay_ms: 0 } },
+          { 'idempotency-key': 'key-one' },
+        );
         expect(conflict.status).toBe(422);
         expect(conflict.body).toMatchObject({ success: false, code: 422 });
         expect(conflict.body.data.message).toContain('Idempotency-Key');
-        const otherCallback = await post(gw, key, { ...body, callback_url: 'https://example.com/hook' }, { 'idempotency-key': 'key-one' });
+        const otherCallback = await post(
+          gw,
+          key,
+          { ...body, callback_url: 'https://example.com/hook' },
+          { 'idempotency-key': 'key-one' },
+        );
         expect(otherCallback.status).toBe(422);
 
         const a = await post(gw, key, body, { 'idempotency-key': 'key-two' });
@@ -306,14 +399,19 @@ for (const mode of MODES) {
         expect(after.body.data.task_id).toBe(first.body.data.task_id);
         expect((await listAll(gw, key)).pagination.total).toBe(4);
         const state = await dbState(userId);
-        if (state) expect(state.ledger.filter((r) => r.task_id === first.body.data.task_id && r.kind === 'charge')).toHaveLength(1);
+        if (state)
+          expect(state.ledger.filter((r) => r.task_id === first.body.data.task_id && r.kind === 'charge')).toHaveLength(
+            1,
+          );
         await expectLedgerConsistent(userId);
       });
 
       test('10 parallel requests with one key → one task, charged once', async () => {
         const { userId, key } = await createAccount(gw, uniqueEmail('idem-par'), 1);
         const body = { model: 'sandbox/video', input: { prompt: 'parallel', duration: 5, delay_ms: 0 } };
-        const results = await Promise.all(Array.from({ length: 10 }, () => post(gw, key, body, { 'idempotency-key': 'parallel-key' })));
+        const results = await Promise.all(
+          Array.from({ length: 10 }, () => post(gw, key, body, { 'idempotency-key': 'parallel-key' })),
+        );
         expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
         const ids = new Set(results.map((r) => r.body.data.task_id));
         expect(ids.size).toBe(1);
@@ -341,12 +439,24 @@ for (const mode of MODES) {
 
       test('a key on the legacy generate route works the same way', async () => {
         const { key } = await createAccount(gw, uniqueEmail('idem-legacy'), 1);
-        const first = await api(gw, 'POST', '/sandbox-speech/generate', { key, body: { text: 'legacy idem', delay_ms: 0 }, headers: { 'idempotency-key': 'legacy-1' } });
-        const again = await api(gw, 'POST', '/speech/generate', { key, body: { text: 'legacy idem', delay_ms: 0 }, headers: { 'idempotency-key': 'legacy-1' } });
+        const first = await api(gw, 'POST', '/sandbox-speech/generate', {
+          key,
+          body: { text: 'legacy idem', delay_ms: 0 },
+          headers: { 'idempotency-key': 'legacy-1' },
+        });
+        const again = await api(gw, 'POST', '/speech/generate', {
+          key,
+          body: { text: 'legacy idem', delay_ms: 0 },
+          headers: { 'idempotency-key': 'legacy-1' },
+        });
         expect(first.status).toBe(200);
         expect(again.status).toBe(200);
         expect(again.body.data.task_id).toBe(first.body.data.task_id);
-        const conflict = await api(gw, 'POST', '/sandbox-speech/generate', { key, body: { text: 'changed', delay_ms: 0 }, headers: { 'idempotency-key': 'legacy-1' } });
+        const conflict = await api(gw, 'POST', '/sandbox-speech/generate', {
+          key,
+          body: { text: 'changed', delay_ms: 0 },
+          headers: { 'idempotency-key': 'legacy-1' },
+        });
         expect(conflict.status).toBe(422);
         expect(conflict.body.data.message).toContain('Idempotency-Key');
         // 'legacy idem' is 11 characters → $0.0011, charged once.
@@ -362,14 +472,20 @@ for (const mode of MODES) {
           expect({ len: bad.length, status: res.status }).toEqual({ len: bad.length, status: 422 });
           expect(res.body.data.message).toContain('Idempotency-Key');
         }
-        const legacyBad = await api(gw, 'POST', '/sandbox-image/generate', { key, body: { prompt: 'x' }, headers: { 'idempotency-key': 'k'.repeat(256) } });
+        const legacyBad = await api(gw, 'POST', '/sandbox-image/generate', {
+          key,
+          body: { prompt: 'x' },
+          headers: { 'idempotency-key': 'k'.repeat(256) },
+        });
         expect(legacyBad.status).toBe(422);
         expect(await balance(gw, key)).toBe(1);
         expect((await listAll(gw, key)).pagination.total).toBe(0);
         // 255 characters is still a good key.
         const longest = await post(gw, key, body, { 'idempotency-key': 'k'.repeat(255) });
         expect(longest.status).toBe(200);
-        expect((await post(gw, key, body, { 'idempotency-key': 'k'.repeat(255) })).body.data.task_id).toBe(longest.body.data.task_id);
+        expect((await post(gw, key, body, { 'idempotency-key': 'k'.repeat(255) })).body.data.task_id).toBe(
+          longest.body.data.task_id,
+        );
       });
     });
 
@@ -380,7 +496,11 @@ for (const mode of MODES) {
         'select a.id, a.balance_usd, (select sum(amount_usd) from ledger_entries l where l.account_id = a.id) as ledger from accounts a order by a.id',
       );
       expect(rows.length).toBeGreaterThan(5);
-      for (const row of rows) expect({ id: row.id, balance: units(row.balance_usd) }).toEqual({ id: row.id, balance: units(row.ledger ?? 0) });
+      for (const row of rows)
+        expect({ id: row.id, balance: units(row.balance_usd) }).toEqual({
+          id: row.id,
+          balance: units(row.ledger ?? 0),
+        });
       const negative = await queryDatabase(databaseUrl, 'select id from accounts where balance_usd < 0');
       expect(negative).toEqual([]);
     });

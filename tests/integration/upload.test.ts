@@ -9,9 +9,23 @@ const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(byte
 const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
 
 /** Random bytes behind a real signature, so the gateway's sniffing has something to find. */
-const PNG = concat(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), crypto.getRandomValues(new Uint8Array(3000)));
-const WAV = concat(enc('RIFF'), new Uint8Array([0x24, 0x08, 0, 0]), enc('WAVEfmt '), crypto.getRandomValues(new Uint8Array(2000)));
-const MP4 = concat(new Uint8Array([0, 0, 0, 0x18]), enc('ftypisom'), new Uint8Array([0, 0, 2, 0]), enc('isomiso2'), crypto.getRandomValues(new Uint8Array(2000)));
+const PNG = concat(
+  new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  crypto.getRandomValues(new Uint8Array(3000)),
+);
+const WAV = concat(
+  enc('RIFF'),
+  new Uint8Array([0x24, 0x08, 0, 0]),
+  enc('WAVEfmt '),
+  crypto.getRandomValues(new Uint8Array(2000)),
+);
+const MP4 = concat(
+  new Uint8Array([0, 0, 0, 0x18]),
+  enc('ftypisom'),
+  new Uint8Array([0, 0, 2, 0]),
+  enc('isomiso2'),
+  crypto.getRandomValues(new Uint8Array(2000)),
+);
 /** 3 MB of binary: CRLFs and dashes included, crossing many chunks. */
 const BIG = (() => {
   const bytes = crypto.getRandomValues(new Uint8Array(3 * 1024 * 1024));
@@ -40,13 +54,23 @@ beforeAll(() => {
 });
 afterAll(() => origin.stop(true));
 
-async function put(gw: GatewayProcess, key: string | undefined, init: { body: BodyInit; headers?: Record<string, string> }) {
+async function put(
+  gw: GatewayProcess,
+  key: string | undefined,
+  init: { body: BodyInit; headers?: Record<string, string> },
+) {
   const headers: Record<string, string> = { ...init.headers };
   if (key) headers.authorization = `Bearer ${key}`;
-  const res = await fetch(`${gw.url}/upload`, { method: 'PUT', headers, body: init.body, duplex: 'half' } as RequestInit);
+  const res = await fetch(`${gw.url}/upload`, {
+    method: 'PUT',
+    headers,
+    body: init.body,
+    duplex: 'half',
+  } as RequestInit);
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
-const putJson = (gw: GatewayProcess, key: string | undefined, body: unknown) => put(gw, key, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+const putJson = (gw: GatewayProcess, key: string | undefined, body: unknown) =>
+  put(gw, key, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 function putForm(gw: GatewayProcess, key: string, bytes: Uint8Array<ArrayBuffer>, field = 'file') {
   const form = new FormData();
   form.append('purpose', 'test');
@@ -56,7 +80,11 @@ function putForm(gw: GatewayProcess, key: string, bytes: Uint8Array<ArrayBuffer>
 /** Multipart written by hand and sent as a chunked stream (no Content-Length) in small odd pieces. */
 function putStreamedForm(gw: GatewayProcess, key: string, bytes: Uint8Array) {
   const boundary = `b-${crypto.randomUUID()}`;
-  const body = concat(enc(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\n`), bytes, enc(`\r\n--${boundary}--\r\n`));
+  const body = concat(
+    enc(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\n`),
+    bytes,
+    enc(`\r\n--${boundary}--\r\n`),
+  );
   let at = 0;
   const stream = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -110,7 +138,11 @@ for (const mode of MODES) {
 
     beforeAll(async () => {
       [gw, strict] = await Promise.all([
-        mode.env('upload').then((env) => startGateway({ ...env, ALLOW_PRIVATE_URLS: 'true', MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES) })),
+        mode
+          .env('upload')
+          .then((env) =>
+            startGateway({ ...env, ALLOW_PRIVATE_URLS: 'true', MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES) }),
+          ),
         mode.env('uploadstrict').then((env) => startGateway(env)),
       ]);
       ({ key } = await toppedUpAccount(gw));
@@ -129,7 +161,12 @@ for (const mode of MODES) {
     });
 
     test('data URIs; the stored type comes from the bytes, whatever was declared', async () => {
-      await expectStored(await putJson(gw, key, { base64: `data:application/pdf;base64,${Buffer.from(PNG).toString('base64')}` }), PNG, gw, 'image/png');
+      await expectStored(
+        await putJson(gw, key, { base64: `data:application/pdf;base64,${Buffer.from(PNG).toString('base64')}` }),
+        PNG,
+        gw,
+        'image/png',
+      );
       for (const [bytes, type, ext] of [
         [PNG, 'image/png', 'png'],
         [WAV, 'audio/wav', 'wav'],
@@ -142,17 +179,38 @@ for (const mode of MODES) {
     });
 
     test('bad requests are envelopes with a clear message', async () => {
-      expect(await putJson(gw, key, { base64: 'not base64!' })).toMatchObject({ status: 422, body: { success: false, code: 422, data: { message: 'base64: invalid character "!"' } } });
-      expect(await putJson(gw, key, {})).toMatchObject({ status: 422, body: { data: { message: 'base64 or file_url is required' } } });
-      expect(await putJson(gw, key, { file_url: 'ftp://example.com/x' })).toMatchObject({ status: 422, body: { data: { message: 'file_url: only http and https URLs are allowed, not ftp:' } } });
-      expect(await putJson(gw, key, { file_url: `${originUrl}/missing` })).toMatchObject({ status: 422, body: { data: { message: 'file_url: the server answered 404 Not Found, not the file' } } });
-      expect(await putForm(gw, key, PNG, 'attachment')).toMatchObject({ status: 422, body: { data: { message: 'file: multipart field is required' } } });
+      expect(await putJson(gw, key, { base64: 'not base64!' })).toMatchObject({
+        status: 422,
+        body: { success: false, code: 422, data: { message: 'base64: invalid character "!"' } },
+      });
+      expect(await putJson(gw, key, {})).toMatchObject({
+        status: 422,
+        body: { data: { message: 'base64 or file_url is required' } },
+      });
+      expect(await putJson(gw, key, { file_url: 'ftp://example.com/x' })).toMatchObject({
+        status: 422,
+        body: { data: { message: 'file_url: only http and https URLs are allowed, not ftp:' } },
+      });
+      expect(await putJson(gw, key, { file_url: `${originUrl}/missing` })).toMatchObject({
+        status: 422,
+        body: { data: { message: 'file_url: the server answered 404 Not Found, not the file' } },
+      });
+      expect(await putForm(gw, key, PNG, 'attachment')).toMatchObject({
+        status: 422,
+        body: { data: { message: 'file: multipart field is required' } },
+      });
       expect(await put(gw, key, { body: 'x', headers: { 'content-type': 'text/csv' } })).toMatchObject({ status: 415 });
-      expect(await putForm(gw, key, new Uint8Array(0))).toMatchObject({ status: 422, body: { data: { message: 'the file is empty' } } });
+      expect(await putForm(gw, key, new Uint8Array(0))).toMatchObject({
+        status: 422,
+        body: { data: { message: 'the file is empty' } },
+      });
     });
 
     test('missing or wrong key → 401', async () => {
-      expect(await putJson(gw, undefined, { base64: 'QUJD' })).toMatchObject({ status: 401, body: { success: false, code: 401, data: { message: 'invalid or missing API key' } } });
+      expect(await putJson(gw, undefined, { base64: 'QUJD' })).toMatchObject({
+        status: 401,
+        body: { success: false, code: 401, data: { message: 'invalid or missing API key' } },
+      });
       expect(await putJson(gw, 'sk-wrong', { base64: 'QUJD' })).toMatchObject({ status: 401 });
     });
 
@@ -160,7 +218,10 @@ for (const mode of MODES) {
       const over = new Uint8Array(MAX_UPLOAD_BYTES + 1);
       const early = await putForm(gw, key, new Uint8Array(MAX_UPLOAD_BYTES + 2 * 1024 * 1024));
       expect(early).toMatchObject({ status: 413, body: { success: false, code: 413 } });
-      expect(await putStreamedForm(gw, key, over)).toMatchObject({ status: 413, body: { data: { message: `file is larger than ${MAX_UPLOAD_BYTES} bytes` } } });
+      expect(await putStreamedForm(gw, key, over)).toMatchObject({
+        status: 413,
+        body: { data: { message: `file is larger than ${MAX_UPLOAD_BYTES} bytes` } },
+      });
       expect(await putJson(gw, key, { base64: Buffer.from(over).toString('base64') })).toMatchObject({ status: 413 });
       expect(await putJson(gw, key, { file_url: `${originUrl}/too-big.bin` })).toMatchObject({ status: 413 });
       // Exactly the maximum is fine.
@@ -173,7 +234,10 @@ for (const mode of MODES) {
       const free = await freeAccount(gw);
       for (let i = 0; i < 5; i++) expect((await putJson(gw, free.key, { base64: 'QUJD' })).status).toBe(200);
       const sixth = await putJson(gw, free.key, { base64: 'QUJD' });
-      expect(sixth).toMatchObject({ status: 429, body: { success: false, code: 429, data: { message: 'upload limit reached: 5 uploads per minute' } } });
+      expect(sixth).toMatchObject({
+        status: 429,
+        body: { success: false, code: 429, data: { message: 'upload limit reached: 5 uploads per minute' } },
+      });
       const retryAfter = Number(sixth.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);
@@ -188,15 +252,34 @@ for (const mode of MODES) {
       // The 429 above was an attempt too: 6 counted so far, 44 more fit.
       for (let i = 0; i < 44; i++) expect((await putJson(gw, account.key, { base64: 'QUJD' })).status).toBe(200);
       const over = await putJson(gw, account.key, { base64: 'QUJD' });
-      expect(over).toMatchObject({ status: 429, body: { data: { message: 'upload limit reached: 50 uploads per minute' } } });
+      expect(over).toMatchObject({
+        status: 429,
+        body: { data: { message: 'upload limit reached: 50 uploads per minute' } },
+      });
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     });
 
     test('without ALLOW_PRIVATE_URLS, file_url to a private address → 422', async () => {
       const { key: strictKey } = await toppedUpAccount(strict);
-      for (const url of [`${originUrl}/big.bin`, `http://localhost:${origin.port}/big.bin`, 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/x']) {
+      for (const url of [
+        `${originUrl}/big.bin`,
+        `http://localhost:${origin.port}/big.bin`,
+        'http://169.254.169.254/latest/meta-data',
+        'http://10.1.2.3/x',
+      ]) {
         const res = await putJson(strict, strictKey, { file_url: url });
-        expect(res).toMatchObject({ status: 422, body: { success: false, code: 422, data: { message: expect.stringMatching(/^file_url: (points|resolves) to an? (loopback|private|link-local) address/) } } });
+        expect(res).toMatchObject({
+          status: 422,
+          body: {
+            success: false,
+            code: 422,
+            data: {
+              message: expect.stringMatching(
+                /^file_url: (points|resolves) to an? (loopback|private|link-local) address/,
+              ),
+            },
+          },
+        });
       }
       // Uploads that need no URL work as usual there.
       await expectStored(await putForm(strict, strictKey, PNG), PNG, strict, 'image/png');

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { MODES, freePort, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { REDIS_URL, createTestDatabase } from '../helpers/services.ts';
-import { WebhookReceiver, expectedSignature, plans, reply, verifySignature, type Received } from '../helpers/webhook-receiver.ts';
+import {
+  WebhookReceiver,
+  expectedSignature,
+  plans,
+  reply,
+  verifySignature,
+  type Received,
+} from '../helpers/webhook-receiver.ts';
 
 /**
  * Webhook callbacks (spec "Events", DESIGN.md §4) against a real loopback receiver: payloads,
@@ -20,12 +27,21 @@ async function createTask(gw: GatewayProcess, key: string, body: Record<string, 
 }
 
 /** Polls GET /v1/tasks/{id} until `until` holds; returns the task record. */
-async function waitTask(gw: GatewayProcess, key: string, id: string, until: (task: any) => boolean, timeoutMs = 15_000): Promise<any> {
+async function waitTask(
+  gw: GatewayProcess,
+  key: string,
+  id: string,
+  until: (task: any) => boolean,
+  timeoutMs = 15_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await api(gw, 'GET', `/v1/tasks/${id}`, { key });
     if (res.status === 200 && until(res.body.data)) return res.body.data;
-    if (Date.now() > deadline) throw new Error(`task ${id} did not reach the expected state within ${timeoutMs} ms: ${res.status} ${JSON.stringify(res.body)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `task ${id} did not reach the expected state within ${timeoutMs} ms: ${res.status} ${JSON.stringify(res.body)}`,
+      );
     await Bun.sleep(50);
   }
 }
@@ -78,8 +94,12 @@ for (const mode of MODES) {
       const on = await api(gw, 'POST', '/v1/account/webhook-signing', { key: signedKey, body: { enabled: true } });
       expect(on.status).toBe(200);
       signedSecret = on.body.data.secret;
-      resetOldSecret = (await api(gw, 'POST', '/v1/account/webhook-signing', { key: resetKey, body: { enabled: true } })).body.data.secret;
-      disabledSecret = (await api(gw, 'POST', '/v1/account/webhook-signing', { key: disabledKey, body: { enabled: true } })).body.data.secret;
+      resetOldSecret = (
+        await api(gw, 'POST', '/v1/account/webhook-signing', { key: resetKey, body: { enabled: true } })
+      ).body.data.secret;
+      disabledSecret = (
+        await api(gw, 'POST', '/v1/account/webhook-signing', { key: disabledKey, body: { enabled: true } })
+      ).body.data.secret;
       const off = await api(gw, 'POST', '/v1/account/webhook-signing', { key: disabledKey, body: { enabled: false } });
       expect(off.body.data).toEqual({ enabled: false, secret: disabledSecret });
 
@@ -88,21 +108,73 @@ for (const mode of MODES) {
       const image = (extra: Record<string, unknown> = {}) => ({ prompt: 'a red fox', delay_ms: 200, ...extra });
       const specs: Array<[string, string, Record<string, unknown>]> = [
         ['okImage', plain, { model: 'sandbox/image', input: image(), callback_url: rx.url('/ok-image') }],
-        ['okSpeech', plain, { model: 'sandbox/speech', input: { text: 'hello webhook', delay_ms: 200 }, callback_url: rx.url('/ok-speech') }],
-        ['okVideo', plain, { model: 'sandbox/video', input: { prompt: 'waves', delay_ms: 200 }, callback_url: rx.url('/ok-video') }],
+        [
+          'okSpeech',
+          plain,
+          {
+            model: 'sandbox/speech',
+            input: { text: 'hello webhook', delay_ms: 200 },
+            callback_url: rx.url('/ok-speech'),
+          },
+        ],
+        [
+          'okVideo',
+          plain,
+          { model: 'sandbox/video', input: { prompt: 'waves', delay_ms: 200 }, callback_url: rx.url('/ok-video') },
+        ],
         ['failed', plain, { model: 'sandbox/image', input: image({ fail: true }), callback_url: rx.url('/failed') }],
-        ['always500', plain, { model: 'sandbox/image', input: image(), callback_url: rx.url('/always-500', plans.always(500)) }],
+        [
+          'always500',
+          plain,
+          { model: 'sandbox/image', input: image(), callback_url: rx.url('/always-500', plans.always(500)) },
+        ],
         ['refused', plain, { model: 'sandbox/image', input: image(), callback_url: closedPortUrl }],
-        ['redirect', plain, { model: 'sandbox/image', input: image(), callback_url: rx.url('/redirect', () => reply.redirect(rx.url('/redirect-target'))) }],
-        ['hang', plain, { model: 'sandbox/image', input: image(), callback_url: rx.url('/hang', plans.sequence(reply.hang(13_000), reply.ok())) }],
-        ['close', plain, { model: 'sandbox/image', input: image(), callback_url: rx.url('/close', plans.sequence(reply.close(), reply.ok())) }],
+        [
+          'redirect',
+          plain,
+          {
+            model: 'sandbox/image',
+            input: image(),
+            callback_url: rx.url('/redirect', () => reply.redirect(rx.url('/redirect-target'))),
+          },
+        ],
+        [
+          'hang',
+          plain,
+          {
+            model: 'sandbox/image',
+            input: image(),
+            callback_url: rx.url('/hang', plans.sequence(reply.hang(13_000), reply.ok())),
+          },
+        ],
+        [
+          'close',
+          plain,
+          {
+            model: 'sandbox/image',
+            input: image(),
+            callback_url: rx.url('/close', plans.sequence(reply.close(), reply.ok())),
+          },
+        ],
         ['signed', signedKey, { model: 'sandbox/image', input: image(), callback_url: rx.url('/signed') }],
-        ['signedFailed', signedKey, { model: 'sandbox/image', input: image({ fail: true }), callback_url: rx.url('/signed-failed') }],
-        ['reset', resetKey, { model: 'sandbox/image', input: image(), callback_url: rx.url('/signed-reset', plans.failFirst(2)) }],
+        [
+          'signedFailed',
+          signedKey,
+          { model: 'sandbox/image', input: image({ fail: true }), callback_url: rx.url('/signed-failed') },
+        ],
+        [
+          'reset',
+          resetKey,
+          { model: 'sandbox/image', input: image(), callback_url: rx.url('/signed-reset', plans.failFirst(2)) },
+        ],
         ['disabled', disabledKey, { model: 'sandbox/image', input: image(), callback_url: rx.url('/disabled') }],
         ['redeliver', signedKey, { model: 'sandbox/image', input: image(), callback_url: rx.url('/redeliver') }],
         ['full', plain, { model: 'sandbox/image', input: image(), callback_url: rx.url('/full') }],
-        ['capPending', plain, { model: 'sandbox/image', input: image(), callback_url: rx.url('/cap-pending', plans.always(500)) }],
+        [
+          'capPending',
+          plain,
+          { model: 'sandbox/image', input: image(), callback_url: rx.url('/cap-pending', plans.always(500)) },
+        ],
         ['noCallback', plain, { model: 'sandbox/image', input: image({ delay_ms: 0 }) }],
       ];
       const ids = await Promise.all(specs.map(([, key, body]) => createTask(gw, key, body)));
@@ -175,7 +247,11 @@ for (const mode of MODES) {
         const task = await waitTask(gw, plain, id[name] as string, logLength(1));
         expect(task.status).toBe('completed');
         expect(task.output[field]).toBeString();
-        expect(JSON.parse((hit as Received).body)).toEqual({ task_id: id[name], status: 'completed', data: task.output });
+        expect(JSON.parse((hit as Received).body)).toEqual({
+          task_id: id[name],
+          status: 'completed',
+          data: task.output,
+        });
         expect((hit as Received).headers['content-type']).toMatch(/^application\/json(;|$)/);
         await sleepUntil((hit as Received).at + 4_800);
         expect(rx.received({ path })).toHaveLength(1);
@@ -188,7 +264,11 @@ for (const mode of MODES) {
       const task = await waitTask(gw, plain, id.failed as string, logLength(1));
       expect(task.status).toBe('failed');
       expect(task.error_message).toBe('sandbox: simulated failure');
-      expect(JSON.parse(hit.body)).toEqual({ task_id: id.failed, status: 'failed', error_message: 'sandbox: simulated failure' });
+      expect(JSON.parse(hit.body)).toEqual({
+        task_id: id.failed,
+        status: 'failed',
+        error_message: 'sandbox: simulated failure',
+      });
       expect(hit.headers['content-type']).toMatch(/^application\/json(;|$)/);
       expect(hit.headers['x-webhook-signature']).toBeUndefined();
       await sleepUntil(hit.at + 4_800);
@@ -284,7 +364,12 @@ for (const mode of MODES) {
         // The verifier can fail: another secret, a changed body, a changed timestamp.
         expect(verifySignature(hit, 'f'.repeat(64))).toBe(false);
         expect(verifySignature({ ...hit, body: `${hit.body} ` }, signedSecret)).toBe(false);
-        expect(verifySignature({ ...hit, headers: { ...hit.headers, 'x-webhook-timestamp': String(Number(ts) + 1) } }, signedSecret)).toBe(false);
+        expect(
+          verifySignature(
+            { ...hit, headers: { ...hit.headers, 'x-webhook-timestamp': String(Number(ts) + 1) } },
+            signedSecret,
+          ),
+        ).toBe(false);
       }
     });
 
@@ -312,7 +397,9 @@ for (const mode of MODES) {
         expect(verifySignature(hit, resetOldSecret)).toBe(false);
       }
       // Signed afresh per attempt: the retries carry their own timestamps.
-      expect(Number(later[1]?.headers['x-webhook-timestamp'])).toBeGreaterThan(Number(first.headers['x-webhook-timestamp']));
+      expect(Number(later[1]?.headers['x-webhook-timestamp'])).toBeGreaterThan(
+        Number(first.headers['x-webhook-timestamp']),
+      );
       const task = await waitTask(gw, resetKey, id.reset as string, logLength(3));
       expect(task.callback_result.map((e: any) => e.status)).toEqual([500, 500, 200]);
       const got = await api(gw, 'GET', '/v1/account/webhook-signing', { key: resetKey });
@@ -378,7 +465,11 @@ for (const mode of MODES) {
     });
 
     test('redelivery refusals: 409 while processing, 422 without callback_url, 404 for another account or an unknown id', async () => {
-      const slow = await createTask(gw, plain, { model: 'sandbox/image', input: { prompt: 'slow', delay_ms: 5000 }, callback_url: rx.url('/slow') });
+      const slow = await createTask(gw, plain, {
+        model: 'sandbox/image',
+        input: { prompt: 'slow', delay_ms: 5000 },
+        callback_url: rx.url('/slow'),
+      });
       const processing = await api(gw, 'POST', `/v1/tasks/${slow}/callbacks/redeliver`, { key: plain });
       expect((await api(gw, 'GET', `/v1/tasks/${slow}`, { key: plain })).body.data.status).toBe('processing');
       expect(processing.status).toBe(409);
@@ -388,7 +479,11 @@ for (const mode of MODES) {
       await waitTask(gw, plain, id.noCallback as string, finished);
       const none = await api(gw, 'POST', `/v1/tasks/${id.noCallback}/callbacks/redeliver`, { key: plain });
       expect(none.status).toBe(422);
-      expect(none.body).toMatchObject({ success: false, code: 422, data: { message: expect.stringContaining('callback_url') } });
+      expect(none.body).toMatchObject({
+        success: false,
+        code: 422,
+        data: { message: expect.stringContaining('callback_url') },
+      });
 
       await waitTask(gw, plain, id.okImage as string, logLength(1));
       const before = rx.received({ path: '/ok-image' }).length;
@@ -411,7 +506,11 @@ describe('callback_url to a private address without ALLOW_PRIVATE_URLS', () => {
 
   beforeAll(async () => {
     const databaseUrl = await createTestDatabase('whprivate');
-    gw = await startGateway({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:` });
+    gw = await startGateway({
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
+    });
     ({ key } = await createAccount(gw, uniqueEmail('wh-private'), 5));
   }, 30_000);
   afterAll(async () => {
@@ -423,12 +522,29 @@ describe('callback_url to a private address without ALLOW_PRIVATE_URLS', () => {
     try {
       const input = { prompt: 'x', delay_ms: 0 };
       // Control: a public address passes the same check (dry run, so nothing is ever sent).
-      const control = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'sandbox/image', input, callback_url: 'http://93.184.216.34/hook', dry_run: true } });
+      const control = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'sandbox/image', input, callback_url: 'http://93.184.216.34/hook', dry_run: true },
+      });
       expect(control.status).toBe(200);
-      for (const url of [rx.url('/private'), `http://localhost:${rx.port}/private`, 'http://10.1.2.3/hook', 'http://192.168.1.10/hook', 'http://169.254.169.254/latest', 'http://[::1]/hook']) {
-        const res = await api(gw, 'POST', '/v1/tasks', { key, body: { model: 'sandbox/image', input, callback_url: url } });
+      for (const url of [
+        rx.url('/private'),
+        `http://localhost:${rx.port}/private`,
+        'http://10.1.2.3/hook',
+        'http://192.168.1.10/hook',
+        'http://169.254.169.254/latest',
+        'http://[::1]/hook',
+      ]) {
+        const res = await api(gw, 'POST', '/v1/tasks', {
+          key,
+          body: { model: 'sandbox/image', input, callback_url: url },
+        });
         expect(res.status).toBe(422);
-        expect(res.body).toEqual({ success: false, code: 422, data: { message: expect.stringContaining('callback_url') } });
+        expect(res.body).toEqual({
+          success: false,
+          code: 422,
+          data: { message: expect.stringContaining('callback_url') },
+        });
       }
       const account = await api(gw, 'GET', '/v1/account', { key });
       expect(account.body.data.balance_usd).toBe(5);

@@ -88,7 +88,11 @@ describe('decodeAnthropicRequest', () => {
     expect(value.maxTokens).toBe(1024);
     expect(warnings).toEqual([
       { type: 'unsupported-setting', field: 'top_k', message: 'top_k is not supported and was ignored' },
-      { type: 'unsupported-content', field: 'messages[1].content[0]', message: 'thinking blocks are not supported and were dropped' },
+      {
+        type: 'unsupported-content',
+        field: 'messages[1].content[0]',
+        message: 'thinking blocks are not supported and were dropped',
+      },
     ]);
   });
 
@@ -99,17 +103,26 @@ describe('decodeAnthropicRequest', () => {
     expect(choice({ type: 'auto' }).parallelToolCalls).toBeUndefined();
     expect(choice({ type: 'none' }).toolChoice).toEqual({ type: 'none' });
     expect(choice({ type: 'any' }).toolChoice).toEqual({ type: 'required' });
-    expect(choice({ type: 'tool', name: 'f', disable_parallel_tool_use: true })).toMatchObject({ toolChoice: { type: 'tool', name: 'f' }, parallelToolCalls: false });
+    expect(choice({ type: 'tool', name: 'f', disable_parallel_tool_use: true })).toMatchObject({
+      toolChoice: { type: 'tool', name: 'f' },
+      parallelToolCalls: false,
+    });
     expect(rejects({ ...base, tools, tool_choice: { type: 'tool', name: 'g' } }).param).toBe('tool_choice.name');
-    expect(rejects({ ...base, tools, tool_choice: { type: 'tool' } }).message).toBe('tool_choice.name: is required when type is tool');
-    expect(rejects({ ...base, tools, tool_choice: { type: 'required' } }).message).toBe('tool_choice.type: must be one of auto, any, tool, none');
+    expect(rejects({ ...base, tools, tool_choice: { type: 'tool' } }).message).toBe(
+      'tool_choice.name: is required when type is tool',
+    );
+    expect(rejects({ ...base, tools, tool_choice: { type: 'required' } }).message).toBe(
+      'tool_choice.type: must be one of auto, any, tool, none',
+    );
   });
 
   test('structured output (output_config.format) becomes a json-schema response format', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
     const { value } = decodeAnthropicRequest({ ...base, output_config: { format: { type: 'json_schema', schema } } });
     expect(value.responseFormat).toEqual({ type: 'json-schema', name: 'response', schema });
-    expect(rejects({ ...base, output_config: { format: { type: 'json_object' } } }).param).toBe('output_config.format.type');
+    expect(rejects({ ...base, output_config: { format: { type: 'json_object' } } }).param).toBe(
+      'output_config.format.type',
+    );
   });
 
   test('role system inside messages (newer SDKs) and thinking are carried or warned', () => {
@@ -134,10 +147,26 @@ describe('decodeAnthropicRequest', () => {
       [{ ...base, top_p: -0.1 }, 'top_p', 'top_p: must be between 0 and 1'],
       [{ ...base, temperature: 0.5, top_p: 0.9 }, 'top_p', 'top_p: use either temperature or top_p, not both'],
       [{ ...base, stop_sequences: ['ok', 7] }, 'stop_sequences[1]', 'stop_sequences[1]: must be a string'],
-      [{ ...base, messages: [{ role: 'bot', content: 'x' }] }, 'messages[0].role', 'messages[0].role: must be one of user, assistant'],
-      [{ ...base, messages: [{ role: 'user', content: 3 }] }, 'messages[0].content', 'messages[0].content: must be a string or an array of content blocks'],
       [
-        { ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'AA' } }] }] },
+        { ...base, messages: [{ role: 'bot', content: 'x' }] },
+        'messages[0].role',
+        'messages[0].role: must be one of user, assistant',
+      ],
+      [
+        { ...base, messages: [{ role: 'user', content: 3 }] },
+        'messages[0].content',
+        'messages[0].content: must be a string or an array of content blocks',
+      ],
+      [
+        {
+          ...base,
+          messages: [
+            {
+              role: 'user',
+              content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'AA' } }],
+            },
+          ],
+        },
         'messages[0].content[0].source.media_type',
         'messages[0].content[0].source.media_type: must be one of image/jpeg, image/png, image/gif, image/webp',
       ],
@@ -166,16 +195,32 @@ describe('decodeAnthropicRequest', () => {
         'messages[0].content[0].type',
         "messages[0].content[0].type: unsupported content block type 'video'",
       ],
-      [{ ...base, system: [{ type: 'image' }] }, 'system[0].type', 'system[0].type: system content must be text blocks'],
+      [
+        { ...base, system: [{ type: 'image' }] },
+        'system[0].type',
+        'system[0].type: system content must be text blocks',
+      ],
       [
         { ...base, tools: [{ type: 'web_search_20250305', name: 'web_search' }] },
         'tools[0].type',
         "tools[0].type: tool type 'web_search_20250305' is not supported; only custom tools (name, description, input_schema) are",
       ],
       [{ ...base, tools: [{ name: 'f' }] }, 'tools[0].input_schema', 'tools[0].input_schema: is required'],
-      [{ ...base, tools: [{ name: 'f', input_schema: 'x' }] }, 'tools[0].input_schema', 'tools[0].input_schema: must be a JSON Schema object'],
-      [{ ...base, tools: [{ name: 'bad name', input_schema: {} }] }, 'tools[0].name', 'tools[0].name: must be 1 to 128 letters, digits, underscores or hyphens'],
-      [{ ...base, mcp_servers: [{ type: 'url', url: 'https://x', name: 'x' }] }, 'mcp_servers', 'mcp_servers: MCP servers are not supported; declare the tools in tools'],
+      [
+        { ...base, tools: [{ name: 'f', input_schema: 'x' }] },
+        'tools[0].input_schema',
+        'tools[0].input_schema: must be a JSON Schema object',
+      ],
+      [
+        { ...base, tools: [{ name: 'bad name', input_schema: {} }] },
+        'tools[0].name',
+        'tools[0].name: must be 1 to 128 letters, digits, underscores or hyphens',
+      ],
+      [
+        { ...base, mcp_servers: [{ type: 'url', url: 'https://x', name: 'x' }] },
+        'mcp_servers',
+        'mcp_servers: MCP servers are not supported; declare the tools in tools',
+      ],
     ];
     for (const [body, param, message] of cases) {
       const err = rejects(body);
@@ -187,10 +232,25 @@ describe('decodeAnthropicRequest', () => {
   test('a custom tool with type custom is accepted; cache_control ignored silently, input_examples warned', () => {
     const { value, warnings } = decodeAnthropicRequest({
       ...base,
-      tools: [{ type: 'custom', name: 'f', input_schema: { type: 'object' }, strict: true, cache_control: { type: 'ephemeral' }, input_examples: [{}] }],
+      tools: [
+        {
+          type: 'custom',
+          name: 'f',
+          input_schema: { type: 'object' },
+          strict: true,
+          cache_control: { type: 'ephemeral' },
+          input_examples: [{}],
+        },
+      ],
     });
     expect(value.tools).toEqual([{ name: 'f', parameters: { type: 'object' }, strict: true }]);
-    expect(warnings).toEqual([{ type: 'unsupported-setting', field: 'tools[0].input_examples', message: 'input_examples is not supported and was ignored' }]);
+    expect(warnings).toEqual([
+      {
+        type: 'unsupported-setting',
+        field: 'tools[0].input_examples',
+        message: 'input_examples is not supported and was ignored',
+      },
+    ]);
   });
 });
 
@@ -220,7 +280,13 @@ describe('encodeAnthropicRequest', () => {
       },
       { role: 'user', content: [{ type: 'text', text: 'Thanks!' }] },
     ],
-    tools: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+    tools: [
+      {
+        name: 'get_weather',
+        description: 'Weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    ],
     toolChoice: { type: 'required' },
     parallelToolCalls: false,
     temperature: 0.2,
@@ -261,19 +327,39 @@ describe('encodeAnthropicRequest', () => {
       ],
       temperature: 0.2,
       stop_sequences: ['END'],
-      tools: [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Weather',
+          input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ],
       tool_choice: { type: 'any', disable_parallel_tool_use: true },
       metadata: { user_id: 'u-1' },
     });
     expect(warnings).toEqual([
-      { type: 'changed-value', field: 'messages[3].content[2].arguments', message: 'arguments of tool call call_2 are not a JSON object; sent as {}' },
-      { type: 'changed-value', field: 'stop', message: 'whitespace-only stop sequences are not accepted by Anthropic and were dropped' },
+      {
+        type: 'changed-value',
+        field: 'messages[3].content[2].arguments',
+        message: 'arguments of tool call call_2 are not a JSON object; sent as {}',
+      },
+      {
+        type: 'changed-value',
+        field: 'stop',
+        message: 'whitespace-only stop sequences are not accepted by Anthropic and were dropped',
+      },
     ]);
   });
 
   test('missing max_tokens defaults to 4096 with a warning; temperature above 1 is clamped; top_p with temperature dropped', () => {
     const { value, warnings } = encodeAnthropicRequest(
-      { model: 'm', stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], temperature: 1.6, topP: 0.5 },
+      {
+        model: 'm',
+        stream: false,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+        temperature: 1.6,
+        topP: 0.5,
+      },
       'up',
     );
     expect(value.max_tokens).toBe(DEFAULT_MAX_TOKENS);
@@ -288,22 +374,44 @@ describe('encodeAnthropicRequest', () => {
       stream: false,
       maxTokens: 10,
       topP: 0.9,
-      messages: [{ role: 'user', content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/' }, detail: 'high' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/' }, detail: 'high' },
+          ],
+        },
+      ],
       tools: [{ name: 'f', parameters: { type: 'object' }, strict: true }],
       toolChoice: { type: 'tool', name: 'f' },
     };
     const { value, warnings } = encodeAnthropicRequest(req, 'up');
-    expect(value.messages[0]!.content).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/' } }]);
+    expect(value.messages[0]!.content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/' } },
+    ]);
     expect(value.top_p).toBe(0.9);
     expect(value.tools).toEqual([{ name: 'f', input_schema: { type: 'object' }, strict: true }]);
     expect(value.tool_choice).toEqual({ type: 'tool', name: 'f' });
-    expect(warnings).toEqual([{ type: 'unsupported-setting', field: 'messages[0].content[0].detail', message: 'image detail is not supported by Anthropic and was ignored' }]);
-    expect(encodeAnthropicRequest({ ...req, toolChoice: { type: 'none' }, parallelToolCalls: false }, 'up').value.tool_choice).toEqual({ type: 'none' });
-    expect(encodeAnthropicRequest({ ...req, toolChoice: undefined, parallelToolCalls: false }, 'up').value.tool_choice).toEqual({
+    expect(warnings).toEqual([
+      {
+        type: 'unsupported-setting',
+        field: 'messages[0].content[0].detail',
+        message: 'image detail is not supported by Anthropic and was ignored',
+      },
+    ]);
+    expect(
+      encodeAnthropicRequest({ ...req, toolChoice: { type: 'none' }, parallelToolCalls: false }, 'up').value
+        .tool_choice,
+    ).toEqual({ type: 'none' });
+    expect(
+      encodeAnthropicRequest({ ...req, toolChoice: undefined, parallelToolCalls: false }, 'up').value.tool_choice,
+    ).toEqual({
       type: 'auto',
       disable_parallel_tool_use: true,
     });
-    expect(encodeAnthropicRequest({ ...req, toolChoice: { type: 'auto' } }, 'up').value.tool_choice).toEqual({ type: 'auto' });
+    expect(encodeAnthropicRequest({ ...req, toolChoice: { type: 'auto' } }, 'up').value.tool_choice).toEqual({
+      type: 'auto',
+    });
   });
 
   test('JSON mode becomes a system instruction (with a warning); a JSON schema uses output_config.format', () => {
@@ -321,10 +429,17 @@ describe('encodeAnthropicRequest', () => {
     expect(json.value.system).toBe(`You list fruit.\n\n${JSON_MODE_INSTRUCTION}`);
     expect(json.value.output_config).toBeUndefined();
     expect(json.warnings).toEqual([
-      { type: 'changed-value', field: 'response_format', message: 'Anthropic has no JSON mode; JSON output was requested through a system instruction' },
+      {
+        type: 'changed-value',
+        field: 'response_format',
+        message: 'Anthropic has no JSON mode; JSON output was requested through a system instruction',
+      },
     ]);
     const schema = { type: 'object', properties: { fruit: { type: 'array', items: { type: 'string' } } } };
-    const structured = encodeAnthropicRequest({ ...req, responseFormat: { type: 'json-schema', name: 'fruit', schema, strict: true } }, 'up');
+    const structured = encodeAnthropicRequest(
+      { ...req, responseFormat: { type: 'json-schema', name: 'fruit', schema, strict: true } },
+      'up',
+    );
     expect(structured.value.system).toBe('You list fruit.');
     expect(structured.value.output_config).toEqual({ format: { type: 'json_schema', schema } });
     expect(structured.warnings).toEqual([]);
@@ -358,8 +473,18 @@ describe('encodeAnthropicRequest', () => {
       ['assistant', ['text', 'tool_use']],
       ['user', ['tool_result', 'tool_result', 'text']],
     ]);
-    expect(value.messages[1]!.content[1]).toEqual({ type: 'tool_use', id: 'toolu_01A', name: 'get_weather', input: { city: 'Paris', unit: 'c' } });
-    expect(value.messages[2]!.content[1]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_01B', content: [{ type: 'text', text: 'timeout' }], is_error: true });
+    expect(value.messages[1]!.content[1]).toEqual({
+      type: 'tool_use',
+      id: 'toolu_01A',
+      name: 'get_weather',
+      input: { city: 'Paris', unit: 'c' },
+    });
+    expect(value.messages[2]!.content[1]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_01B',
+      content: [{ type: 'text', text: 'timeout' }],
+      is_error: true,
+    });
     expect(value.tool_choice).toEqual({ type: 'any', disable_parallel_tool_use: true });
   });
 });

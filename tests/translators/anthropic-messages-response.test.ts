@@ -39,15 +39,27 @@ describe('decodeAnthropicResponse', () => {
 
   test('stop sequence and garbage', () => {
     const res = decodeAnthropicResponse(
-      { id: 'msg_1', content: [{ type: 'text', text: 'a' }], stop_reason: 'stop_sequence', stop_sequence: '###', usage: { input_tokens: 1, output_tokens: 1 } },
+      {
+        id: 'msg_1',
+        content: [{ type: 'text', text: 'a' }],
+        stop_reason: 'stop_sequence',
+        stop_sequence: '###',
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
       MODEL,
       { created: 1 },
     );
     expect(res.finishReason).toEqual({ unified: 'stop-sequence', raw: 'stop_sequence' });
     expect(res.stopSequence).toBe('###');
-    expect(() => decodeAnthropicResponse('<html>', MODEL)).toThrow('invalid upstream Anthropic body: not a JSON object');
-    expect(() => decodeAnthropicResponse({ type: 'error', error: { type: 'api_error', message: 'boom' } }, MODEL)).toThrow('upstream error: boom');
-    expect(() => decodeAnthropicResponse({ id: 'msg_1', content: [{ type: 'tool_use', id: 'x', input: {} }] }, MODEL)).toThrow('tool_use without id or name');
+    expect(() => decodeAnthropicResponse('<html>', MODEL)).toThrow(
+      'invalid upstream Anthropic body: not a JSON object',
+    );
+    expect(() =>
+      decodeAnthropicResponse({ type: 'error', error: { type: 'api_error', message: 'boom' } }, MODEL),
+    ).toThrow('upstream error: boom');
+    expect(() =>
+      decodeAnthropicResponse({ id: 'msg_1', content: [{ type: 'tool_use', id: 'x', input: {} }] }, MODEL),
+    ).toThrow('tool_use without id or name');
   });
 });
 
@@ -98,18 +110,28 @@ describe('encodeAnthropicResponse', () => {
 
   test('stop_sequence only for a stop-sequence ending', () => {
     const text = { ...res, content: [{ type: 'text' as const, text: 'x' }] };
-    expect(encodeAnthropicResponse({ ...text, finishReason: { unified: 'stop-sequence' }, stopSequence: 'END' })).toMatchObject({
+    expect(
+      encodeAnthropicResponse({ ...text, finishReason: { unified: 'stop-sequence' }, stopSequence: 'END' }),
+    ).toMatchObject({
       stop_reason: 'stop_sequence',
       stop_sequence: 'END',
     });
-    expect(encodeAnthropicResponse({ ...text, finishReason: { unified: 'stop' }, stopSequence: 'END' })).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+    expect(encodeAnthropicResponse({ ...text, finishReason: { unified: 'stop' }, stopSequence: 'END' })).toMatchObject({
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+    });
   });
 
   test('the SDK client accepts the encoded body', async () => {
     const body = encodeAnthropicResponse({ ...res, id: 'msg_sdk' });
-    const fetch = async () => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+    const fetch = async () =>
+      new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
     const client = new Anthropic({ apiKey: 'test', baseURL: 'http://gateway.test', fetch, maxRetries: 0 });
-    const message = await client.messages.create({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    const message = await client.messages.create({
+      model: MODEL,
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(message.id).toBe('msg_sdk');
     expect(message.content[1]).toMatchObject({ type: 'tool_use', input: { city: 'Paris' } });
   });
@@ -127,13 +149,22 @@ describe('finish-reason and usage mappers', () => {
     expect(toAnthropicStopReason({ unified: 'content-filter', raw: 'content_filter' })).toBe('refusal');
     expect(toAnthropicStopReason({ unified: 'error' })).toBe('end_turn');
     expect(toAnthropicStopReason(fromAnthropicStopReason('pause_turn'))).toBe('pause_turn');
-    expect(toAnthropicStopReason(fromAnthropicStopReason('model_context_window_exceeded'))).toBe('model_context_window_exceeded');
+    expect(toAnthropicStopReason(fromAnthropicStopReason('model_context_window_exceeded'))).toBe(
+      'model_context_window_exceeded',
+    );
     expect(toAnthropicStopReason({ unified: 'stop', raw: 'max_tokens' })).toBe('end_turn');
   });
 
   test('usage both ways', () => {
     expect(fromAnthropicUsage(null)).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
-    expect(fromAnthropicUsage({ input_tokens: 5, cache_creation_input_tokens: null, cache_read_input_tokens: 0, output_tokens: 2 })).toEqual({
+    expect(
+      fromAnthropicUsage({
+        input_tokens: 5,
+        cache_creation_input_tokens: null,
+        cache_read_input_tokens: 0,
+        output_tokens: 2,
+      }),
+    ).toEqual({
       inputTokens: 5,
       outputTokens: 2,
       totalTokens: 7,

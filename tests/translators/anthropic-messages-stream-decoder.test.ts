@@ -10,7 +10,11 @@ const MODEL = 'anthropic/claude-sonnet';
 const CREATED = 1735689600;
 
 async function decode(bytes: Uint8Array, split: number[]): Promise<StreamEvent[]> {
-  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: CREATED }))));
+  return collect(
+    parseSseBytes(replayBytes(bytes, split)).pipeThrough(
+      toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: CREATED })),
+    ),
+  );
 }
 
 async function decodeMessages(messages: EventSourceMessage[]): Promise<StreamEvent[]> {
@@ -20,10 +24,16 @@ async function decodeMessages(messages: EventSourceMessage[]): Promise<StreamEve
       controller.close();
     },
   });
-  return collect(source.pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: CREATED }))));
+  return collect(
+    source.pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: CREATED }))),
+  );
 }
 
-const msg = (event: string, data: unknown): EventSourceMessage => ({ event, data: JSON.stringify(data), id: undefined });
+const msg = (event: string, data: unknown): EventSourceMessage => ({
+  event,
+  data: JSON.stringify(data),
+  id: undefined,
+});
 
 const start = (id: string, inputTokens: number, cachedInputTokens?: number): StreamEvent => ({
   type: 'message-start',
@@ -56,7 +66,11 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'tool-call-delta', index: 1, delta: '{"city": "Par' },
     { type: 'tool-call-delta', index: 1, delta: 'is", "unit": "c"}' },
     { type: 'tool-call-end', index: 1 },
-    { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage: { inputTokens: 472, outputTokens: 89, totalTokens: 561 } },
+    {
+      type: 'finish',
+      finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+      usage: { inputTokens: 472, outputTokens: 89, totalTokens: 561 },
+    },
   ],
   // The thinking block (upstream index 0) is skipped; canonical indices still start at 0.
   'parallel-tool-calls.sse': [
@@ -96,7 +110,11 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-delta', index: 0, delta: 'Once upon a' },
     { type: 'text-delta', index: 0, delta: ' time' },
     { type: 'text-end', index: 0 },
-    { type: 'finish', finishReason: { unified: 'length', raw: 'max_tokens' }, usage: { inputTokens: 33, outputTokens: 5, totalTokens: 38 } },
+    {
+      type: 'finish',
+      finishReason: { unified: 'length', raw: 'max_tokens' },
+      usage: { inputTokens: 33, outputTokens: 5, totalTokens: 38 },
+    },
   ],
   'error-midstream.sse': [
     start('msg_01ErrorFixture', 12),
@@ -115,7 +133,10 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     start('msg_01GarbageFixture', 12),
     { type: 'text-start', index: 0 },
     { type: 'text-delta', index: 0, delta: 'ok so far' },
-    { type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a JSON object' } },
+    {
+      type: 'error',
+      error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a JSON object' },
+    },
   ],
 };
 
@@ -133,28 +154,51 @@ describe('Anthropic stream decoder: recorded fixtures under every split', () => 
 describe('Anthropic stream decoder: edge cases', () => {
   const messageStart = msg('message_start', {
     type: 'message_start',
-    message: { id: 'msg_x', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 5, output_tokens: 1 } },
+    message: {
+      id: 'msg_x',
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      usage: { input_tokens: 5, output_tokens: 1 },
+    },
   });
   const stop = msg('message_stop', { type: 'message_stop' });
 
   test('content before message_start is an invalid stream', async () => {
-    const events = await decodeMessages([msg('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } })]);
+    const events = await decodeMessages([
+      msg('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    ]);
     expect(events).toEqual([
-      { type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream stream began with content_block_start instead of message_start' } },
+      {
+        type: 'error',
+        error: {
+          code: 'invalid_upstream_stream',
+          message: 'the upstream stream began with content_block_start instead of message_start',
+        },
+      },
     ]);
   });
 
   test('an error event before anything else is the only event', async () => {
-    const events = await decodeMessages([msg('error', { type: 'error', error: { type: 'api_error', message: 'Internal server error' } })]);
+    const events = await decodeMessages([
+      msg('error', { type: 'error', error: { type: 'api_error', message: 'Internal server error' } }),
+    ]);
     expect(events).toEqual([{ type: 'error', error: { code: 'upstream_error', message: 'Internal server error' } }]);
   });
 
   test('a tool_use block without a name is an invalid stream', async () => {
     const events = await decodeMessages([
       messageStart,
-      msg('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: '', input: {} } }),
+      msg('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_1', name: '', input: {} },
+      }),
     ]);
-    expect(events.at(-1)).toEqual({ type: 'error', error: { code: 'invalid_upstream_stream', message: 'tool_use block 0 without an id or name' } });
+    expect(events.at(-1)).toEqual({
+      type: 'error',
+      error: { code: 'invalid_upstream_stream', message: 'tool_use block 0 without an id or name' },
+    });
     expect(events).toHaveLength(2);
   });
 
@@ -165,22 +209,45 @@ describe('Anthropic stream decoder: edge cases', () => {
     ]);
     expect(events[1]).toEqual({
       type: 'error',
-      error: { code: 'invalid_upstream_stream', message: 'content_block_delta for content block 4, which was never started' },
+      error: {
+        code: 'invalid_upstream_stream',
+        message: 'content_block_delta for content block 4, which was never started',
+      },
     });
   });
 
   test('server tool blocks are skipped and unknown event types ignored; events after message_stop are ignored', async () => {
     const events = await decodeMessages([
       messageStart,
-      msg('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} } }),
-      msg('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"query":"x"}' } }),
+      msg('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+      }),
+      msg('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: '{"query":"x"}' },
+      }),
       msg('content_block_stop', { type: 'content_block_stop', index: 0 }),
-      msg('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'redacted_thinking', data: 'abc' } }),
+      msg('content_block_start', {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'redacted_thinking', data: 'abc' },
+      }),
       msg('content_block_stop', { type: 'content_block_stop', index: 1 }),
       msg('brand_new_event', { type: 'brand_new_event' }),
-      msg('content_block_start', { type: 'content_block_start', index: 2, content_block: { type: 'text', text: 'Found' } }),
+      msg('content_block_start', {
+        type: 'content_block_start',
+        index: 2,
+        content_block: { type: 'text', text: 'Found' },
+      }),
       msg('content_block_stop', { type: 'content_block_stop', index: 2 }),
-      msg('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } }),
+      msg('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 4 },
+      }),
       stop,
       msg('ping', { type: 'ping' }),
     ]);
@@ -189,16 +256,28 @@ describe('Anthropic stream decoder: edge cases', () => {
       { type: 'text-start', index: 0 },
       { type: 'text-delta', index: 0, delta: 'Found' },
       { type: 'text-end', index: 0 },
-      { type: 'finish', finishReason: { unified: 'stop', raw: 'end_turn' }, usage: { inputTokens: 5, outputTokens: 4, totalTokens: 9 } },
+      {
+        type: 'finish',
+        finishReason: { unified: 'stop', raw: 'end_turn' },
+        usage: { inputTokens: 5, outputTokens: 4, totalTokens: 9 },
+      },
     ]);
   });
 
   test('a tool_use block carrying its whole input up front is honoured', async () => {
     const events = await decodeMessages([
       messageStart,
-      msg('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_9', name: 'f', input: { a: 1 } } }),
+      msg('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_9', name: 'f', input: { a: 1 } },
+      }),
       msg('content_block_stop', { type: 'content_block_stop', index: 0 }),
-      msg('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }),
+      msg('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 9 },
+      }),
       stop,
     ]);
     expect(events.slice(1, 4)).toEqual([
@@ -218,7 +297,11 @@ describe('Anthropic stream decoder: edge cases', () => {
     expect(events.slice(2)).toEqual([
       { type: 'text-delta', index: 0, delta: 'hi' },
       { type: 'text-end', index: 0 },
-      { type: 'finish', finishReason: { unified: 'other' }, usage: { inputTokens: 5, outputTokens: 1, totalTokens: 6 } },
+      {
+        type: 'finish',
+        finishReason: { unified: 'other' },
+        usage: { inputTokens: 5, outputTokens: 1, totalTokens: 6 },
+      },
     ]);
   });
 
@@ -235,7 +318,9 @@ describe('Anthropic stream decoder: edge cases', () => {
         controller.close();
       },
     });
-    const [first] = await collect(source.pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL }))));
+    const [first] = await collect(
+      source.pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL }))),
+    );
     expect(first?.type).toBe('message-start');
     if (first?.type === 'message-start') expect(Math.abs(first.created - Date.now() / 1000)).toBeLessThan(5);
   });

@@ -1,6 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, test } from 'bun:test';
-import { createAnthropicStreamDecoder, createAnthropicStreamEncoder } from '../../translators/anthropic-messages/index.ts';
+import {
+  createAnthropicStreamDecoder,
+  createAnthropicStreamEncoder,
+} from '../../translators/anthropic-messages/index.ts';
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
 import { parseSseBytes } from '../../translators/shared/sse.ts';
 import { toTransformStream } from '../../translators/shared/stream-translator.ts';
@@ -30,11 +33,18 @@ function parse(chunks: string[]): Array<{ event: string; data: Record<string, un
     .filter(Boolean)
     .map((frame) => {
       const [eventLine, dataLine] = frame.split('\n');
-      return { event: eventLine!.replace('event: ', ''), data: JSON.parse(dataLine!.replace('data: ', '')) as Record<string, unknown> };
+      return {
+        event: eventLine!.replace('event: ', ''),
+        data: JSON.parse(dataLine!.replace('data: ', '')) as Record<string, unknown>,
+      };
     });
 }
 
-const usage = (input: number, output: number) => ({ inputTokens: input, outputTokens: output, totalTokens: input + output });
+const usage = (input: number, output: number) => ({
+  inputTokens: input,
+  outputTokens: output,
+  totalTokens: input + output,
+});
 
 const TEXT: StreamEvent[] = [
   { type: 'message-start', id: 'chatcmpl-up', model: MODEL, created: 1, usage: { inputTokens: 10 } },
@@ -57,13 +67,18 @@ const PARALLEL: StreamEvent[] = [
   { type: 'tool-call-end', index: 1 },
   { type: 'tool-call-end', index: 0 },
   { type: 'usage', usage: { cachedInputTokens: 64 } },
-  { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: { ...usage(100, 30), cachedInputTokens: 64 } },
+  {
+    type: 'finish',
+    finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+    usage: { ...usage(100, 30), cachedInputTokens: 64 },
+  },
 ];
 
 describe('Anthropic stream encoder', () => {
   test('a text stream is the exact documented event sequence', async () => {
     const text = (await encode(TEXT)).join('');
-    const nullUsage = 'cache_creation":null,"output_tokens":1,"output_tokens_details":null,"server_tool_use":null,"service_tier":null,"inference_geo":null,"speed":null';
+    const nullUsage =
+      'cache_creation":null,"output_tokens":1,"output_tokens_details":null,"server_tool_use":null,"service_tier":null,"inference_geo":null,"speed":null';
     expect(text).toBe(
       'event: message_start\n' +
         `data: {"type":"message_start","message":{"id":"${ID}","type":"message","role":"assistant","model":"${MODEL}","content":[],"stop_reason":null,"stop_sequence":null,"stop_details":null,"container":null,"diagnostics":null,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"${nullUsage}}}}\n\n` +
@@ -96,11 +111,19 @@ describe('Anthropic stream encoder', () => {
     const message = frames[0]!.data.message as { usage: Record<string, unknown> };
     expect(message.usage.input_tokens).toBe(0);
     expect(frames.slice(2, 10).map((f) => f.data)).toEqual([
-      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'call_A', name: 'get_weather', input: {} } },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'call_A', name: 'get_weather', input: {} },
+      },
       { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"city":' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"Paris"}' } },
       { type: 'content_block_stop', index: 0 },
-      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'call_B', name: 'get_time', input: {} } },
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: 'call_B', name: 'get_time', input: {} },
+      },
       { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"tz":' } },
       { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '"CET"}' } },
       { type: 'content_block_stop', index: 1 },
@@ -108,7 +131,14 @@ describe('Anthropic stream encoder', () => {
     expect(frames[10]!.data).toEqual({
       type: 'message_delta',
       delta: { stop_reason: 'tool_use', stop_sequence: null, stop_details: null, container: null },
-      usage: { input_tokens: 36, cache_creation_input_tokens: 0, cache_read_input_tokens: 64, output_tokens: 30, output_tokens_details: null, server_tool_use: null },
+      usage: {
+        input_tokens: 36,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 64,
+        output_tokens: 30,
+        output_tokens_details: null,
+        server_tool_use: null,
+      },
     });
   });
 
@@ -129,10 +159,23 @@ describe('Anthropic stream encoder', () => {
 
   test('a stop-sequence finish names the sequence; a length finish is max_tokens', async () => {
     const stopSeq = parse(
-      await encode([TEXT[0]!, { type: 'finish', finishReason: { unified: 'stop-sequence' }, stopSequence: '###', usage: usage(10, 1) }]),
+      await encode([
+        TEXT[0]!,
+        { type: 'finish', finishReason: { unified: 'stop-sequence' }, stopSequence: '###', usage: usage(10, 1) },
+      ]),
     );
-    expect(stopSeq.at(-2)!.data.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: '###', stop_details: null, container: null });
-    const length = parse(await encode([TEXT[0]!, { type: 'finish', finishReason: { unified: 'length', raw: 'length' }, usage: usage(10, 1) }]));
+    expect(stopSeq.at(-2)!.data.delta).toEqual({
+      stop_reason: 'stop_sequence',
+      stop_sequence: '###',
+      stop_details: null,
+      container: null,
+    });
+    const length = parse(
+      await encode([
+        TEXT[0]!,
+        { type: 'finish', finishReason: { unified: 'length', raw: 'length' }, usage: usage(10, 1) },
+      ]),
+    );
     expect((length.at(-2)!.data.delta as Record<string, unknown>).stop_reason).toBe('max_tokens');
   });
 
@@ -140,14 +183,31 @@ describe('Anthropic stream encoder', () => {
     const frames = parse(
       await encode([
         ...TEXT.slice(0, 3),
-        { type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended without message_stop' } },
+        {
+          type: 'error',
+          error: { code: 'stream_truncated', message: 'the upstream stream ended without message_stop' },
+        },
         { type: 'text-delta', index: 0, delta: 'ignored' },
       ]),
     );
-    expect(frames.map((f) => f.event)).toEqual(['message_start', 'ping', 'content_block_start', 'content_block_delta', 'error']);
-    expect(frames.at(-1)!.data).toEqual({ type: 'error', error: { type: 'api_error', message: 'the upstream stream ended without message_stop' } });
-    const overloaded = parse(await encode([TEXT[0]!, { type: 'error', error: { code: 'upstream_overloaded', message: 'Overloaded' } }]));
-    expect(overloaded.at(-1)!.data).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    expect(frames.map((f) => f.event)).toEqual([
+      'message_start',
+      'ping',
+      'content_block_start',
+      'content_block_delta',
+      'error',
+    ]);
+    expect(frames.at(-1)!.data).toEqual({
+      type: 'error',
+      error: { type: 'api_error', message: 'the upstream stream ended without message_stop' },
+    });
+    const overloaded = parse(
+      await encode([TEXT[0]!, { type: 'error', error: { code: 'upstream_overloaded', message: 'Overloaded' } }]),
+    );
+    expect(overloaded.at(-1)!.data).toEqual({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'Overloaded' },
+    });
   });
 
   test('a canonical stream that stops without a finish still ends with an error event', async () => {
@@ -160,7 +220,11 @@ describe('Anthropic stream encoder', () => {
 describe('Anthropic stream encoder → decoder round trip', () => {
   async function roundTrip(events: StreamEvent[]): Promise<StreamEvent[]> {
     const bytes = new TextEncoder().encode((await encode(events)).join(''));
-    return collect(parseSseBytes(source([bytes])).pipeThrough(toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: 1 }))));
+    return collect(
+      parseSseBytes(source([bytes])).pipeThrough(
+        toTransformStream(createAnthropicStreamDecoder({ model: MODEL, created: 1 })),
+      ),
+    );
   }
 
   test('text', async () => {
@@ -182,12 +246,19 @@ describe('Anthropic stream encoder → decoder round trip', () => {
       { type: 'tool-call-delta', index: 1, delta: '{"tz":' },
       { type: 'tool-call-delta', index: 1, delta: '"CET"}' },
       { type: 'tool-call-end', index: 1 },
-      { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage: { ...usage(100, 30), cachedInputTokens: 64 } },
+      {
+        type: 'finish',
+        finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+        usage: { ...usage(100, 30), cachedInputTokens: 64 },
+      },
     ]);
   });
 
   test('an error round-trips as an error', async () => {
-    const events = await roundTrip([TEXT[0]!, { type: 'error', error: { code: 'upstream_overloaded', message: 'Overloaded' } }]);
+    const events = await roundTrip([
+      TEXT[0]!,
+      { type: 'error', error: { code: 'upstream_overloaded', message: 'Overloaded' } },
+    ]);
     expect(events.at(-1)).toEqual({ type: 'error', error: { code: 'upstream_overloaded', message: 'Overloaded' } });
   });
 });
@@ -219,7 +290,11 @@ describe('@anthropic-ai/sdk reads the encoder output', () => {
   });
 
   test('finalMessage() rejects on an error event', async () => {
-    const stream = client([TEXT[0]!, TEXT[1]!, { type: 'error', error: { code: 'upstream_overloaded', message: 'Overloaded' } }]).messages.stream(params);
+    const stream = client([
+      TEXT[0]!,
+      TEXT[1]!,
+      { type: 'error', error: { code: 'upstream_overloaded', message: 'Overloaded' } },
+    ]).messages.stream(params);
     const error = await stream.finalMessage().then(
       () => undefined,
       (err: unknown) => err,

@@ -1,7 +1,13 @@
 import { describe, expect, test } from 'bun:test';
 import OpenAI from 'openai';
 import type { CanonicalResponse } from '../../translators/canonical/response.ts';
-import { decodeChatResponse, encodeChatResponse, fromChatUsage, toChatFinishReason, toChatUsage } from '../../translators/chat-completions/index.ts';
+import {
+  decodeChatResponse,
+  encodeChatResponse,
+  fromChatUsage,
+  toChatFinishReason,
+  toChatUsage,
+} from '../../translators/chat-completions/index.ts';
 
 const FIXTURES = `${import.meta.dir}/../fixtures/chat-completions`;
 const fixture = async (name: string): Promise<unknown> => Bun.file(`${FIXTURES}/${name}`).json();
@@ -22,7 +28,12 @@ describe('decodeChatResponse', () => {
   test('parallel tool calls with null content', async () => {
     const res = decodeChatResponse(await fixture('response-tool-calls.json'), 'g');
     expect(res.content).toEqual([
-      { type: 'tool-call', id: 'call_abc123', name: 'get_current_weather', arguments: '{\n"location": "Boston, MA"\n}' },
+      {
+        type: 'tool-call',
+        id: 'call_abc123',
+        name: 'get_current_weather',
+        arguments: '{\n"location": "Boston, MA"\n}',
+      },
       { type: 'tool-call', id: 'call_def456', name: 'get_current_weather', arguments: '{"location": "Austin, TX"}' },
     ]);
     expect(res.finishReason).toEqual({ unified: 'tool-calls', raw: 'tool_calls' });
@@ -39,7 +50,10 @@ describe('decodeChatResponse', () => {
             index: 0,
             message: {
               role: 'assistant',
-              content: [{ type: 'text', text: 'Once' }, { type: 'text', text: ' upon' }],
+              content: [
+                { type: 'text', text: 'Once' },
+                { type: 'text', text: ' upon' },
+              ],
               refusal: 'no',
               tool_calls: [{ type: 'function', function: { name: 'f', arguments: { a: 1 } } }],
             },
@@ -63,10 +77,18 @@ describe('decodeChatResponse', () => {
 
   test('bodies that are not completions throw', () => {
     expect(() => decodeChatResponse('x', 'g')).toThrow('invalid upstream chat completion: not a JSON object');
-    expect(() => decodeChatResponse({ id: 'x' }, 'g')).toThrow('invalid upstream chat completion: choices is not an array');
-    expect(() => decodeChatResponse({ id: 'x', choices: [] }, 'g')).toThrow('invalid upstream chat completion: no choices');
-    expect(() => decodeChatResponse({ choices: [{ message: { tool_calls: [{ id: 'c', function: {} }] } }] }, 'g')).toThrow('tool_calls[0] has no function name');
-    expect(() => decodeChatResponse({ error: { message: 'Rate limit reached', type: 'requests' } }, 'g')).toThrow('upstream error: Rate limit reached');
+    expect(() => decodeChatResponse({ id: 'x' }, 'g')).toThrow(
+      'invalid upstream chat completion: choices is not an array',
+    );
+    expect(() => decodeChatResponse({ id: 'x', choices: [] }, 'g')).toThrow(
+      'invalid upstream chat completion: no choices',
+    );
+    expect(() =>
+      decodeChatResponse({ choices: [{ message: { tool_calls: [{ id: 'c', function: {} }] } }] }, 'g'),
+    ).toThrow('tool_calls[0] has no function name');
+    expect(() => decodeChatResponse({ error: { message: 'Rate limit reached', type: 'requests' } }, 'g')).toThrow(
+      'upstream error: Rate limit reached',
+    );
   });
 });
 
@@ -108,9 +130,11 @@ describe('encodeChatResponse', () => {
   });
 
   test('content is null with only tool calls, an empty string with nothing at all', () => {
-    const onlyTools = encodeChatResponse({ ...canonical, content: canonical.content.slice(2) }, OPTS).choices[0]!.message;
+    const onlyTools = encodeChatResponse({ ...canonical, content: canonical.content.slice(2) }, OPTS).choices[0]!
+      .message;
     expect(onlyTools.content).toBeNull();
-    const empty = encodeChatResponse({ ...canonical, content: [], finishReason: { unified: 'length' } }, OPTS).choices[0]!;
+    const empty = encodeChatResponse({ ...canonical, content: [], finishReason: { unified: 'length' } }, OPTS)
+      .choices[0]!;
     expect([empty.message.content, empty.message.tool_calls, empty.finish_reason]).toEqual(['', undefined, 'length']);
   });
 
@@ -129,7 +153,12 @@ describe('encodeChatResponse', () => {
 
   test('usage both ways; reasoning details only when known', () => {
     const usage = { inputTokens: 20, outputTokens: 140, totalTokens: 160, reasoningTokens: 128 };
-    expect(toChatUsage(usage)).toEqual({ prompt_tokens: 20, completion_tokens: 140, total_tokens: 160, completion_tokens_details: { reasoning_tokens: 128 } });
+    expect(toChatUsage(usage)).toEqual({
+      prompt_tokens: 20,
+      completion_tokens: 140,
+      total_tokens: 160,
+      completion_tokens_details: { reasoning_tokens: 128 },
+    });
     expect(fromChatUsage(toChatUsage(usage))).toEqual(usage);
     expect(fromChatUsage(null)).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
   });
@@ -147,9 +176,20 @@ describe('encodeChatResponse', () => {
 
   test('openai SDK: chat.completions.create() parses the body', async () => {
     const body = encodeChatResponse(canonical, OPTS);
-    const client = new OpenAI({ apiKey: 'k', baseURL: 'http://gateway.test/v1', maxRetries: 0, fetch: async () => Response.json(body) });
-    const completion = await client.chat.completions.create({ model: 'acme/chat-large', messages: [{ role: 'user', content: 'hi' }] });
+    const client = new OpenAI({
+      apiKey: 'k',
+      baseURL: 'http://gateway.test/v1',
+      maxRetries: 0,
+      fetch: async () => Response.json(body),
+    });
+    const completion = await client.chat.completions.create({
+      model: 'acme/chat-large',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(completion).toEqual(body as unknown as typeof completion);
-    expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'lookup' } });
+    expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+      type: 'function',
+      function: { name: 'lookup' },
+    });
   });
 });

@@ -10,7 +10,11 @@ const MODEL = 'acme/chat-large';
 const WHOLE = [Number.MAX_SAFE_INTEGER];
 
 async function decode(bytes: Uint8Array, split: number[], created?: number): Promise<StreamEvent[]> {
-  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createChatStreamDecoder({ model: MODEL, created }))));
+  return collect(
+    parseSseBytes(replayBytes(bytes, split)).pipeThrough(
+      toTransformStream(createChatStreamDecoder({ model: MODEL, created })),
+    ),
+  );
 }
 
 const start = (id: string, created: number): StreamEvent => ({ type: 'message-start', id, model: MODEL, created });
@@ -91,13 +95,22 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-start', index: 0 },
     { type: 'text-delta', index: 0, delta: 'Partial' },
     { type: 'text-delta', index: 0, delta: ' answer' },
-    { type: 'error', error: { code: 'upstream_error', message: 'The server had an error while processing your request. Sorry about that!' } },
+    {
+      type: 'error',
+      error: {
+        code: 'upstream_error',
+        message: 'The server had an error while processing your request. Sorry about that!',
+      },
+    },
   ],
   'garbage.sse': [
     start('chatcmpl-BF3cc4Ms1VpYo6Ze0Nu2Rx5Ad9Tb', 1742420000),
     { type: 'text-start', index: 0 },
     { type: 'text-delta', index: 0, delta: 'Hello' },
-    { type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a JSON object' } },
+    {
+      type: 'error',
+      error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a JSON object' },
+    },
   ],
   'truncated.sse': [
     start('chatcmpl-BG4dd5Nt2WqZp7Af1Ov3Sy6Be0Uc', 1742430000),
@@ -128,8 +141,17 @@ describe('createChatStreamDecoder: recorded-style fixtures under every split', (
 describe('createChatStreamDecoder: edge cases', () => {
   const sse = (...events: Array<object | string>) =>
     new TextEncoder().encode(events.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`).join(''));
-  const chunk = (delta: object, finish: string | null = null, extra: object = {}) => ({ id: 'c1', object: 'chat.completion.chunk', created: 9, model: 'up', choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
-  const call = (index: number | undefined, fields: object) => ({ tool_calls: [{ ...(index === undefined ? {} : { index }), ...fields }] });
+  const chunk = (delta: object, finish: string | null = null, extra: object = {}) => ({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 9,
+    model: 'up',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  });
+  const call = (index: number | undefined, fields: object) => ({
+    tool_calls: [{ ...(index === undefined ? {} : { index }), ...fields }],
+  });
   const toolEvents = (events: StreamEvent[]) => events.filter((e) => e.type.startsWith('tool-call'));
 
   test('usage inside the finish chunk and a later usage chunk merge; the finish waits for [DONE]', async () => {
@@ -137,14 +159,27 @@ describe('createChatStreamDecoder: edge cases', () => {
       sse(
         chunk({ role: 'assistant', content: 'hi' }),
         chunk({}, 'stop', { usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }),
-        { id: 'c1', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_tokens_details: { cached_tokens: 1 } } },
+        {
+          id: 'c1',
+          choices: [],
+          usage: {
+            prompt_tokens: 3,
+            completion_tokens: 2,
+            total_tokens: 5,
+            prompt_tokens_details: { cached_tokens: 1 },
+          },
+        },
         '[DONE]',
       ),
       WHOLE,
     );
     expect(events.slice(-2)).toEqual([
       { type: 'text-end', index: 0 },
-      { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5, cachedInputTokens: 1 } },
+      {
+        type: 'finish',
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5, cachedInputTokens: 1 },
+      },
     ]);
   });
 
@@ -170,7 +205,11 @@ describe('createChatStreamDecoder: edge cases', () => {
       { type: 'text-delta', index: 2, delta: 'b' },
       { type: 'tool-call-end', index: 1 },
       { type: 'text-end', index: 2 },
-      { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } },
+      {
+        type: 'finish',
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      },
     ]);
   });
 
@@ -207,39 +246,81 @@ describe('createChatStreamDecoder: edge cases', () => {
   });
 
   test('a tool call that never gets a name is an invalid stream, not a finish', async () => {
-    const events = await decode(sse(chunk(call(0, { id: 'a', function: { arguments: '{}' } })), chunk({}, 'tool_calls'), '[DONE]'), WHOLE);
+    const events = await decode(
+      sse(chunk(call(0, { id: 'a', function: { arguments: '{}' } })), chunk({}, 'tool_calls'), '[DONE]'),
+      WHOLE,
+    );
     expect(events).toEqual([
       { type: 'message-start', id: 'c1', model: MODEL, created: 9 },
-      { type: 'error', error: { code: 'invalid_upstream_stream', message: 'tool call a never received a function name' } },
+      {
+        type: 'error',
+        error: { code: 'invalid_upstream_stream', message: 'tool call a never received a function name' },
+      },
     ]);
   });
 
   test('[DONE] without a finish_reason finishes as other; a missing id and created are filled in', async () => {
     const events = await decode(sse({ choices: [{ delta: { content: 'x' } }] }, '[DONE]'), [4], 77);
     expect(events).toEqual([
-      { type: 'message-start', id: expect.stringMatching(/^chatcmpl-/) as unknown as string, model: MODEL, created: 77 },
+      {
+        type: 'message-start',
+        id: expect.stringMatching(/^chatcmpl-/) as unknown as string,
+        model: MODEL,
+        created: 77,
+      },
       { type: 'text-start', index: 0 },
       { type: 'text-delta', index: 0, delta: 'x' },
       { type: 'text-end', index: 0 },
-      { type: 'finish', finishReason: { unified: 'other' }, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } },
+      {
+        type: 'finish',
+        finishReason: { unified: 'other' },
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      },
     ]);
   });
 
   test('error shapes: a string error, vLLM error objects, event: error; nothing after them', async () => {
-    expect(await decode(sse({ error: 'overloaded' }, chunk({ content: 'x' })), WHOLE)).toEqual([{ type: 'error', error: { code: 'upstream_error', message: 'overloaded' } }]);
-    expect(await decode(sse(chunk({ content: 'x' }), { object: 'error', message: 'bad', type: 'BadRequestError', code: 400 }), WHOLE)).toMatchObject([
+    expect(await decode(sse({ error: 'overloaded' }, chunk({ content: 'x' })), WHOLE)).toEqual([
+      { type: 'error', error: { code: 'upstream_error', message: 'overloaded' } },
+    ]);
+    expect(
+      await decode(
+        sse(chunk({ content: 'x' }), { object: 'error', message: 'bad', type: 'BadRequestError', code: 400 }),
+        WHOLE,
+      ),
+    ).toMatchObject([
       { type: 'message-start' },
       { type: 'text-start' },
       { type: 'text-delta' },
       { type: 'error', error: { code: 'upstream_error', message: 'bad' } },
     ]);
     const named = new TextEncoder().encode('event: error\ndata: {"message":"quota"}\n\n');
-    expect(await decode(named, WHOLE)).toEqual([{ type: 'error', error: { code: 'upstream_error', message: 'quota' } }]);
+    expect(await decode(named, WHOLE)).toEqual([
+      { type: 'error', error: { code: 'upstream_error', message: 'quota' } },
+    ]);
   });
 
   test('JSON that is not a chunk, an empty stream, and [DONE] alone', async () => {
-    expect(await decode(sse({ hello: 'world' }), WHOLE)).toEqual([{ type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a chat.completion.chunk' } }]);
-    expect(await decode(new Uint8Array(), [1])).toEqual([{ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before a finish_reason' } }]);
-    expect(await decode(sse('[DONE]'), WHOLE)).toEqual([{ type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream stream ended with [DONE] before any chunk' } }]);
+    expect(await decode(sse({ hello: 'world' }), WHOLE)).toEqual([
+      {
+        type: 'error',
+        error: {
+          code: 'invalid_upstream_stream',
+          message: 'the upstream sent data that is not a chat.completion.chunk',
+        },
+      },
+    ]);
+    expect(await decode(new Uint8Array(), [1])).toEqual([
+      {
+        type: 'error',
+        error: { code: 'stream_truncated', message: 'the upstream stream ended before a finish_reason' },
+      },
+    ]);
+    expect(await decode(sse('[DONE]'), WHOLE)).toEqual([
+      {
+        type: 'error',
+        error: { code: 'invalid_upstream_stream', message: 'the upstream stream ended with [DONE] before any chunk' },
+      },
+    ]);
   });
 });

@@ -12,7 +12,12 @@ import { parseSseBytes } from '../../translators/shared/sse.ts';
 import { toTransformStream } from '../../translators/shared/stream-translator.ts';
 import { collect, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
-const OPTS: ChatStreamEncoderOptions = { id: 'chatcmpl-gw1', model: 'acme/chat-large', created: 1700000000, includeUsage: false };
+const OPTS: ChatStreamEncoderOptions = {
+  id: 'chatcmpl-gw1',
+  model: 'acme/chat-large',
+  created: 1700000000,
+  includeUsage: false,
+};
 
 async function encode(events: StreamEvent[], opts: ChatStreamEncoderOptions = OPTS): Promise<string> {
   const input = new ReadableStream<StreamEvent>({
@@ -63,11 +68,20 @@ const TOOLS: StreamEvent[] = [
   { type: 'tool-call-end', index: 2 },
   { type: 'tool-call-end', index: 1 },
   { type: 'tool-call-end', index: 3 },
-  { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage: { inputTokens: 20, outputTokens: 9, totalTokens: 29 } },
+  {
+    type: 'finish',
+    finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+    usage: { inputTokens: 20, outputTokens: 9, totalTokens: 29 },
+  },
 ];
 
 const base = { id: 'chatcmpl-gw1', object: 'chat.completion.chunk', created: 1700000000, model: 'acme/chat-large' };
-const choice = (delta: object, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
+const choice = (delta: object, finish: string | null = null) => ({
+  index: 0,
+  delta,
+  logprobs: null,
+  finish_reason: finish,
+});
 
 /** An openai SDK client whose every request is answered with `body` as an event stream. */
 function sdkOver(body: string): OpenAI {
@@ -87,7 +101,9 @@ describe('createChatStreamEncoder', () => {
       { ...base, choices: [choice({ content: ' wörld' })] },
       { ...base, choices: [choice({}, 'stop')] },
     ];
-    expect(await encode(TEXT)).toBe(`${expected.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('')}data: [DONE]\n\n`);
+    expect(await encode(TEXT)).toBe(
+      `${expected.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('')}data: [DONE]\n\n`,
+    );
   });
 
   test('include_usage: "usage": null on every chunk, then a choices: [] chunk with the usage', async () => {
@@ -104,7 +120,9 @@ describe('createChatStreamEncoder', () => {
 
   test('parallel tool calls: indices 0, 1, 2 among tool calls (not block indices); id, type and name only first', async () => {
     const got = frames(await encode(TOOLS, { ...OPTS, includeUsage: true }));
-    const call = (index: number, id: string, name: string) => ({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: '' } }] });
+    const call = (index: number, id: string, name: string) => ({
+      tool_calls: [{ index, id, type: 'function', function: { name, arguments: '' } }],
+    });
     const args = (index: number, text: string) => ({ tool_calls: [{ index, function: { arguments: text } }] });
     expect(got).toEqual([
       { ...base, choices: [choice({ role: 'assistant', content: '', refusal: null })], usage: null },
@@ -117,13 +135,26 @@ describe('createChatStreamEncoder', () => {
       { ...base, choices: [choice(call(2, 'call_c', 'get_weather'))], usage: null },
       { ...base, choices: [choice(args(2, '{"city":"Oslo"}'))], usage: null },
       { ...base, choices: [choice({}, 'tool_calls')], usage: null },
-      { ...base, choices: [], usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_tokens_details: { cached_tokens: 16 } } },
+      {
+        ...base,
+        choices: [],
+        usage: {
+          prompt_tokens: 20,
+          completion_tokens: 9,
+          total_tokens: 29,
+          prompt_tokens_details: { cached_tokens: 16 },
+        },
+      },
       '[DONE]',
     ]);
   });
 
   test('finish reasons: length and content_filter', async () => {
-    for (const [unified, chat] of [['length', 'length'], ['content-filter', 'content_filter'], ['stop-sequence', 'stop']] as const) {
+    for (const [unified, chat] of [
+      ['length', 'length'],
+      ['content-filter', 'content_filter'],
+      ['stop-sequence', 'stop'],
+    ] as const) {
       const got = frames(await encode([...TEXT.slice(0, -1), { type: 'finish', finishReason: { unified }, usage }]));
       expect(got.at(-2)).toEqual({ ...base, choices: [choice({}, chat)] });
     }
@@ -138,14 +169,25 @@ describe('createChatStreamEncoder', () => {
       { type: 'text-end', index: 0 },
       { type: 'finish', finishReason: { unified: 'stop' }, usage },
     ]);
-    expect(frames(text).slice(2)).toEqual([{ error: { message: 'upstream went away', type: 'server_error', param: null, code: 'upstream_error' } }]);
+    expect(frames(text).slice(2)).toEqual([
+      { error: { message: 'upstream went away', type: 'server_error', param: null, code: 'upstream_error' } },
+    ]);
     expect(text).not.toContain('[DONE]');
-    expect(chatErrorEvent({ code: 'x', message: 'y' })).toBe('data: {"error":{"message":"y","type":"server_error","param":null,"code":"x"}}\n\n');
+    expect(chatErrorEvent({ code: 'x', message: 'y' })).toBe(
+      'data: {"error":{"message":"y","type":"server_error","param":null,"code":"x"}}\n\n',
+    );
   });
 
   test('an input that ends without finish ends with stream_truncated; an error first thing is alone', async () => {
     const got = frames(await encode(TEXT.slice(0, 3)));
-    expect(got.at(-1)).toEqual({ error: { message: 'the stream ended before the completion was complete', type: 'server_error', param: null, code: 'stream_truncated' } });
+    expect(got.at(-1)).toEqual({
+      error: {
+        message: 'the stream ended before the completion was complete',
+        type: 'server_error',
+        param: null,
+        code: 'stream_truncated',
+      },
+    });
     expect(got).not.toContain('[DONE]');
     expect(frames(await encode([{ type: 'error', error: { code: 'upstream_error', message: 'no' } }]))).toHaveLength(1);
   });
@@ -165,7 +207,11 @@ describe('createChatStreamEncoder', () => {
         { type: 'message-start', id: 'chatcmpl-gw1', model: 'acme/chat-large', created: 1700000000 },
         ...events.slice(1, -1).filter((e) => e.type !== 'tool-call-end' && e.type !== 'usage'),
         ...ends,
-        { type: 'finish', finishReason: { unified: finish.finishReason.unified, raw }, usage: { ...finish.usage, ...finishUsage } },
+        {
+          type: 'finish',
+          finishReason: { unified: finish.finishReason.unified, raw },
+          usage: { ...finish.usage, ...finishUsage },
+        },
       ];
     };
     const cases: Array<[StreamEvent[], StreamEvent[]]> = [
@@ -175,7 +221,11 @@ describe('createChatStreamEncoder', () => {
     for (const [events, expected] of cases) {
       const bytes = new TextEncoder().encode(await encode(events, { ...OPTS, includeUsage: true }));
       for (const split of Object.values(SPLITS)) {
-        const back = await collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createChatStreamDecoder({ model: 'acme/chat-large' }))));
+        const back = await collect(
+          parseSseBytes(replayBytes(bytes, split)).pipeThrough(
+            toTransformStream(createChatStreamDecoder({ model: 'acme/chat-large' })),
+          ),
+        );
         expect(back).toEqual(expected);
       }
     }
@@ -189,14 +239,22 @@ describe('createChatStreamEncoder', () => {
     });
     const argDeltas: Array<[number, string]> = [];
     // The SDK also reports the empty `arguments` of each call's first piece; only real pieces count here.
-    stream.on('tool_calls.function.arguments.delta', (e) => e.arguments_delta && argDeltas.push([e.index, e.arguments_delta]));
+    stream.on(
+      'tool_calls.function.arguments.delta',
+      (e) => e.arguments_delta && argDeltas.push([e.index, e.arguments_delta]),
+    );
     const final = await stream.finalChatCompletion();
     expect(final).toEqual({
       id: 'chatcmpl-gw1',
       object: 'chat.completion',
       created: 1700000000,
       model: 'acme/chat-large',
-      usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_tokens_details: { cached_tokens: 16 } },
+      usage: {
+        prompt_tokens: 20,
+        completion_tokens: 9,
+        total_tokens: 29,
+        prompt_tokens_details: { cached_tokens: 16 },
+      },
       choices: [
         {
           index: 0,
@@ -225,8 +283,20 @@ describe('createChatStreamEncoder', () => {
   });
 
   test('openai SDK: the streamed completion equals the non-stream encoding of the same response', async () => {
-    const final = await sdkOver(await encode(TEXT)).chat.completions.stream({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).finalChatCompletion();
-    const plain = encodeChatResponse({ id: 'x', model: 'acme/chat-large', created: 0, content: [{ type: 'text', text: 'Hello wörld' }], finishReason: { unified: 'stop' }, usage }, OPTS);
+    const final = await sdkOver(await encode(TEXT))
+      .chat.completions.stream({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+      .finalChatCompletion();
+    const plain = encodeChatResponse(
+      {
+        id: 'x',
+        model: 'acme/chat-large',
+        created: 0,
+        content: [{ type: 'text', text: 'Hello wörld' }],
+        finishReason: { unified: 'stop' },
+        usage,
+      },
+      OPTS,
+    );
     expect(final.choices[0]?.message.content).toBe(plain.choices[0]!.message.content);
     expect(final.choices[0]?.finish_reason).toBe(plain.choices[0]!.finish_reason);
     expect(final.usage).toBeUndefined();
@@ -234,11 +304,19 @@ describe('createChatStreamEncoder', () => {
 
   test('openai SDK: iterating create({stream: true}) sees every chunk; an error chunk throws APIError', async () => {
     const chunks = [];
-    for await (const chunk of await sdkOver(await encode(TEXT, { ...OPTS, includeUsage: true })).chat.completions.create({ model: 'm', messages: [], stream: true })) chunks.push(chunk);
+    for await (const chunk of await sdkOver(
+      await encode(TEXT, { ...OPTS, includeUsage: true }),
+    ).chat.completions.create({ model: 'm', messages: [], stream: true }))
+      chunks.push(chunk);
     expect(chunks).toHaveLength(5);
     expect(chunks.at(-1)?.usage?.total_tokens).toBe(8);
 
-    const body = await encode([start, { type: 'text-start', index: 0 }, { type: 'text-delta', index: 0, delta: 'x' }, { type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended early' } }]);
+    const body = await encode([
+      start,
+      { type: 'text-start', index: 0 },
+      { type: 'text-delta', index: 0, delta: 'x' },
+      { type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended early' } },
+    ]);
     const stream = sdkOver(body).chat.completions.stream({ model: 'm', messages: [] });
     const failure = await stream.finalChatCompletion().catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(OpenAI.APIError);

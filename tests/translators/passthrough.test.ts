@@ -7,18 +7,26 @@ const msg = (data: string, event?: string) => ({ id: undefined, event, data });
 
 describe('passthrough', () => {
   test('renames the model whatever the upstream called it, dated names included', () => {
-    expect(renameModel('{"id":"c","model":"gpt-4o-2024-08-06","choices":[]}', ctx)).toBe('{"id":"c","model":"acme/chat-large","choices":[]}');
+    expect(renameModel('{"id":"c","model":"gpt-4o-2024-08-06","choices":[]}', ctx)).toBe(
+      '{"id":"c","model":"acme/chat-large","choices":[]}',
+    );
     expect(renameModel('{"id":"c", "model" : "x\\"y"}', ctx)).toBe('{"id":"c", "model":"acme/chat-large"}');
     // A "model": inside content is escaped JSON text, never a key, and stays as it is.
     const content = '{"model":"m","choices":[{"delta":{"content":"say \\"model\\":\\"z\\""}}]}';
-    expect(JSON.parse(renameModel(content, ctx))).toEqual({ model: 'acme/chat-large', choices: [{ delta: { content: 'say "model":"z"' } }] });
+    expect(JSON.parse(renameModel(content, ctx))).toEqual({
+      model: 'acme/chat-large',
+      choices: [{ delta: { content: 'say "model":"z"' } }],
+    });
   });
 
   test('chat: usage chunk and usage:null held back unless the client asked for usage', () => {
-    const chunk = '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}';
+    const chunk =
+      '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}';
     const usage = '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[],"usage":{"prompt_tokens":1}}';
     const off = { ...ctx, includeUsage: false };
-    expect(chatPassthrough.forward(msg(chunk), off)).toBe(`data: ${chunk.replace('"model":"m"', '"model":"acme/chat-large"').replace(',"usage":null', '')}\n\n`);
+    expect(chatPassthrough.forward(msg(chunk), off)).toBe(
+      `data: ${chunk.replace('"model":"m"', '"model":"acme/chat-large"').replace(',"usage":null', '')}\n\n`,
+    );
     expect(chatPassthrough.forward(msg(usage), off)).toBeNull();
     expect(chatPassthrough.forward(msg(usage), ctx)).toContain('"prompt_tokens":1');
     expect(chatPassthrough.classify(msg('[DONE]'))).toBe('terminal');
@@ -27,13 +35,20 @@ describe('passthrough', () => {
   });
 
   test('anthropic: events keep their names; only message_start is renamed; errors and garbage classified', () => {
-    const start = '{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x-20250101","content":[]}}';
-    expect(anthropicPassthrough.forward(msg(start, 'message_start'), ctx)).toBe(`event: message_start\ndata: ${start.replace('claude-x-20250101', 'acme/chat-large')}\n\n`);
+    const start =
+      '{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x-20250101","content":[]}}';
+    expect(anthropicPassthrough.forward(msg(start, 'message_start'), ctx)).toBe(
+      `event: message_start\ndata: ${start.replace('claude-x-20250101', 'acme/chat-large')}\n\n`,
+    );
     const delta = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\\"model\\":\\"q\\""}}';
-    expect(anthropicPassthrough.forward(msg(delta, 'content_block_delta'), ctx)).toBe(`event: content_block_delta\ndata: ${delta}\n\n`);
+    expect(anthropicPassthrough.forward(msg(delta, 'content_block_delta'), ctx)).toBe(
+      `event: content_block_delta\ndata: ${delta}\n\n`,
+    );
     expect(anthropicPassthrough.classify(msg('{"type":"message_stop"}', 'message_stop'))).toBe('terminal');
     expect(anthropicPassthrough.classify(msg('{"type":"error"}', 'error'))).toBe('error');
     expect(anthropicPassthrough.classify(msg('<html>', 'message_delta'))).toBe('garbage');
-    expect(anthropicPassthrough.errorEvent('x', 'boom')).toBe('event: error\ndata: {"type":"error","error":{"type":"api_error","message":"boom"}}\n\n');
+    expect(anthropicPassthrough.errorEvent('x', 'boom')).toBe(
+      'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"boom"}}\n\n',
+    );
   });
 });

@@ -19,7 +19,11 @@ function rejection(body: unknown): InvalidRequestError {
 
 describe('decodeResponsesRequest', () => {
   test('string input with instructions: a system message leads, defaults apply', () => {
-    const { value, warnings } = decodeResponsesRequest({ model: 'sandbox/echo', input: 'hello', instructions: 'be kind' });
+    const { value, warnings } = decodeResponsesRequest({
+      model: 'sandbox/echo',
+      input: 'hello',
+      instructions: 'be kind',
+    });
     expect(value.request).toEqual({
       model: 'sandbox/echo',
       messages: [
@@ -31,7 +35,17 @@ describe('decodeResponsesRequest', () => {
     expect(value.store).toBe(true);
     expect(value.instructions).toBe('be kind');
     expect(value.previousResponseId).toBeUndefined();
-    expect(value.echo).toMatchObject({ instructions: 'be kind', store: true, toolChoice: 'auto', tools: [], temperature: 1, topP: 1, parallelToolCalls: true, textFormat: { type: 'text' }, metadata: {} });
+    expect(value.echo).toMatchObject({
+      instructions: 'be kind',
+      store: true,
+      toolChoice: 'auto',
+      tools: [],
+      temperature: 1,
+      topP: 1,
+      parallelToolCalls: true,
+      textFormat: { type: 'text' },
+      metadata: {},
+    });
     expect(warnings).toEqual([]);
   });
 
@@ -77,7 +91,12 @@ describe('decodeResponsesRequest', () => {
       {
         name: 'get_weather',
         description: 'Current weather for a location',
-        parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'], additionalProperties: false },
+        parameters: {
+          type: 'object',
+          properties: { location: { type: 'string' } },
+          required: ['location'],
+          additionalProperties: false,
+        },
         strict: true,
       },
     ]);
@@ -88,7 +107,12 @@ describe('decodeResponsesRequest', () => {
     expect(req.maxTokens).toBe(512);
     expect(req.stream).toBe(true);
     expect(req.user).toBe('user-42');
-    expect(req.responseFormat).toEqual({ type: 'json-schema', name: 'answer', schema: { type: 'object', properties: { city: { type: 'string' } } }, strict: true });
+    expect(req.responseFormat).toEqual({
+      type: 'json-schema',
+      name: 'answer',
+      schema: { type: 'object', properties: { city: { type: 'string' } } },
+      strict: true,
+    });
     expect(value.previousResponseId).toBe('resp_previous123');
     expect(value.store).toBe(false);
     expect(value.metadata).toEqual({ session: 'abc' });
@@ -102,7 +126,9 @@ describe('decodeResponsesRequest', () => {
       tools: [{ type: 'function', name: 'get_weather', description: 'Current weather for a location', strict: true }],
       user: 'user-42',
     });
-    expect(warnings).toEqual([{ type: 'unsupported-content', field: 'input[7]', message: 'reasoning items are not sent to the model' }]);
+    expect(warnings).toEqual([
+      { type: 'unsupported-content', field: 'input[7]', message: 'reasoning items are not sent to the model' },
+    ]);
   });
 
   test('tool_choice variants and JSON mode', () => {
@@ -112,8 +138,15 @@ describe('decodeResponsesRequest', () => {
       expect(value.request.toolChoice).toEqual({ type: choice });
       expect(value.echo.toolChoice).toBe(choice);
     }
-    const { value } = decodeResponsesRequest({ model: 'm', input: 'x', tools, text: { format: { type: 'json_object' } } });
-    expect(value.request.tools).toEqual([{ name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false }]);
+    const { value } = decodeResponsesRequest({
+      model: 'm',
+      input: 'x',
+      tools,
+      text: { format: { type: 'json_object' } },
+    });
+    expect(value.request.tools).toEqual([
+      { name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false },
+    ]);
     expect(value.request.responseFormat).toEqual({ type: 'json' });
     expect(value.echo.textFormat).toEqual({ type: 'json_object' });
   });
@@ -133,7 +166,13 @@ describe('decodeResponsesRequest', () => {
     });
     expect(value.request.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'hi' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'hello' }, { type: 'text', text: 'I cannot.' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'hello' },
+          { type: 'text', text: 'I cannot.' },
+        ],
+      },
     ]);
     expect(value.request.temperature).toBeUndefined();
     expect(value.store).toBe(true);
@@ -141,7 +180,13 @@ describe('decodeResponsesRequest', () => {
   });
 
   test('settings it cannot carry become warnings', () => {
-    const { warnings } = decodeResponsesRequest({ model: 'm', input: 'x', reasoning: { effort: 'low' }, truncation: 'auto', text: { verbosity: 'low' } });
+    const { warnings } = decodeResponsesRequest({
+      model: 'm',
+      input: 'x',
+      reasoning: { effort: 'low' },
+      truncation: 'auto',
+      text: { verbosity: 'low' },
+    });
     expect(warnings.map((w) => [w.type, w.field])).toEqual([
       ['unsupported-setting', 'reasoning'],
       ['unsupported-setting', 'truncation'],
@@ -152,17 +197,53 @@ describe('decodeResponsesRequest', () => {
   const invalids: Array<[string, unknown, string, string]> = [
     ['missing model', { input: 'x' }, 'model', 'model: is required'],
     ['missing input', { model: 'm' }, 'input', 'input: is required'],
-    ['input of the wrong type', { model: 'm', input: 5 }, 'input', 'input: must be a string or an array of input items'],
+    [
+      'input of the wrong type',
+      { model: 'm', input: 5 },
+      'input',
+      'input: must be a string or an array of input items',
+    ],
     ['empty input array', { model: 'm', input: [] }, 'input', 'input: must contain at least one item'],
-    ['temperature above 2', { model: 'm', input: 'x', temperature: 3 }, 'temperature', 'temperature: must be between 0 and 2'],
+    [
+      'temperature above 2',
+      { model: 'm', input: 'x', temperature: 3 },
+      'temperature',
+      'temperature: must be between 0 and 2',
+    ],
     ['top_p above 1', { model: 'm', input: 'x', top_p: 1.5 }, 'top_p', 'top_p: must be between 0 and 1'],
-    ['fractional max_output_tokens', { model: 'm', input: 'x', max_output_tokens: 10.5 }, 'max_output_tokens', 'max_output_tokens: must be an integer'],
-    ['zero max_output_tokens', { model: 'm', input: 'x', max_output_tokens: 0 }, 'max_output_tokens', 'max_output_tokens: must be at least 1'],
+    [
+      'fractional max_output_tokens',
+      { model: 'm', input: 'x', max_output_tokens: 10.5 },
+      'max_output_tokens',
+      'max_output_tokens: must be an integer',
+    ],
+    [
+      'zero max_output_tokens',
+      { model: 'm', input: 'x', max_output_tokens: 0 },
+      'max_output_tokens',
+      'max_output_tokens: must be at least 1',
+    ],
     ['store not boolean', { model: 'm', input: 'x', store: 'yes' }, 'store', 'store: must be a boolean'],
-    ['bad role', { model: 'm', input: [{ role: 'robot', content: 'x' }] }, 'input[0].role', 'input[0].role: must be one of user, assistant, system, developer'],
+    [
+      'bad role',
+      { model: 'm', input: [{ role: 'robot', content: 'x' }] },
+      'input[0].role',
+      'input[0].role: must be one of user, assistant, system, developer',
+    ],
     [
       'image URL that is neither http(s) nor data:',
-      { model: 'm', input: [{ role: 'user', content: [{ type: 'input_text', text: 'x' }, { type: 'input_image', image_url: 'ftp://x/y.png' }] }] },
+      {
+        model: 'm',
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'x' },
+              { type: 'input_image', image_url: 'ftp://x/y.png' },
+            ],
+          },
+        ],
+      },
       'input[0].content[1].image_url',
       'input[0].content[1].image_url: must be an http(s) URL or a data: URI',
     ],
@@ -174,12 +255,25 @@ describe('decodeResponsesRequest', () => {
     ],
     [
       'image by file id',
-      { model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-123', detail: 'auto' }] }] },
+      {
+        model: 'm',
+        input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-123', detail: 'auto' }] }],
+      },
       'input[0].content[0].file_id',
       'input[0].content[0].file_id: file ids are not supported; send the image as image_url (a URL or a data: URI)',
     ],
-    ['input_file', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 'input[0].content[0].type', 'input[0].content[0].type: input_file content is not supported'],
-    ['function call without call_id', { model: 'm', input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }, 'input[0].call_id', 'input[0].call_id: is required'],
+    [
+      'input_file',
+      { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] },
+      'input[0].content[0].type',
+      'input[0].content[0].type: input_file content is not supported',
+    ],
+    [
+      'function call without call_id',
+      { model: 'm', input: [{ type: 'function_call', name: 'f', arguments: '{}' }] },
+      'input[0].call_id',
+      'input[0].call_id: is required',
+    ],
     [
       'unresolved item reference',
       { model: 'm', input: [{ type: 'item_reference', id: 'msg_gone' }] },
@@ -192,21 +286,71 @@ describe('decodeResponsesRequest', () => {
       'input[0].id',
       "input[0].id: the item reference 'fc_gone' could not be resolved: no stored response has an item with this id",
     ],
-    ['built-in tool', { model: 'm', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type', 'tools[0].type: tool type "web_search" is not supported; only function tools are'],
-    ['tool without a name', { model: 'm', input: 'x', tools: [{ type: 'function', parameters: {}, strict: true }] }, 'tools[0].name', 'tools[0].name: is required'],
-    ['tool_choice string', { model: 'm', input: 'x', tool_choice: 'any' }, 'tool_choice', 'tool_choice: must be "none", "auto", "required" or {"type": "function", "name": …}'],
+    [
+      'built-in tool',
+      { model: 'm', input: 'x', tools: [{ type: 'web_search' }] },
+      'tools[0].type',
+      'tools[0].type: tool type "web_search" is not supported; only function tools are',
+    ],
+    [
+      'tool without a name',
+      { model: 'm', input: 'x', tools: [{ type: 'function', parameters: {}, strict: true }] },
+      'tools[0].name',
+      'tools[0].name: is required',
+    ],
+    [
+      'tool_choice string',
+      { model: 'm', input: 'x', tool_choice: 'any' },
+      'tool_choice',
+      'tool_choice: must be "none", "auto", "required" or {"type": "function", "name": …}',
+    ],
     [
       'tool_choice naming an unknown tool',
-      { model: 'm', input: 'x', tools: [{ type: 'function', name: 'a', parameters: {}, strict: true }], tool_choice: { type: 'function', name: 'b' } },
+      {
+        model: 'm',
+        input: 'x',
+        tools: [{ type: 'function', name: 'a', parameters: {}, strict: true }],
+        tool_choice: { type: 'function', name: 'b' },
+      },
       'tool_choice.name',
       'tool_choice.name: names the function "b", which is not among the tools',
     ],
-    ['built-in tool_choice', { model: 'm', input: 'x', tool_choice: { type: 'web_search_preview' } }, 'tool_choice.type', 'tool_choice.type: tool choice type "web_search_preview" is not supported; use "function"'],
-    ['unknown text format', { model: 'm', input: 'x', text: { format: { type: 'yaml' } } }, 'text.format.type', 'text.format.type: must be one of text, json_object, json_schema'],
-    ['json_schema without schema', { model: 'm', input: 'x', text: { format: { type: 'json_schema', name: 'a' } } }, 'text.format.schema', 'text.format.schema: is required'],
-    ['metadata with a non-string value', { model: 'm', input: 'x', metadata: { a: 1 } }, 'metadata.a', 'metadata.a: values must be strings'],
-    ['unknown input item', { model: 'm', input: [{ type: 'computer_call_output', call_id: 'c' }] }, 'input[0].type', 'input[0].type: unsupported input item type "computer_call_output"'],
-    ['conversation', { model: 'm', input: 'x', conversation: 'conv_1' }, 'conversation', 'conversation: conversations are not supported; continue with previous_response_id'],
+    [
+      'built-in tool_choice',
+      { model: 'm', input: 'x', tool_choice: { type: 'web_search_preview' } },
+      'tool_choice.type',
+      'tool_choice.type: tool choice type "web_search_preview" is not supported; use "function"',
+    ],
+    [
+      'unknown text format',
+      { model: 'm', input: 'x', text: { format: { type: 'yaml' } } },
+      'text.format.type',
+      'text.format.type: must be one of text, json_object, json_schema',
+    ],
+    [
+      'json_schema without schema',
+      { model: 'm', input: 'x', text: { format: { type: 'json_schema', name: 'a' } } },
+      'text.format.schema',
+      'text.format.schema: is required',
+    ],
+    [
+      'metadata with a non-string value',
+      { model: 'm', input: 'x', metadata: { a: 1 } },
+      'metadata.a',
+      'metadata.a: values must be strings',
+    ],
+    [
+      'unknown input item',
+      { model: 'm', input: [{ type: 'computer_call_output', call_id: 'c' }] },
+      'input[0].type',
+      'input[0].type: unsupported input item type "computer_call_output"',
+    ],
+    [
+      'conversation',
+      { model: 'm', input: 'x', conversation: 'conv_1' },
+      'conversation',
+      'conversation: conversations are not supported; continue with previous_response_id',
+    ],
   ];
   for (const [name, body, param, message] of invalids) {
     test(`rejects ${name}, naming ${param}`, () => {
@@ -245,7 +389,12 @@ describe('encodeResponsesRequest', () => {
           { type: 'tool-call', id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
         ],
       },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: '18C' }], isError: true }] },
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: '18C' }], isError: true },
+        ],
+      },
       { role: 'system', content: [{ type: 'text', text: 'Late note.' }] },
     ],
     tools: [{ name: 'get_weather', parameters: { type: 'object' } }],
@@ -284,7 +433,9 @@ describe('encodeResponsesRequest', () => {
       temperature: 0.2,
       top_p: 0.5,
       max_output_tokens: 16,
-      tools: [{ type: 'function', name: 'get_weather', description: null, parameters: { type: 'object' }, strict: false }],
+      tools: [
+        { type: 'function', name: 'get_weather', description: null, parameters: { type: 'object' }, strict: false },
+      ],
       tool_choice: { type: 'function', name: 'get_weather' },
       parallel_tool_calls: true,
       text: { format: { type: 'json_schema', name: 'w', schema: { type: 'object' }, strict: true } },
@@ -300,9 +451,13 @@ describe('encodeResponsesRequest', () => {
     const back = decodeResponsesRequest(wire).value.request;
     expect(back.messages).toEqual([
       { role: 'system', content: [{ type: 'text', text: 'Be terse.\n\nUse metric.' }] },
-      ...request.messages.slice(2).map((m) =>
-        m.role === 'user' ? { ...m, content: m.content.map((p) => (p.type === 'image' ? { ...p, detail: p.detail ?? 'auto' } : p)) } : m,
-      ),
+      ...request.messages
+        .slice(2)
+        .map((m) =>
+          m.role === 'user'
+            ? { ...m, content: m.content.map((p) => (p.type === 'image' ? { ...p, detail: p.detail ?? 'auto' } : p)) }
+            : m,
+        ),
     ]);
     expect(back.tools).toEqual([{ name: 'get_weather', parameters: { type: 'object' }, strict: false }]);
     expect(back.toolChoice).toEqual(request.toolChoice);

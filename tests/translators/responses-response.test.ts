@@ -35,7 +35,12 @@ describe('decodeResponsesResponse', () => {
       id: 'resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b',
       model: 'acme/chat-large',
       created: 1741476542,
-      content: [{ type: 'text', text: 'In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool.' }],
+      content: [
+        {
+          type: 'text',
+          text: 'In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool.',
+        },
+      ],
       finishReason: { unified: 'stop', raw: 'completed' },
       usage: { inputTokens: 36, outputTokens: 87, totalTokens: 123, cachedInputTokens: 0, reasoningTokens: 0 },
     });
@@ -44,11 +49,27 @@ describe('decodeResponsesResponse', () => {
   test('function calls (reasoning skipped) finish as tool-calls, with cached and reasoning tokens', async () => {
     const res = decodeResponsesResponse(await fixture('response-tool-calls.json'), 'acme/chat-large');
     expect(res.content).toEqual([
-      { type: 'tool-call', id: 'call_unLAR8MvFNptuiZK6K6HCy5k', name: 'get_current_weather', arguments: '{"location":"Boston, MA","unit":"celsius"}' },
-      { type: 'tool-call', id: 'call_9xY2', name: 'get_current_weather', arguments: '{"location":"Austin, TX","unit":"celsius"}' },
+      {
+        type: 'tool-call',
+        id: 'call_unLAR8MvFNptuiZK6K6HCy5k',
+        name: 'get_current_weather',
+        arguments: '{"location":"Boston, MA","unit":"celsius"}',
+      },
+      {
+        type: 'tool-call',
+        id: 'call_9xY2',
+        name: 'get_current_weather',
+        arguments: '{"location":"Austin, TX","unit":"celsius"}',
+      },
     ]);
     expect(res.finishReason).toEqual({ unified: 'tool-calls', raw: 'completed' });
-    expect(res.usage).toEqual({ inputTokens: 291, outputTokens: 43, totalTokens: 334, cachedInputTokens: 256, reasoningTokens: 12 });
+    expect(res.usage).toEqual({
+      inputTokens: 291,
+      outputTokens: 43,
+      totalTokens: 334,
+      cachedInputTokens: 256,
+      reasoningTokens: 12,
+    });
   });
 
   test('incomplete with max_output_tokens is a length finish; refusals are kept as text', async () => {
@@ -63,7 +84,9 @@ describe('decodeResponsesResponse', () => {
 
   test('a body that is not a response throws', () => {
     expect(() => decodeResponsesResponse({ id: 'x' }, 'g')).toThrow('invalid upstream Responses body');
-    expect(() => decodeResponsesResponse({ id: 'x', output: [{ type: 'function_call', name: 'f' }] }, 'g')).toThrow('invalid upstream Responses output');
+    expect(() => decodeResponsesResponse({ id: 'x', output: [{ type: 'function_call', name: 'f' }] }, 'g')).toThrow(
+      'invalid upstream Responses output',
+    );
   });
 });
 
@@ -92,8 +115,21 @@ describe('encodeResponsesResponse', () => {
       max_output_tokens: null,
       model: 'acme/chat-large',
       output: [
-        { type: 'message', id: 'msg_abc123_0', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Let me look.', annotations: [], logprobs: [] }] },
-        { type: 'function_call', id: 'fc_abc123_1', call_id: 'call_1', name: 'lookup', arguments: '{"q":"x"}', status: 'completed' },
+        {
+          type: 'message',
+          id: 'msg_abc123_0',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Let me look.', annotations: [], logprobs: [] }],
+        },
+        {
+          type: 'function_call',
+          id: 'fc_abc123_1',
+          call_id: 'call_1',
+          name: 'lookup',
+          arguments: '{"q":"x"}',
+          status: 'completed',
+        },
       ],
       parallel_tool_calls: true,
       previous_response_id: 'resp_prev',
@@ -106,14 +142,24 @@ describe('encodeResponsesResponse', () => {
       tools: [{ type: 'function', name: 'lookup', description: null, parameters: { type: 'object' }, strict: true }],
       top_p: 1,
       truncation: 'disabled',
-      usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 4, cache_write_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 },
+      usage: {
+        input_tokens: 10,
+        input_tokens_details: { cached_tokens: 4, cache_write_tokens: 0 },
+        output_tokens: 5,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 15,
+      },
       metadata: { k: 'v' },
     });
   });
 
   test('length and content-filter endings are incomplete, an error ending failed', () => {
     const length = encodeResponsesResponse({ ...canonical, finishReason: { unified: 'length' } });
-    expect([length.status, length.incomplete_details, length.error]).toEqual(['incomplete', { reason: 'max_output_tokens' }, null]);
+    expect([length.status, length.incomplete_details, length.error]).toEqual([
+      'incomplete',
+      { reason: 'max_output_tokens' },
+      null,
+    ]);
     const filtered = encodeResponsesResponse({ ...canonical, finishReason: { unified: 'content-filter' } });
     expect([filtered.status, filtered.incomplete_details]).toEqual(['incomplete', { reason: 'content_filter' }]);
     const failed = encodeResponsesResponse({ ...canonical, finishReason: { unified: 'error' } });
@@ -138,21 +184,35 @@ describe('encodeResponsesResponse', () => {
     const stored = JSON.parse(JSON.stringify(responseOutputItems(canonical))) as unknown[];
     const { value } = decodeResponsesRequest({
       model: 'acme/chat-large',
-      input: [{ role: 'user', content: 'look x up' }, ...stored, { type: 'function_call_output', call_id: 'call_1', output: 'found' }],
+      input: [
+        { role: 'user', content: 'look x up' },
+        ...stored,
+        { type: 'function_call_output', call_id: 'call_1', output: 'found' },
+      ],
     });
     expect(value.request.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'look x up' }] },
       { role: 'assistant', content: canonical.content },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: 'found' }] }] },
+      {
+        role: 'tool',
+        content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: 'found' }] }],
+      },
     ]);
   });
 
   test('round trip through decodeResponsesResponse', () => {
-    const back = decodeResponsesResponse(JSON.parse(JSON.stringify(encodeResponsesResponse(canonical))), canonical.model);
-    expect(back).toEqual({ ...canonical, finishReason: { unified: 'tool-calls', raw: 'completed' }, usage: { ...canonical.usage, reasoningTokens: 0 } });
+    const back = decodeResponsesResponse(
+      JSON.parse(JSON.stringify(encodeResponsesResponse(canonical))),
+      canonical.model,
+    );
+    expect(back).toEqual({
+      ...canonical,
+      finishReason: { unified: 'tool-calls', raw: 'completed' },
+      usage: { ...canonical.usage, reasoningTokens: 0 },
+    });
   });
 
-  test('the body type-checks as the SDK\'s Response (output_text is added by the SDK)', () => {
+  test("the body type-checks as the SDK's Response (output_text is added by the SDK)", () => {
     const body = encodeResponsesResponse(canonical);
     const usage = body.usage ?? toResponsesUsage(canonical.usage);
     const typed: OpenAI.Responses.Response = { ...body, usage, output_text: '' };
@@ -162,8 +222,19 @@ describe('encodeResponsesResponse', () => {
   });
 
   test('the openai SDK reads it, output_text included', async () => {
-    const body = encodeResponsesResponse({ ...canonical, content: [{ type: 'text', text: 'Hello ' }, { type: 'text', text: 'world' }], finishReason: { unified: 'stop' } });
-    const client = new OpenAI({ apiKey: 'k', baseURL: 'http://gateway.test/v1', fetch: async () => Response.json(body) });
+    const body = encodeResponsesResponse({
+      ...canonical,
+      content: [
+        { type: 'text', text: 'Hello ' },
+        { type: 'text', text: 'world' },
+      ],
+      finishReason: { unified: 'stop' },
+    });
+    const client = new OpenAI({
+      apiKey: 'k',
+      baseURL: 'http://gateway.test/v1',
+      fetch: async () => Response.json(body),
+    });
     const res = await client.responses.create({ model: 'acme/chat-large', input: 'hi' });
     expect(res.output_text).toBe('Hello world');
     expect(res.status).toBe('completed');
@@ -176,8 +247,14 @@ describe('finish reason and usage mappers', () => {
     expect(toResponsesEnding({ unified: 'stop' })).toEqual({ status: 'completed', incompleteDetails: null });
     expect(toResponsesEnding({ unified: 'stop-sequence' })).toEqual({ status: 'completed', incompleteDetails: null });
     expect(toResponsesEnding({ unified: 'tool-calls' })).toEqual({ status: 'completed', incompleteDetails: null });
-    expect(toResponsesEnding({ unified: 'length' })).toEqual({ status: 'incomplete', incompleteDetails: { reason: 'max_output_tokens' } });
-    expect(toResponsesEnding({ unified: 'content-filter' })).toEqual({ status: 'incomplete', incompleteDetails: { reason: 'content_filter' } });
+    expect(toResponsesEnding({ unified: 'length' })).toEqual({
+      status: 'incomplete',
+      incompleteDetails: { reason: 'max_output_tokens' },
+    });
+    expect(toResponsesEnding({ unified: 'content-filter' })).toEqual({
+      status: 'incomplete',
+      incompleteDetails: { reason: 'content_filter' },
+    });
     expect(toResponsesEnding({ unified: 'error' })).toEqual({ status: 'failed', incompleteDetails: null });
   });
 
@@ -196,7 +273,11 @@ describe('finish reason and usage mappers', () => {
       output_tokens_details: { reasoning_tokens: 2 },
       total_tokens: 7,
     });
-    expect(fromResponsesUsage({ input_tokens: 3, output_tokens: 4 })).toEqual({ inputTokens: 3, outputTokens: 4, totalTokens: 7 });
+    expect(fromResponsesUsage({ input_tokens: 3, output_tokens: 4 })).toEqual({
+      inputTokens: 3,
+      outputTokens: 4,
+      totalTokens: 7,
+    });
     expect(fromResponsesUsage(null)).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
   });
 });

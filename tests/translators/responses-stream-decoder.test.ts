@@ -9,7 +9,11 @@ const FIXTURES = `${import.meta.dir}/../fixtures/responses`;
 const MODEL = 'acme/chat-large';
 
 async function decode(bytes: Uint8Array, split: number[]): Promise<StreamEvent[]> {
-  return collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createResponsesStreamDecoder({ model: MODEL }))));
+  return collect(
+    parseSseBytes(replayBytes(bytes, split)).pipeThrough(
+      toTransformStream(createResponsesStreamDecoder({ model: MODEL })),
+    ),
+  );
 }
 
 const start = (id: string): StreamEvent => ({ type: 'message-start', id, model: MODEL, created: 1741290958 });
@@ -77,18 +81,27 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-start', index: 0 },
     { type: 'text-delta', index: 0, delta: 'Partial' },
     { type: 'text-delta', index: 0, delta: ' answer' },
-    { type: 'error', error: { code: 'server_error', message: 'The server had an error while processing your request.' } },
+    {
+      type: 'error',
+      error: { code: 'server_error', message: 'The server had an error while processing your request.' },
+    },
   ],
   'error-flat.sse': [
     start('resp_6833d4e5f6a78190b8c9d0e1f2a3b4c5'),
-    { type: 'error', error: { code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-4.1 on tokens per min (TPM).' } },
+    {
+      type: 'error',
+      error: { code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-4.1 on tokens per min (TPM).' },
+    },
   ],
   'truncated.sse': [
     start('resp_6834e5f6a7b88190c9d0e1f2a3b4c5d6'),
     { type: 'text-start', index: 0 },
     { type: 'text-delta', index: 0, delta: 'The first' },
     { type: 'text-delta', index: 0, delta: ' half' },
-    { type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' } },
+    {
+      type: 'error',
+      error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' },
+    },
   ],
   'failed.sse': [
     start('resp_6835f6a7b8c98190d0e1f2a3b4c5d6e7'),
@@ -96,7 +109,10 @@ const EXPECTED: Record<string, StreamEvent[]> = {
   ],
   'garbage.sse': [
     start('resp_6836a7b8c9d08190e1f2a3b4c5d6e7f8'),
-    { type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a Responses event' } },
+    {
+      type: 'error',
+      error: { code: 'invalid_upstream_stream', message: 'the upstream sent data that is not a Responses event' },
+    },
   ],
 };
 
@@ -118,17 +134,47 @@ describe('createResponsesStreamDecoder: recorded-style fixtures under every spli
 });
 
 describe('createResponsesStreamDecoder: edge cases', () => {
-  const sse = (...events: object[]) => new TextEncoder().encode(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
-  const created = { type: 'response.created', response: { id: 'resp_1', created_at: 5, status: 'in_progress', output: [] } };
-  const completed = (output: unknown[] = []) => ({ type: 'response.completed', response: { id: 'resp_1', status: 'completed', output, usage: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } } });
+  const sse = (...events: object[]) =>
+    new TextEncoder().encode(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
+  const created = {
+    type: 'response.created',
+    response: { id: 'resp_1', created_at: 5, status: 'in_progress', output: [] },
+  };
+  const completed = (output: unknown[] = []) => ({
+    type: 'response.completed',
+    response: {
+      id: 'resp_1',
+      status: 'completed',
+      output,
+      usage: { input_tokens: 1, output_tokens: 2, total_tokens: 3 },
+    },
+  });
 
   test('text that arrives only in the done item, and arguments only in arguments.done', async () => {
     const events = await decode(
       sse(
         created,
-        { type: 'response.output_item.added', output_index: 0, item: { type: 'message', id: 'm', role: 'assistant', status: 'in_progress', content: [] } },
-        { type: 'response.output_item.done', output_index: 0, item: { type: 'message', id: 'm', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'whole', annotations: [] }] } },
-        { type: 'response.output_item.added', output_index: 1, item: { type: 'function_call', id: 'fc', call_id: 'c1', name: 'f', arguments: '' } },
+        {
+          type: 'response.output_item.added',
+          output_index: 0,
+          item: { type: 'message', id: 'm', role: 'assistant', status: 'in_progress', content: [] },
+        },
+        {
+          type: 'response.output_item.done',
+          output_index: 0,
+          item: {
+            type: 'message',
+            id: 'm',
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text: 'whole', annotations: [] }],
+          },
+        },
+        {
+          type: 'response.output_item.added',
+          output_index: 1,
+          item: { type: 'function_call', id: 'fc', call_id: 'c1', name: 'f', arguments: '' },
+        },
         { type: 'response.function_call_arguments.done', output_index: 1, item_id: 'fc', arguments: '{"a":1}' },
         completed(),
       ),
@@ -142,30 +188,68 @@ describe('createResponsesStreamDecoder: edge cases', () => {
       { type: 'tool-call-start', index: 1, id: 'c1', name: 'f' },
       { type: 'tool-call-delta', index: 1, delta: '{"a":1}' },
       { type: 'tool-call-end', index: 1 },
-      { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'completed' }, usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } },
+      {
+        type: 'finish',
+        finishReason: { unified: 'tool-calls', raw: 'completed' },
+        usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
+      },
     ]);
   });
 
   test('blocks left open by the upstream are closed before the finish', async () => {
     const events = await decode(
-      sse(created, { type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: 'm', delta: 'hi' }, completed()),
+      sse(
+        created,
+        { type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: 'm', delta: 'hi' },
+        completed(),
+      ),
       [Number.MAX_SAFE_INTEGER],
     );
     expect(events.map((e) => e.type)).toEqual(['message-start', 'text-start', 'text-delta', 'text-end', 'finish']);
   });
 
   test('a function call without a name is an invalid stream', async () => {
-    const events = await decode(sse(created, { type: 'response.output_item.added', output_index: 0, item: { type: 'function_call', id: 'fc', call_id: 'c', name: '' } }, completed()), [7]);
-    expect(events.at(-1)).toEqual({ type: 'error', error: { code: 'invalid_upstream_stream', message: 'a function_call item without call_id or name' } });
+    const events = await decode(
+      sse(
+        created,
+        {
+          type: 'response.output_item.added',
+          output_index: 0,
+          item: { type: 'function_call', id: 'fc', call_id: 'c', name: '' },
+        },
+        completed(),
+      ),
+      [7],
+    );
+    expect(events.at(-1)).toEqual({
+      type: 'error',
+      error: { code: 'invalid_upstream_stream', message: 'a function_call item without call_id or name' },
+    });
     expect(events.filter((e) => e.type === 'finish')).toEqual([]);
   });
 
   test('a stream that does not begin with response.created', async () => {
-    const events = await decode(sse({ type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 'x' }), [3]);
-    expect(events).toEqual([{ type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream stream began with response.output_text.delta instead of response.created' } }]);
+    const events = await decode(
+      sse({ type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 'x' }),
+      [3],
+    );
+    expect(events).toEqual([
+      {
+        type: 'error',
+        error: {
+          code: 'invalid_upstream_stream',
+          message: 'the upstream stream began with response.output_text.delta instead of response.created',
+        },
+      },
+    ]);
   });
 
   test('an empty stream is truncated', async () => {
-    expect(await decode(new Uint8Array(), [1])).toEqual([{ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' } }]);
+    expect(await decode(new Uint8Array(), [1])).toEqual([
+      {
+        type: 'error',
+        error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' },
+      },
+    ]);
   });
 });

@@ -37,7 +37,12 @@ function frames(text: string): Array<{ event: string; data: Record<string, unkno
     });
 }
 
-const start: StreamEvent = { type: 'message-start', id: 'chatcmpl-upstream', model: 'upstream-model', created: 1700000001 };
+const start: StreamEvent = {
+  type: 'message-start',
+  id: 'chatcmpl-upstream',
+  model: 'upstream-model',
+  created: 1700000001,
+};
 const usage = { inputTokens: 5, outputTokens: 3, totalTokens: 8 };
 const TEXT: StreamEvent[] = [
   start,
@@ -60,7 +65,11 @@ const TOOLS: StreamEvent[] = [
   { type: 'tool-call-end', index: 2 },
   { type: 'tool-call-end', index: 1 },
   { type: 'usage', usage: { inputTokens: 20 } },
-  { type: 'finish', finishReason: { unified: 'tool-calls' }, usage: { inputTokens: 20, outputTokens: 9, totalTokens: 29 } },
+  {
+    type: 'finish',
+    finishReason: { unified: 'tool-calls' },
+    usage: { inputTokens: 20, outputTokens: 9, totalTokens: 29 },
+  },
 ];
 
 /** An openai SDK client whose every request is answered with `body` as an event stream. */
@@ -105,12 +114,24 @@ describe('createResponsesStreamEncoder', () => {
     });
     const inProgress = snapshot('in_progress', {});
     const part = (t: string) => ({ type: 'output_text', text: t, annotations: [], logprobs: [] });
-    const item = { type: 'message', id: 'msg_abc_0', status: 'completed', role: 'assistant', content: [part('Hello world')] };
+    const item = {
+      type: 'message',
+      id: 'msg_abc_0',
+      status: 'completed',
+      role: 'assistant',
+      content: [part('Hello world')],
+    };
     const at = { item_id: 'msg_abc_0', output_index: 0 };
     const expected = [
       ['response.created', { response: inProgress }],
       ['response.in_progress', { response: inProgress }],
-      ['response.output_item.added', { output_index: 0, item: { type: 'message', id: 'msg_abc_0', status: 'in_progress', role: 'assistant', content: [] } }],
+      [
+        'response.output_item.added',
+        {
+          output_index: 0,
+          item: { type: 'message', id: 'msg_abc_0', status: 'in_progress', role: 'assistant', content: [] },
+        },
+      ],
       ['response.content_part.added', { ...at, content_index: 0, part: part('') }],
       ['response.output_text.delta', { ...at, content_index: 0, delta: 'Hello', logprobs: [] }],
       ['response.output_text.delta', { ...at, content_index: 0, delta: ' world', logprobs: [] }],
@@ -122,12 +143,22 @@ describe('createResponsesStreamEncoder', () => {
         {
           response: {
             ...snapshot('completed', { completed_at: 1700000009, output: [item] }),
-            usage: { input_tokens: 5, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 8 },
+            usage: {
+              input_tokens: 5,
+              input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+              output_tokens: 3,
+              output_tokens_details: { reasoning_tokens: 0 },
+              total_tokens: 8,
+            },
           },
         },
       ],
     ] as const;
-    const expectedText = expected.map(([type, payload], i) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: i, ...payload })}\n\n`).join('');
+    const expectedText = expected
+      .map(
+        ([type, payload], i) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: i, ...payload })}\n\n`,
+      )
+      .join('');
     expect(text).toBe(expectedText);
   });
 
@@ -154,15 +185,46 @@ describe('createResponsesStreamEncoder', () => {
       ['response.output_item.done', 1],
       ['response.completed', null],
     ]);
-    expect(got[8]!.data.item).toEqual({ type: 'function_call', id: 'fc_abc_1', call_id: 'call_a', name: 'get_weather', arguments: '', status: 'in_progress' });
+    expect(got[8]!.data.item).toEqual({
+      type: 'function_call',
+      id: 'fc_abc_1',
+      call_id: 'call_a',
+      name: 'get_weather',
+      arguments: '',
+      status: 'in_progress',
+    });
     expect(got[15]!.data).toMatchObject({ item_id: 'fc_abc_1', name: 'get_weather', arguments: '{"city":"Paris"}' });
-    const final = got[17]!.data.response as { status: string; output: unknown[]; usage: { input_tokens: number; total_tokens: number } };
+    const final = got[17]!.data.response as {
+      status: string;
+      output: unknown[];
+      usage: { input_tokens: number; total_tokens: number };
+    };
     expect(final.status).toBe('completed');
     expect(final.usage).toMatchObject({ input_tokens: 20, total_tokens: 29 });
     expect(final.output).toEqual([
-      { type: 'message', id: 'msg_abc_0', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.', annotations: [], logprobs: [] }] },
-      { type: 'function_call', id: 'fc_abc_1', call_id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
-      { type: 'function_call', id: 'fc_abc_2', call_id: 'call_b', name: 'get_time', arguments: '{"tz":"UTC"}', status: 'completed' },
+      {
+        type: 'message',
+        id: 'msg_abc_0',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'Checking.', annotations: [], logprobs: [] }],
+      },
+      {
+        type: 'function_call',
+        id: 'fc_abc_1',
+        call_id: 'call_a',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        status: 'completed',
+      },
+      {
+        type: 'function_call',
+        id: 'fc_abc_2',
+        call_id: 'call_b',
+        name: 'get_time',
+        arguments: '{"tz":"UTC"}',
+        status: 'completed',
+      },
     ]);
   });
 
@@ -185,9 +247,14 @@ describe('createResponsesStreamEncoder', () => {
   });
 
   test('length ends with response.incomplete and its reason', async () => {
-    const got = frames(await encode([...TEXT.slice(0, -1), { type: 'finish', finishReason: { unified: 'length' }, usage }]));
+    const got = frames(
+      await encode([...TEXT.slice(0, -1), { type: 'finish', finishReason: { unified: 'length' }, usage }]),
+    );
     expect(got.at(-1)!.event).toBe('response.incomplete');
-    expect(got.at(-1)!.data.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(got.at(-1)!.data.response).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+    });
     expect(got.filter((f) => f.event === 'response.completed')).toEqual([]);
   });
 
@@ -221,7 +288,9 @@ describe('createResponsesStreamEncoder', () => {
     expect(got[6]!.data.response).toMatchObject({
       status: 'failed',
       error: { code: 'server_error', message: 'upstream went away' },
-      output: [{ type: 'message', id: 'msg_abc_0', status: 'incomplete', content: [{ type: 'output_text', text: 'Part' }] }],
+      output: [
+        { type: 'message', id: 'msg_abc_0', status: 'incomplete', content: [{ type: 'output_text', text: 'Part' }] },
+      ],
     });
   });
 
@@ -246,7 +315,13 @@ describe('createResponsesStreamEncoder', () => {
       }),
     );
     for (const f of [got[0]!, got.at(-1)!]) {
-      expect(f.data.response).toMatchObject({ previous_response_id: 'resp_prev', store: false, tool_choice: 'required', metadata: { a: 'b' }, max_output_tokens: 100 });
+      expect(f.data.response).toMatchObject({
+        previous_response_id: 'resp_prev',
+        store: false,
+        tool_choice: 'required',
+        metadata: { a: 'b' },
+        max_output_tokens: 100,
+      });
     }
   });
 
@@ -256,15 +331,24 @@ describe('createResponsesStreamEncoder', () => {
       const expected = events
         .filter((e) => e.type !== 'usage')
         .map((e) => {
-          if (e.type === 'message-start') return { type: 'message-start', id: 'resp_abc', model: 'acme/chat-large', created: 1700000000 };
+          if (e.type === 'message-start')
+            return { type: 'message-start', id: 'resp_abc', model: 'acme/chat-large', created: 1700000000 };
           if (e.type === 'finish') {
             const raw = 'completed';
-            return { ...e, finishReason: { ...e.finishReason, raw }, usage: { ...e.usage, cachedInputTokens: 0, reasoningTokens: 0 } };
+            return {
+              ...e,
+              finishReason: { ...e.finishReason, raw },
+              usage: { ...e.usage, cachedInputTokens: 0, reasoningTokens: 0 },
+            };
           }
           return e;
         });
       for (const split of Object.values(SPLITS)) {
-        const back = await collect(parseSseBytes(replayBytes(bytes, split)).pipeThrough(toTransformStream(createResponsesStreamDecoder({ model: 'acme/chat-large' }))));
+        const back = await collect(
+          parseSseBytes(replayBytes(bytes, split)).pipeThrough(
+            toTransformStream(createResponsesStreamDecoder({ model: 'acme/chat-large' })),
+          ),
+        );
         // Tool blocks end in the order the encoder ended them.
         expect(back).toEqual(expected as StreamEvent[]);
       }
@@ -272,8 +356,14 @@ describe('createResponsesStreamEncoder', () => {
   });
 
   test('the round trip of an error keeps the error', async () => {
-    const bytes = new TextEncoder().encode(await encode([start, { type: 'error', error: { code: 'upstream_error', message: 'boom' } }]));
-    const back = await collect(parseSseBytes(replayBytes(bytes, [5])).pipeThrough(toTransformStream(createResponsesStreamDecoder({ model: 'm' }))));
+    const bytes = new TextEncoder().encode(
+      await encode([start, { type: 'error', error: { code: 'upstream_error', message: 'boom' } }]),
+    );
+    const back = await collect(
+      parseSseBytes(replayBytes(bytes, [5])).pipeThrough(
+        toTransformStream(createResponsesStreamDecoder({ model: 'm' })),
+      ),
+    );
     expect(back).toEqual([
       { type: 'message-start', id: 'resp_abc', model: 'm', created: 1700000000 },
       { type: 'error', error: { code: 'upstream_error', message: 'boom' } },
@@ -290,16 +380,20 @@ describe('createResponsesStreamEncoder', () => {
     expect(final.status).toBe('completed');
     expect(final.usage?.output_tokens).toBe(3);
 
-    const tools = await sdkOver(await encode(TOOLS)).responses.stream({ model: 'acme/chat-large', input: 'hi' }).finalResponse();
-    expect(tools.output.map((item) => (item.type === 'function_call' ? [item.call_id, item.arguments] : [item.type]))).toEqual([
-      ['message'],
-      ['call_a', '{"city":"Paris"}'],
-      ['call_b', '{"tz":"UTC"}'],
-    ]);
+    const tools = await sdkOver(await encode(TOOLS))
+      .responses.stream({ model: 'acme/chat-large', input: 'hi' })
+      .finalResponse();
+    expect(
+      tools.output.map((item) => (item.type === 'function_call' ? [item.call_id, item.arguments] : [item.type])),
+    ).toEqual([['message'], ['call_a', '{"city":"Paris"}'], ['call_b', '{"tz":"UTC"}']]);
   });
 
   test('openai SDK: iterating a stream create() sees typed events in order', async () => {
-    const stream = await sdkOver(await encode(TEXT)).responses.create({ model: 'acme/chat-large', input: 'hi', stream: true });
+    const stream = await sdkOver(await encode(TEXT)).responses.create({
+      model: 'acme/chat-large',
+      input: 'hi',
+      stream: true,
+    });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
     expect(types[0]).toBe('response.created');
@@ -307,7 +401,12 @@ describe('createResponsesStreamEncoder', () => {
   });
 
   test('openai SDK: an error event makes the client fail, not complete', async () => {
-    const body = await encode([start, { type: 'text-start', index: 0 }, { type: 'text-delta', index: 0, delta: 'x' }, { type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended early' } }]);
+    const body = await encode([
+      start,
+      { type: 'text-start', index: 0 },
+      { type: 'text-delta', index: 0, delta: 'x' },
+      { type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended early' } },
+    ]);
     const stream = sdkOver(body).responses.stream({ model: 'acme/chat-large', input: 'hi' });
     await expect(stream.finalResponse()).rejects.toThrow('the upstream stream ended early');
   });

@@ -73,13 +73,33 @@ describe('address classification', () => {
     });
   }
 
-  for (const address of ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '2a00:1450:4001::1', '::ffff:93.184.216.34', '64:ff9b::5db8:d822', '2002:5db8:d822::1']) {
+  for (const address of [
+    '93.184.216.34',
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700::1111',
+    '2a00:1450:4001::1',
+    '::ffff:93.184.216.34',
+    '64:ff9b::5db8:d822',
+    '2002:5db8:d822::1',
+  ]) {
     test(`${address} is public`, () => expect(blockedReason(address)).toBeUndefined());
   }
 
   test('legacy IPv4 spellings parse to the same number', () => {
     const loopback = 0x7f000001;
-    for (const spelling of ['2130706433', '0x7f000001', '0x7f.0.0.1', '0177.0.0.1', '127.1', '127.0.1', '017700000001', '127.0.0.1.']) {
+    for (const spelling of [
+      '2130706433',
+      '0x7f000001',
+      '0x7f.0.0.1',
+      '0177.0.0.1',
+      '127.1',
+      '127.0.1',
+      '017700000001',
+      '127.0.0.1.',
+    ]) {
       expect(parseIPv4Loose(spelling)).toBe(loopback);
     }
     expect(parseIPv4Loose('256.0.0.1')).toBeUndefined();
@@ -125,9 +145,15 @@ describe('checkUrl', () => {
   });
 
   test('other private literals are refused as private addresses, their class named', async () => {
-    expect((await refusal('http://169.254.169.254/latest/meta-data/')).message).toBe('callback_url: points to a private address (169.254.169.254 is link-local)');
-    expect((await refusal('https://10.0.0.5:8443/hook')).message).toBe('callback_url: points to a private address (10.0.0.5 is private)');
-    expect((await refusal('http://0/')).message).toBe('callback_url: points to a private address (0.0.0.0 is unspecified)');
+    expect((await refusal('http://169.254.169.254/latest/meta-data/')).message).toBe(
+      'callback_url: points to a private address (169.254.169.254 is link-local)',
+    );
+    expect((await refusal('https://10.0.0.5:8443/hook')).message).toBe(
+      'callback_url: points to a private address (10.0.0.5 is private)',
+    );
+    expect((await refusal('http://0/')).message).toBe(
+      'callback_url: points to a private address (0.0.0.0 is unspecified)',
+    );
     expect((await refusal('http://[::]/')).address).toBe('::');
     expect((await refusal('http://[fd00::1]/')).reason).toBe('blocked_address');
     expect((await refusal('http://100.64.1.1/')).message).toContain('CGNAT');
@@ -135,12 +161,20 @@ describe('checkUrl', () => {
   });
 
   test('a name is refused when ANY of its addresses is private, without naming the address', async () => {
-    const resolve = table({ 'hooks.example': ['93.184.216.34', '10.0.0.5'], 'v6.example': ['2606:4700::1111', 'fe80::1'], 'mapped.example': ['::ffff:192.168.0.1'] });
+    const resolve = table({
+      'hooks.example': ['93.184.216.34', '10.0.0.5'],
+      'v6.example': ['2606:4700::1111', 'fe80::1'],
+      'mapped.example': ['::ffff:192.168.0.1'],
+    });
     const hooks = await refusal('https://hooks.example/cb', resolve);
     expect(hooks.message).toBe('callback_url: resolves to a private address');
     expect(hooks.address).toBe('10.0.0.5');
-    expect((await refusal('https://v6.example/cb', resolve)).message).toBe('callback_url: resolves to a private address');
-    expect((await refusal('https://mapped.example/cb', resolve)).message).toBe('callback_url: resolves to a private address');
+    expect((await refusal('https://v6.example/cb', resolve)).message).toBe(
+      'callback_url: resolves to a private address',
+    );
+    expect((await refusal('https://mapped.example/cb', resolve)).message).toBe(
+      'callback_url: resolves to a private address',
+    );
   });
 
   test('localhost is refused through the real resolver', async () => {
@@ -159,7 +193,9 @@ describe('checkUrl', () => {
     expect((await refusal('ftp://93.184.216.34/file')).reason).toBe('scheme');
     expect((await refusal('file:///etc/passwd')).reason).toBe('scheme');
     expect((await refusal('javascript:alert(1)')).reason).toBe('scheme');
-    expect((await refusal('http://user:pass@93.184.216.34/')).message).toBe('callback_url: credentials in the URL are not allowed');
+    expect((await refusal('http://user:pass@93.184.216.34/')).message).toBe(
+      'callback_url: credentials in the URL are not allowed',
+    );
     expect((await refusal('http://user@93.184.216.34/')).reason).toBe('credentials');
     expect((await refusal('/relative/path')).reason).toBe('invalid_url');
     expect((await refusal('http://[fe80::1%25eth0]/')).reason).toBe('invalid_url');
@@ -175,8 +211,15 @@ describe('checkUrl', () => {
     expect(a).toMatchObject({ hostname: '93.184.216.34', addresses: ['93.184.216.34'], literal: true });
     const b = await checkUrl('http://[2606:4700::1111]:8080/', { allowPrivate: false });
     expect(b).toMatchObject({ hostname: '2606:4700::1111', addresses: ['2606:4700::1111'], literal: true });
-    const c = await checkUrl('https://cdn.example/a.png', { allowPrivate: false, resolve: table({ 'cdn.example': ['93.184.216.34', '2606:4700::1111'] }) });
-    expect(c).toMatchObject({ hostname: 'cdn.example', addresses: ['93.184.216.34', '2606:4700::1111'], literal: false });
+    const c = await checkUrl('https://cdn.example/a.png', {
+      allowPrivate: false,
+      resolve: table({ 'cdn.example': ['93.184.216.34', '2606:4700::1111'] }),
+    });
+    expect(c).toMatchObject({
+      hostname: 'cdn.example',
+      addresses: ['93.184.216.34', '2606:4700::1111'],
+      literal: false,
+    });
   });
 
   test('allowPrivate lifts the address rule but not the form rules, and resolves nothing', async () => {

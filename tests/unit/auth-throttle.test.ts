@@ -1,6 +1,11 @@
 import { afterAll, expect, test } from 'bun:test';
 import { AuthFailureThrottle } from '../../src/auth/auth-throttle.ts';
-import { addressSubject, clientAddress, rememberClientAddress, UNKNOWN_ADDRESS } from '../../src/http/client-address.ts';
+import {
+  addressSubject,
+  clientAddress,
+  rememberClientAddress,
+  UNKNOWN_ADDRESS,
+} from '../../src/http/client-address.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import { RedisStore } from '../../src/store/redis-store.ts';
 import { REDIS_URL } from '../helpers/services.ts';

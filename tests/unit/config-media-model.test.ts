@@ -10,12 +10,14 @@ import { formatIssues } from '../../src/http/validation.ts';
 
 /** Issue 7: the config-driven input schema, price rule and input mapping shared by media adapters. */
 
-const model = (over: Partial<ModelConfig>): ModelConfig => ({ id: 'acme/m', category: 'image', display_name: 'M', ...over }) as ModelConfig;
+const model = (over: Partial<ModelConfig>): ModelConfig =>
+  ({ id: 'acme/m', category: 'image', display_name: 'M', ...over }) as ModelConfig;
 const issues = (schema: v.GenericSchema<unknown, Record<string, unknown>>, input: unknown) => {
   const r = v.safeParse(schema, input);
   return r.success ? '' : formatIssues(r.issues);
 };
-const image = (n: number): MediaOutput[] => Array.from({ length: n }, () => ({ kind: 'image', url: 'https://x/y.png' }));
+const image = (n: number): MediaOutput[] =>
+  Array.from({ length: n }, () => ({ kind: 'image', url: 'https://x/y.png' }));
 
 describe('input schema language', () => {
   const schema = compileInputSchema(
@@ -32,8 +34,25 @@ describe('input schema language', () => {
   );
 
   test('valid input passes, defaults fill in, unknown fields pass through', () => {
-    const r = v.parse(schema, { prompt: 'a cat', guidance: 7.5, aspect_ratio: '16:9', safe: true, images: ['https://a'], extra: { a: 1 }, seed: 42 });
-    expect(r).toEqual({ prompt: 'a cat', num_outputs: 1, guidance: 7.5, aspect_ratio: '16:9', safe: true, images: ['https://a'], extra: { a: 1 }, seed: 42 });
+    const r = v.parse(schema, {
+      prompt: 'a cat',
+      guidance: 7.5,
+      aspect_ratio: '16:9',
+      safe: true,
+      images: ['https://a'],
+      extra: { a: 1 },
+      seed: 42,
+    });
+    expect(r).toEqual({
+      prompt: 'a cat',
+      num_outputs: 1,
+      guidance: 7.5,
+      aspect_ratio: '16:9',
+      safe: true,
+      images: ['https://a'],
+      extra: { a: 1 },
+      seed: 42,
+    });
   });
 
   test('each rule names the field', () => {
@@ -45,7 +64,9 @@ describe('input schema language', () => {
     expect(issues(schema, { prompt: 'x', aspect_ratio: '4:3' })).toBe('aspect_ratio: must be one of "1:1", "16:9"');
     expect(issues(schema, { prompt: 'x', safe: 'yes' })).toContain('safe: expected boolean');
     expect(issues(schema, { prompt: 'x', images: ['http://a'] })).toBe('images[0]: must match ^https://');
-    expect(issues(schema, { prompt: 'x', images: ['https://a', 'https://b', 'https://c'] })).toBe('images: must have at most 2 items');
+    expect(issues(schema, { prompt: 'x', images: ['https://a', 'https://b', 'https://c'] })).toBe(
+      'images: must have at most 2 items',
+    );
     expect(issues(schema, { prompt: 'x', extra: [1] })).toBe('extra: must be an object');
     expect(issues(schema, { prompt: 'x', extra: 'a' })).toBe('extra: must be an object');
   });
@@ -72,13 +93,23 @@ describe('input schema language', () => {
       }
       return 'no error';
     };
-    expect(bad({ x: { type: 'text' } })).toBe('models[2].options.input.x.type: expected one of string, number, integer, boolean, array, object, got "text"');
-    expect(bad({ x: { type: 'string', min: 1 } })).toBe('models[2].options.input.x.min: unknown setting for a string field');
+    expect(bad({ x: { type: 'text' } })).toBe(
+      'models[2].options.input.x.type: expected one of string, number, integer, boolean, array, object, got "text"',
+    );
+    expect(bad({ x: { type: 'string', min: 1 } })).toBe(
+      'models[2].options.input.x.min: unknown setting for a string field',
+    );
     expect(bad({ x: { type: 'integer', max: 'ten' } })).toBe('models[2].options.input.x.max: expected a number');
-    expect(bad({ x: { type: 'integer', max: 4, default: 9 } })).toBe('models[2].options.input.x.default: the default must be at most 4');
-    expect(bad({ x: { type: 'string', enum: [1] } })).toBe('models[2].options.input.x.enum: expected a non-empty list of strings');
+    expect(bad({ x: { type: 'integer', max: 4, default: 9 } })).toBe(
+      'models[2].options.input.x.default: the default must be at most 4',
+    );
+    expect(bad({ x: { type: 'string', enum: [1] } })).toBe(
+      'models[2].options.input.x.enum: expected a non-empty list of strings',
+    );
     expect(bad({ x: { type: 'string', pattern: '(' } })).toStartWith('models[2].options.input.x.pattern:');
-    expect(bad({ x: { type: 'array', items: { type: 'nope' } } })).toBe('models[2].options.input.x.items.type: expected one of string, number, integer, boolean, array, object, got "nope"');
+    expect(bad({ x: { type: 'array', items: { type: 'nope' } } })).toBe(
+      'models[2].options.input.x.items.type: expected one of string, number, integer, boolean, array, object, got "nope"',
+    );
     expect(bad({ x: 'string' })).toStartWith('models[2].options.input.x: expected a field description');
     expect(bad(['prompt'])).toStartWith('models[2].options.input: expected a map');
   });
@@ -91,22 +122,36 @@ describe('input schema language', () => {
         { id: 'acme/b', category: 'image', display_name: 'B', options: { input: { prompt: { type: 'txt' } } } },
       ],
     };
-    expect(() => parseGatewayConfig(raw, {}, 'gw.yaml')).toThrow('gw.yaml: models[1].options.input.prompt.type: expected one of');
-    const badMap = { ...raw, models: [{ id: 'acme/a', category: 'image', display_name: 'A', options: { input_map: { a: 3 } } }] };
-    expect(() => parseGatewayConfig(badMap, {}, 'gw.yaml')).toThrow('gw.yaml: models[0].options.input_map.a: expected an upstream field name');
+    expect(() => parseGatewayConfig(raw, {}, 'gw.yaml')).toThrow(
+      'gw.yaml: models[1].options.input.prompt.type: expected one of',
+    );
+    const badMap = {
+      ...raw,
+      models: [{ id: 'acme/a', category: 'image', display_name: 'A', options: { input_map: { a: 3 } } }],
+    };
+    expect(() => parseGatewayConfig(badMap, {}, 'gw.yaml')).toThrow(
+      'gw.yaml: models[0].options.input_map.a: expected an upstream field name',
+    );
   });
 });
 
 describe('price rules', () => {
   test('per_request + per_image × count + per_second × seconds + per_1k_chars, at least minimum', () => {
-    expect(priceOf({ per_request: 0.01, per_image: 0.02, per_second: 0.1, per_1k_chars: 0.3 }, { images: 2, seconds: 5, chars: 500 })).toBeCloseTo(0.01 + 0.04 + 0.5 + 0.15, 12);
+    expect(
+      priceOf(
+        { per_request: 0.01, per_image: 0.02, per_second: 0.1, per_1k_chars: 0.3 },
+        { images: 2, seconds: 5, chars: 500 },
+      ),
+    ).toBeCloseTo(0.01 + 0.04 + 0.5 + 0.15, 12);
     expect(priceOf({ per_1k_chars: 0.3, minimum: 0.05 }, { images: 1, seconds: 0, chars: 10 })).toBe(0.05);
     expect(priceOf(undefined, { images: 3, seconds: 3, chars: 3 })).toBe(0);
     expect(priceOf({ per_image: 0.1 }, { images: 3, seconds: 0, chars: 0 })).toBe(0.3);
   });
 
   test('per_image reads the count field (a ceiling) and refunds images not produced', () => {
-    const m = configuredMedia(model({ pricing: { per_image: 0.003, per_request: 0.001 }, options: { count_field: 'num_outputs' } }));
+    const m = configuredMedia(
+      model({ pricing: { per_image: 0.003, per_request: 0.001 }, options: { count_field: 'num_outputs' } }),
+    );
     expect(m.price({ num_outputs: 4 })).toBeCloseTo(0.013, 12);
     expect(m.price({})).toBeCloseTo(0.004, 12);
     expect(m.price({ num_outputs: 2.2 })).toBeCloseTo(0.01, 12);
@@ -116,7 +161,13 @@ describe('price rules', () => {
   });
 
   test('per_second from the duration field or default_seconds; per_1k_chars from text_field, text, then prompt', () => {
-    const video = configuredMedia(model({ category: 'video', pricing: { per_second: 0.05 }, options: { duration_field: 'duration', default_seconds: 5 } }));
+    const video = configuredMedia(
+      model({
+        category: 'video',
+        pricing: { per_second: 0.05 },
+        options: { duration_field: 'duration', default_seconds: 5 },
+      }),
+    );
     expect(video.price({ duration: 10 })).toBeCloseTo(0.5, 12);
     expect(video.price({ duration: '8' })).toBeCloseTo(0.4, 12);
     expect(video.price({})).toBeCloseTo(0.25, 12);
@@ -126,7 +177,9 @@ describe('price rules', () => {
     expect(tts.price({ text: 'x'.repeat(2000) })).toBeCloseTo(0.6, 12);
     expect(tts.price({ prompt: 'héllo 👋' })).toBeCloseTo((7 * 0.3) / 1000, 12);
     expect(tts.price({})).toBe(0.001);
-    const custom = configuredMedia(model({ category: 'audio', pricing: { per_1k_chars: 1 }, options: { text_field: 'script' } }));
+    const custom = configuredMedia(
+      model({ category: 'audio', pricing: { per_1k_chars: 1 }, options: { text_field: 'script' } }),
+    );
     expect(custom.price({ script: 'x'.repeat(500), text: 'ignored' })).toBeCloseTo(0.5, 12);
   });
 });
@@ -134,12 +187,23 @@ describe('price rules', () => {
 describe('upstream input', () => {
   test('renames per input_map, passes the rest, drops undefined', () => {
     const m = configuredMedia(model({ options: { input_map: { size: 'image_size', n: 'num_images' } } }));
-    expect(m.upstreamInput({ prompt: 'a', size: 'square', n: 2, seed: undefined, extra: null })).toEqual({ prompt: 'a', image_size: 'square', num_images: 2, extra: null });
+    expect(m.upstreamInput({ prompt: 'a', size: 'square', n: 2, seed: undefined, extra: null })).toEqual({
+      prompt: 'a',
+      image_size: 'square',
+      num_images: 2,
+      extra: null,
+    });
   });
 
   test('configuredMedia checks its own options too', () => {
-    expect(() => configuredMedia(model({ options: { count_field: 3 } }))).toThrow('models[acme/m].options.count_field: expected a field name');
-    expect(() => configuredMedia(model({ options: { strict_input: 'yes' } }))).toThrow('models[acme/m].options.strict_input');
-    expect(() => configuredMedia(model({ options: { default_seconds: -1 } }))).toThrow('models[acme/m].options.default_seconds');
+    expect(() => configuredMedia(model({ options: { count_field: 3 } }))).toThrow(
+      'models[acme/m].options.count_field: expected a field name',
+    );
+    expect(() => configuredMedia(model({ options: { strict_input: 'yes' } }))).toThrow(
+      'models[acme/m].options.strict_input',
+    );
+    expect(() => configuredMedia(model({ options: { default_seconds: -1 } }))).toThrow(
+      'models[acme/m].options.default_seconds',
+    );
   });
 });

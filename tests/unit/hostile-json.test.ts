@@ -1,10 +1,20 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { MAX_JSON_DEPTH, findUnstorableString, isStorableString, jsonTextTooDeep, storableString, toStorable } from '../../src/http/hostile-json.ts';
+import {
+  MAX_JSON_DEPTH,
+  findUnstorableString,
+  isStorableString,
+  jsonTextTooDeep,
+  storableString,
+  toStorable,
+} from '../../src/http/hostile-json.ts';
 
 /** Strings with every kind of UTF-16 unit, NUL and lone surrogates included. */
 const anyString = fc.string({ unit: 'binary' });
-const anyJson = fc.jsonValue().chain((base) => fc.tuple(fc.constant(base), anyString, anyString)).map(([base, a, b]) => ({ base, [a]: b, list: [a, { b }] }));
+const anyJson = fc
+  .jsonValue()
+  .chain((base) => fc.tuple(fc.constant(base), anyString, anyString))
+  .map(([base, a, b]) => ({ base, [a]: b, list: [a, { b }] }));
 
 function depthOf(value: unknown): number {
   if (value === null || typeof value !== 'object') return 0;
@@ -24,11 +34,14 @@ describe('hostile JSON', () => {
   });
 
   test('a NUL or lone surrogate is found at its path', () => {
-    expect(findUnstorableString({ input: { prompt: 'a\u0000b' } })).toEqual({ path: 'input.prompt', reason: 'must not contain the NUL character' });
+    expect(findUnstorableString({ input: { prompt: 'a\u0000b' } })).toEqual({
+      path: 'input.prompt',
+      reason: 'must not contain the NUL character',
+    });
     expect(findUnstorableString({ list: ['ok', 'x\ud800'] })?.path).toBe('list[1]');
     expect(findUnstorableString({ list: ['\udc00y'] })?.path).toBe('list[0]');
     expect(findUnstorableString({ ok: '\ud83d\ude00 paired' })).toBeUndefined();
-    expect(findUnstorableString({ ['k\u0000']: 1 })?.reason).toContain('key');
+    expect(findUnstorableString({ 'k\u0000': 1 })?.reason).toContain('key');
   });
 
   test('storableString keeps every valid character and replaces only what Postgres refuses', () => {

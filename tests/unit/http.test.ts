@@ -10,7 +10,11 @@ import { Logger } from '../../src/ops/logger.ts';
 
 describe('envelope', () => {
   test('omits empty arrays and objects inside data, keeps data itself', () => {
-    expect(envelope({ a: [], b: {}, c: [1], d: { e: [] }, f: null, g: 0 })).toEqual({ success: true, code: 200, data: { c: [1], f: null, g: 0 } as never });
+    expect(envelope({ a: [], b: {}, c: [1], d: { e: [] }, f: null, g: 0 })).toEqual({
+      success: true,
+      code: 200,
+      data: { c: [1], f: null, g: 0 } as never,
+    });
     expect(envelope([])).toEqual({ success: true, code: 200, data: [] });
   });
 });
@@ -18,9 +22,9 @@ describe('envelope', () => {
 describe('validation messages name the field', () => {
   const schema = v.object({ models: v.array(v.object({ pricing: v.object({ input_per_mtok: v.number() }) })) });
   test('nested path with indices', () => {
-    expect(() => parseOr422(schema, { models: [{ pricing: { input_per_mtok: 1 } }, { pricing: { input_per_mtok: 'x' } }] })).toThrow(
-      'models[1].pricing.input_per_mtok: expected number, received "x"',
-    );
+    expect(() =>
+      parseOr422(schema, { models: [{ pricing: { input_per_mtok: 1 } }, { pricing: { input_per_mtok: 'x' } }] }),
+    ).toThrow('models[1].pricing.input_per_mtok: expected number, received "x"');
     expect(() => parseOr422(schema, undefined)).toThrow('request body is required (JSON)');
   });
 });

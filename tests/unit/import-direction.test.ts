@@ -22,8 +22,14 @@ function importGraph(): Map<string, string[]> {
   for (const file of LAYERS.flatMap(sourceFiles)) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     // scanImports drops type-only imports; the regex keeps them, since a type cycle is a cycle too.
-    const specifiers = new Set([...transpiler.scanImports(text).map((i) => i.path), ...[...text.matchAll(/\bfrom\s+'(\.[^']+)'/g)].map((m) => m[1] as string)]);
-    graph.set(file, [...specifiers].filter((s) => s.startsWith('.')).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s))));
+    const specifiers = new Set([
+      ...transpiler.scanImports(text).map((i) => i.path),
+      ...[...text.matchAll(/\bfrom\s+'(\.[^']+)'/g)].map((m) => m[1] as string),
+    ]);
+    graph.set(
+      file,
+      [...specifiers].filter((s) => s.startsWith('.')).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s))),
+    );
   }
   return graph;
 }

@@ -67,7 +67,13 @@ test('a full key cache drops its coldest keys: a key in constant use is never re
 test('unknown keys are cached briefly, in their own bounded map, so a flood of them evicts no real key', async () => {
   let now = 1_000_000;
   const table = keyTable();
-  const cache = new KeyCache(db, new MemoryStore(), { maxEntries: 10, maxMisses: 50, missTtlMs: 5_000, now: () => now, findKey: table.findKey });
+  const cache = new KeyCache(db, new MemoryStore(), {
+    maxEntries: 10,
+    maxMisses: 50,
+    missTtlMs: 5_000,
+    now: () => now,
+    findKey: table.findKey,
+  });
   table.add('real');
   await cache.authenticate('real');
   // Repeating a wrong key costs one read per 5 s, not one per request.

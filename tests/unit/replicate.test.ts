@@ -26,21 +26,32 @@ const NOW = Number(TS) * 1000;
 
 const headers = (over: Record<string, string | undefined> = {}) => {
   const h = new Headers();
-  for (const [k, val] of Object.entries({ 'webhook-id': ID, 'webhook-timestamp': TS, 'webhook-signature': SIGNATURE, ...over })) if (val !== undefined) h.set(k, val);
+  for (const [k, val] of Object.entries({
+    'webhook-id': ID,
+    'webhook-timestamp': TS,
+    'webhook-signature': SIGNATURE,
+    ...over,
+  }))
+    if (val !== undefined) h.set(k, val);
   return h;
 };
 
 describe('webhook signatures', () => {
   test('the documented example verifies; a list with one valid signature verifies', () => {
     expect(verifyWebhook(SECRET, headers(), BODY, NOW)).toEqual({ ok: true });
-    expect(verifyWebhook(SECRET, headers({ 'webhook-signature': `v1,Zm9vYmFy ${SIGNATURE} v2,abc` }), BODY, NOW)).toEqual({ ok: true });
+    expect(
+      verifyWebhook(SECRET, headers({ 'webhook-signature': `v1,Zm9vYmFy ${SIGNATURE} v2,abc` }), BODY, NOW),
+    ).toEqual({ ok: true });
   });
 
   test('tampered body, wrong secret, other id, stale or future timestamp, missing headers are refused', () => {
     expect(verifyWebhook(SECRET, headers(), BODY.replace('2', '3'), NOW).ok).toBe(false);
     expect(verifyWebhook('whsec_d3Jvbmcgc2VjcmV0', headers(), BODY, NOW).ok).toBe(false);
     expect(verifyWebhook(SECRET, headers({ 'webhook-id': 'msg_other' }), BODY, NOW).ok).toBe(false);
-    expect(verifyWebhook(SECRET, headers(), BODY, NOW + 6 * 60_000)).toEqual({ ok: false, reason: 'webhook-timestamp is too far from now' });
+    expect(verifyWebhook(SECRET, headers(), BODY, NOW + 6 * 60_000)).toEqual({
+      ok: false,
+      reason: 'webhook-timestamp is too far from now',
+    });
     expect(verifyWebhook(SECRET, headers(), BODY, NOW - 6 * 60_000).ok).toBe(false);
     expect(verifyWebhook(SECRET, headers({ 'webhook-signature': undefined }), BODY, NOW).ok).toBe(false);
     expect(verifyWebhook(SECRET, headers({ 'webhook-signature': 'v1,' }), BODY, NOW).ok).toBe(false);
@@ -50,7 +61,11 @@ describe('webhook signatures', () => {
 
 describe('model targets', () => {
   test('owner/name is an official model (or a deployment); a version id or owner/name:version pins a version', () => {
-    expect(parseTarget('black-forest-labs/flux-schnell', false)).toEqual({ kind: 'model', owner: 'black-forest-labs', name: 'flux-schnell' });
+    expect(parseTarget('black-forest-labs/flux-schnell', false)).toEqual({
+      kind: 'model',
+      owner: 'black-forest-labs',
+      name: 'flux-schnell',
+    });
     expect(parseTarget('acme/my-deploy', true)).toEqual({ kind: 'deployment', owner: 'acme', name: 'my-deploy' });
     const version = '39ed52f2a78e934b3ba6e2a89f5b1c712de7dfea535525255b1aa35c5565e08b';
     expect(parseTarget(`stability-ai/sdxl:${version}`, false)).toEqual({ kind: 'version', version });
@@ -63,44 +78,88 @@ describe('model targets', () => {
 
 describe('outputs and endings', () => {
   test('a URL, a list, an object and data URLs all become outputs of the model kind', () => {
-    expect(predictionOutputs('https://r.delivery/a.png', 'image')).toEqual([{ kind: 'image', url: 'https://r.delivery/a.png' }]);
-    expect(predictionOutputs(['https://r/a.png', 'https://r/b.png'], 'image').map((o) => ('url' in o ? o.url : ''))).toEqual(['https://r/a.png', 'https://r/b.png']);
-    expect(predictionOutputs({ audio_out: 'https://r/a.wav', text: 'hello' }, 'audio')).toEqual([{ kind: 'audio', url: 'https://r/a.wav' }]);
-    expect(predictionOutputs({ video: 'https://r/v.mp4', poster: 'https://r/p.jpg' }, 'video', 'video')).toEqual([{ kind: 'video', url: 'https://r/v.mp4' }]);
+    expect(predictionOutputs('https://r.delivery/a.png', 'image')).toEqual([
+      { kind: 'image', url: 'https://r.delivery/a.png' },
+    ]);
+    expect(
+      predictionOutputs(['https://r/a.png', 'https://r/b.png'], 'image').map((o) => ('url' in o ? o.url : '')),
+    ).toEqual(['https://r/a.png', 'https://r/b.png']);
+    expect(predictionOutputs({ audio_out: 'https://r/a.wav', text: 'hello' }, 'audio')).toEqual([
+      { kind: 'audio', url: 'https://r/a.wav' },
+    ]);
+    expect(predictionOutputs({ video: 'https://r/v.mp4', poster: 'https://r/p.jpg' }, 'video', 'video')).toEqual([
+      { kind: 'video', url: 'https://r/v.mp4' },
+    ]);
     const [data] = predictionOutputs('data:image/png;base64,iVBORw0KGgo=', 'image');
-    expect(data).toEqual({ kind: 'image', body: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), contentType: 'image/png' });
+    expect(data).toEqual({
+      kind: 'image',
+      body: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      contentType: 'image/png',
+    });
   });
 
   test('failed and canceled predictions fail with the upstream text; running ones are not finished', () => {
-    expect(finishedStep({ id: 'p', status: 'failed', error: 'NSFW content detected' }, 'image')).toMatchObject({ state: 'failed', message: 'replicate: NSFW content detected' });
-    expect(finishedStep({ id: 'p', status: 'canceled' }, 'image')).toMatchObject({ state: 'failed', message: 'replicate: the prediction was canceled upstream' });
-    expect(finishedStep({ id: 'p', status: 'succeeded', output: 'just text' }, 'image')).toMatchObject({ state: 'failed', message: 'replicate: the prediction succeeded without a file output' });
+    expect(finishedStep({ id: 'p', status: 'failed', error: 'NSFW content detected' }, 'image')).toMatchObject({
+      state: 'failed',
+      message: 'replicate: NSFW content detected',
+    });
+    expect(finishedStep({ id: 'p', status: 'canceled' }, 'image')).toMatchObject({
+      state: 'failed',
+      message: 'replicate: the prediction was canceled upstream',
+    });
+    expect(finishedStep({ id: 'p', status: 'succeeded', output: 'just text' }, 'image')).toMatchObject({
+      state: 'failed',
+      message: 'replicate: the prediction succeeded without a file output',
+    });
     expect(finishedStep({ id: 'p', status: 'processing' }, 'image')).toBeUndefined();
   });
 });
 
 describe('settings and config', () => {
-  const provider = (options: Record<string, unknown>, missingEnv: string[] = []): ProviderConfig => ({ id: 'rep', kind: 'replicate', api_key: 'r8_x', options, missingEnv });
+  const provider = (options: Record<string, unknown>, missingEnv: string[] = []): ProviderConfig => ({
+    id: 'rep',
+    kind: 'replicate',
+    api_key: 'r8_x',
+    options,
+    missingEnv,
+  });
   const publicHost = { publicUrl: 'https://gw.example.com/', publicUrlReachable: true };
   const loopback = { publicUrl: 'http://127.0.0.1:8080', publicUrlReachable: false };
 
   test('webhooks only with a secret, and in auto mode only when PUBLIC_URL is reachable', () => {
-    expect(replicateSettings(provider({ webhook_secret: SECRET }), publicHost).webhookUrl).toBe('https://gw.example.com/upstream-webhooks/rep');
+    expect(replicateSettings(provider({ webhook_secret: SECRET }), publicHost).webhookUrl).toBe(
+      'https://gw.example.com/upstream-webhooks/rep',
+    );
     expect(replicateSettings(provider({ webhook_secret: SECRET }), loopback).webhookUrl).toBeUndefined();
-    expect(replicateSettings(provider({ webhook_secret: SECRET, webhooks: 'always' }), loopback).webhookUrl).toBe('http://127.0.0.1:8080/upstream-webhooks/rep');
-    expect(replicateSettings(provider({ webhook_secret: SECRET, webhooks: 'never' }), publicHost).webhookUrl).toBeUndefined();
+    expect(replicateSettings(provider({ webhook_secret: SECRET, webhooks: 'always' }), loopback).webhookUrl).toBe(
+      'http://127.0.0.1:8080/upstream-webhooks/rep',
+    );
+    expect(
+      replicateSettings(provider({ webhook_secret: SECRET, webhooks: 'never' }), publicHost).webhookUrl,
+    ).toBeUndefined();
     expect(replicateSettings(provider({}), publicHost).webhookUrl).toBeUndefined();
     expect(replicateSettings(provider({}), publicHost).base).toBe('https://api.replicate.com/v1');
-    expect(() => replicateSettings(provider({ webhooks: 'always' }), publicHost)).toThrow('providers[rep].options.webhook_secret: webhooks: always needs the signing secret');
-    expect(() => replicateSettings(provider({ webhooks: 'sometimes' }), publicHost)).toThrow('providers[rep].options.webhooks');
+    expect(() => replicateSettings(provider({ webhooks: 'always' }), publicHost)).toThrow(
+      'providers[rep].options.webhook_secret: webhooks: always needs the signing secret',
+    );
+    expect(() => replicateSettings(provider({ webhooks: 'sometimes' }), publicHost)).toThrow(
+      'providers[rep].options.webhooks',
+    );
   });
 
   test('a model needs an upstream model Replicate can address', () => {
     const rep = createReplicateProvider(provider({}), loopback);
-    const model = (over: Partial<ModelConfig>) => ({ id: 'rep/x', category: 'image', display_name: 'X', ...over }) as ModelConfig;
-    expect(() => rep.media!.model(model({}))).toThrow('models[rep/x].upstream_model: replicate needs owner/name or a version id');
-    expect(() => rep.media!.model(model({ upstream_model: 'flux' }))).toThrow('models[rep/x].upstream_model: expected owner/name');
-    expect(() => rep.media!.model(model({ upstream_model: 'a/b', options: { poll_interval_ms: 1 } }))).toThrow('models[rep/x].options.poll_interval_ms');
+    const model = (over: Partial<ModelConfig>) =>
+      ({ id: 'rep/x', category: 'image', display_name: 'X', ...over }) as ModelConfig;
+    expect(() => rep.media!.model(model({}))).toThrow(
+      'models[rep/x].upstream_model: replicate needs owner/name or a version id',
+    );
+    expect(() => rep.media!.model(model({ upstream_model: 'flux' }))).toThrow(
+      'models[rep/x].upstream_model: expected owner/name',
+    );
+    expect(() => rep.media!.model(model({ upstream_model: 'a/b', options: { poll_interval_ms: 1 } }))).toThrow(
+      'models[rep/x].options.poll_interval_ms',
+    );
     expect(rep.media!.model(model({ upstream_model: 'a/b', category: 'llm' }))).toBeUndefined();
     expect(rep.media!.model(model({ upstream_model: 'a/b' }))?.deadlineMs).toBe(30 * 60_000);
   });
@@ -120,9 +179,17 @@ describe('settings and config', () => {
 describe('upstream errors during a step', () => {
   const again = (ms: number) => ({ state: 'running' as const, operation: {}, pollAfterMs: ms });
   test('4xx fails the task, 429 waits Retry-After (or backs off), 5xx and network errors are rethrown for the runner', () => {
-    expect(stepForUpstreamError(new UpstreamError('bad_request', 'prompt too long', 422), 'replicate', again)).toEqual({ state: 'failed', message: 'replicate: prompt too long', detail: { upstream_status: 422 } });
-    expect(stepForUpstreamError(new UpstreamError('rate_limited', 'slow down', 429, 7), 'x', again)).toEqual(again(7000));
-    expect(stepForUpstreamError(new UpstreamError('rate_limited', 'slow down', 429), 'x', again, 2)).toEqual(again(8000));
+    expect(stepForUpstreamError(new UpstreamError('bad_request', 'prompt too long', 422), 'replicate', again)).toEqual({
+      state: 'failed',
+      message: 'replicate: prompt too long',
+      detail: { upstream_status: 422 },
+    });
+    expect(stepForUpstreamError(new UpstreamError('rate_limited', 'slow down', 429, 7), 'x', again)).toEqual(
+      again(7000),
+    );
+    expect(stepForUpstreamError(new UpstreamError('rate_limited', 'slow down', 429), 'x', again, 2)).toEqual(
+      again(8000),
+    );
     expect(() => stepForUpstreamError(new UpstreamError('server_error', 'boom', 503), 'x', again)).toThrow('boom');
     expect(() => stepForUpstreamError(new UpstreamError('unreachable', 'down'), 'x', again)).toThrow('down');
     expect(() => stepForUpstreamError(new Error('disk full'), 'x', again)).toThrow('disk full');

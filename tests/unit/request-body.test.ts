@@ -7,7 +7,13 @@ import type { Db } from '../../src/db/database.ts';
 import { bodyErrorHandler } from '../../src/http/body-error-handler.ts';
 import { errorHandler } from '../../src/http/error-handler.ts';
 import { OpenAIStyleError } from '../../src/http/errors.ts';
-import { bodyFullyRead, LLM_BODY_MAX_BYTES, parseJsonText, readBodyBytes, readJsonBody } from '../../src/http/request-body.ts';
+import {
+  bodyFullyRead,
+  LLM_BODY_MAX_BYTES,
+  parseJsonText,
+  readBodyBytes,
+  readJsonBody,
+} from '../../src/http/request-body.ts';
 import { Logger } from '../../src/ops/logger.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 
@@ -54,7 +60,13 @@ function app() {
     rateLimiter: { check: () => ({ allowed: true, retryAfterSeconds: 0 }) },
     requestAccount: new WeakMap(),
   } as unknown as AppContext;
-  const llmShape = [{ prefix: '/v1/chat/completions', shape: (status: number, message: string) => new OpenAIStyleError(status === 422 ? 400 : status, message, 'invalid_request') }];
+  const llmShape = [
+    {
+      prefix: '/v1/chat/completions',
+      shape: (status: number, message: string) =>
+        new OpenAIStyleError(status === 422 ? 400 : status, message, 'invalid_request'),
+    },
+  ];
   return new Elysia()
     .use(bodyErrorHandler(llmShape))
     .use(errorHandler(new Logger('silent'), llmShape))
@@ -80,7 +92,11 @@ describe('authPlugin reads bodies only after authentication, within limits', () 
     const body = countingBody();
     const res = await app().handle(post('/v1/tasks', body.stream, { authorization: 'Bearer gw_good' }));
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ success: false, code: 413, data: { message: `request body is larger than ${MIB} bytes` } });
+    expect(await res.json()).toEqual({
+      success: false,
+      code: 413,
+      data: { message: `request body is larger than ${MIB} bytes` },
+    });
     expect(res.headers.get('connection')).toBe('close');
     expect(body.pulled()).toBeLessThanOrEqual(MIB + 64 * 1024);
     const llm = countingBody();
@@ -92,7 +108,9 @@ describe('authPlugin reads bodies only after authentication, within limits', () 
 
   test('a declared Content-Length over the cap is refused without pulling a byte', async () => {
     const body = countingBody();
-    const res = await app().handle(post('/v1/tasks', body.stream, { authorization: 'Bearer gw_good', 'content-length': String(MIB + 1) }));
+    const res = await app().handle(
+      post('/v1/tasks', body.stream, { authorization: 'Bearer gw_good', 'content-length': String(MIB + 1) }),
+    );
     expect(res.status).toBe(413);
     expect(body.pulled()).toBe(0);
   });
@@ -110,19 +128,35 @@ describe('authPlugin reads bodies only after authentication, within limits', () 
     const parse = spyOn(JSON, 'parse');
     try {
       const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
-      const res = await app().handle(post('/v1/tasks', countingBody({ text: deep }).stream, { authorization: 'Bearer gw_good' }));
+      const res = await app().handle(
+        post('/v1/tasks', countingBody({ text: deep }).stream, { authorization: 'Bearer gw_good' }),
+      );
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual({ success: false, code: 422, data: { message: 'request body nests deeper than 64 levels' } });
+      expect(await res.json()).toEqual({
+        success: false,
+        code: 422,
+        data: { message: 'request body nests deeper than 64 levels' },
+      });
       expect(parse.mock.calls.some(([text]) => typeof text === 'string' && text.length >= 40_000)).toBe(false);
     } finally {
       parse.mockRestore();
     }
-    const ok = await app().handle(post('/v1/tasks', countingBody({ text: '{"a":[1,{"b":2}]}' }).stream, { authorization: 'Bearer gw_good' }));
+    const ok = await app().handle(
+      post('/v1/tasks', countingBody({ text: '{"a":[1,{"b":2}]}' }).stream, { authorization: 'Bearer gw_good' }),
+    );
     expect(await ok.json()).toEqual({ got: { a: [1, { b: 2 }] } });
-    const bad = await app().handle(post('/v1/tasks', countingBody({ text: '{"a":' }).stream, { authorization: 'Bearer gw_good' }));
+    const bad = await app().handle(
+      post('/v1/tasks', countingBody({ text: '{"a":' }).stream, { authorization: 'Bearer gw_good' }),
+    );
     expect(bad.status).toBe(422);
-    expect(await bad.json()).toEqual({ success: false, code: 422, data: { message: 'request body is not valid JSON' } });
-    const badLlm = await app().handle(post('/v1/chat/completions', countingBody({ text: '{"a":' }).stream, { authorization: 'Bearer gw_good' }));
+    expect(await bad.json()).toEqual({
+      success: false,
+      code: 422,
+      data: { message: 'request body is not valid JSON' },
+    });
+    const badLlm = await app().handle(
+      post('/v1/chat/completions', countingBody({ text: '{"a":' }).stream, { authorization: 'Bearer gw_good' }),
+    );
     expect(badLlm.status).toBe(400);
   });
 });
@@ -134,7 +168,9 @@ test('nesting is measured, not bracket counts: many shallow brackets pass, 65 le
   const levels = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
   expect(() => parseJsonText(levels(64))).not.toThrow();
   expect(() => parseJsonText(levels(65))).toThrow('request body nests deeper than 64 levels');
-  expect(() => parseJsonText(`{"a":1,"pad":[${'{},'.repeat(100)}{}],"deep":${levels(64)}}`)).toThrow('nests deeper than 64');
+  expect(() => parseJsonText(`{"a":1,"pad":[${'{},'.repeat(100)}{}],"deep":${levels(64)}}`)).toThrow(
+    'nests deeper than 64',
+  );
 });
 
 describe('readBodyBytes', () => {

@@ -18,7 +18,9 @@ describe('sandbox motion presets', () => {
     expect(new Set(SANDBOX_MOTIONS.map((m) => m.category))).toEqual(new Set(MOTION_CATEGORIES));
     for (const m of SANDBOX_MOTIONS) expect(m.id).toMatch(UUID);
     expect(new Set(SANDBOX_MOTIONS.map((m) => m.id)).size).toBe(SANDBOX_MOTIONS.length);
-    expect(stableUuid('sandbox.motions', 'vfx/Explosion')).toBe(SANDBOX_MOTIONS.find((m) => m.name === 'Explosion')!.id);
+    expect(stableUuid('sandbox.motions', 'vfx/Explosion')).toBe(
+      SANDBOX_MOTIONS.find((m) => m.name === 'Explosion')!.id,
+    );
     expect(stableUuid('a', 'b')).not.toBe(stableUuid('a', 'c'));
     expect(SANDBOX_MOTIONS.length).toBeGreaterThan(30);
   });
@@ -29,11 +31,21 @@ describe('sandbox motion presets', () => {
     const vfx = filterMotions(SANDBOX_MOTIONS, { size: 100, category: 'vfx' });
     expect(vfx.length).toBe(SANDBOX_MOTIONS.filter((m) => m.category === 'vfx').length);
     expect(vfx.every((m) => m.category === 'vfx')).toBe(true);
-    expect(filterMotions(SANDBOX_MOTIONS, { size: 100, search: '  DOLLY ' }).map((m) => m.name)).toEqual(['Dolly Zoom Reveal', 'Dolly In', 'Dolly Out']);
-    expect(filterMotions(SANDBOX_MOTIONS, { size: 100, search: 'dolly', category: 'camera_control' }).map((m) => m.name)).toEqual(['Dolly In', 'Dolly Out']);
-    expect(filterMotions(SANDBOX_MOTIONS, { size: 1, search: 'dolly' }).map((m) => m.name)).toEqual(['Dolly Zoom Reveal']);
+    expect(filterMotions(SANDBOX_MOTIONS, { size: 100, search: '  DOLLY ' }).map((m) => m.name)).toEqual([
+      'Dolly Zoom Reveal',
+      'Dolly In',
+      'Dolly Out',
+    ]);
+    expect(
+      filterMotions(SANDBOX_MOTIONS, { size: 100, search: 'dolly', category: 'camera_control' }).map((m) => m.name),
+    ).toEqual(['Dolly In', 'Dolly Out']);
+    expect(filterMotions(SANDBOX_MOTIONS, { size: 1, search: 'dolly' }).map((m) => m.name)).toEqual([
+      'Dolly Zoom Reveal',
+    ]);
     expect(filterMotions(SANDBOX_MOTIONS, { size: 10, search: 'no such preset' })).toEqual([]);
-    expect(await sandboxResources.listMotions!({ size: 2, category: 'ugc' })).toEqual(SANDBOX_MOTIONS.filter((m) => m.category === 'ugc').slice(0, 2));
+    expect(await sandboxResources.listMotions!({ size: 2, category: 'ugc' })).toEqual(
+      SANDBOX_MOTIONS.filter((m) => m.category === 'ugc').slice(0, 2),
+    );
   });
 });
 
@@ -41,7 +53,11 @@ describe('motion query', () => {
   test('defaults, normalisation and the search parameter', () => {
     expect(parseMotionQuery({})).toEqual({ size: 30 });
     expect(parseMotionQuery({ size: '', category: '', search: '' })).toEqual({ size: 30 });
-    expect(parseMotionQuery({ size: '5', category: 'VFX', search: ' fire ', other: 'ignored' })).toEqual({ size: 5, category: 'vfx', search: 'fire' });
+    expect(parseMotionQuery({ size: '5', category: 'VFX', search: ' fire ', other: 'ignored' })).toEqual({
+      size: 5,
+      category: 'vfx',
+      search: 'fire',
+    });
   });
 
   test('a bad value is a 400 in the motion shape, naming the field', () => {
@@ -63,7 +79,10 @@ describe('motion query', () => {
       expect(error).toBeInstanceOf(MotionPresetError);
       const e = error as MotionPresetError;
       expect(e.status).toBe(400);
-      expect(e.body()).toEqual({ code: 400, error: { message: expect.stringMatching(new RegExp(`^${code.slice(8)}: `)), code } });
+      expect(e.body()).toEqual({
+        code: 400,
+        error: { message: expect.stringMatching(new RegExp(`^${code.slice(8)}: `)), code },
+      });
     }
   });
 });

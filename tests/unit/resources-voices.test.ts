@@ -3,7 +3,10 @@ import * as v from 'valibot';
 import { PHRASE_LANGUAGES } from '../../providers/shared/resources.ts';
 import { sandboxResources } from '../../providers/sandbox/resources/index.ts';
 import { SANDBOX_MODEL_FAMILY, normaliseStringVoice } from '../../providers/sandbox/resources/string-voices.ts';
-import { sandboxVerificationPhrase, verificationPhrasesOf } from '../../providers/sandbox/resources/verification-phrases.ts';
+import {
+  sandboxVerificationPhrase,
+  verificationPhrasesOf,
+} from '../../providers/sandbox/resources/verification-phrases.ts';
 import { sandboxSpeechModel } from '../../providers/sandbox/speech-model.ts';
 import { sandboxVideoModel } from '../../providers/sandbox/video-model.ts';
 import type { MediaValidationContext } from '../../providers/types.ts';
@@ -68,7 +71,13 @@ describe('speech voices', () => {
     const voices = await sandboxResources.listSpeechVoices!(host);
     expect(voices.length).toBeGreaterThan(3);
     for (const voice of voices) {
-      expect(voice).toEqual({ voice_id: expect.any(String), name: expect.any(String), category: 'premade', labels: { accent: expect.any(String), age: expect.any(String), gender: expect.any(String) }, preview_url: expect.stringMatching(/^https:\/\/gw\.example\/samples\/.+\.wav$/) });
+      expect(voice).toEqual({
+        voice_id: expect.any(String),
+        name: expect.any(String),
+        category: 'premade',
+        labels: { accent: expect.any(String), age: expect.any(String), gender: expect.any(String) },
+        preview_url: expect.stringMatching(/^https:\/\/gw\.example\/samples\/.+\.wav$/),
+      });
     }
     const asked: string[] = [];
     const ctx: MediaValidationContext = {
@@ -78,11 +87,14 @@ describe('speech voices', () => {
         return id === 'cv_mine' ? { voice_id: id, name: 'Mine' } : undefined;
       },
     };
-    const validate = (voice_id?: string) => sandboxSpeechModel.validate!({ text: 'hi', ...(voice_id ? { voice_id } : {}) }, ctx);
+    const validate = (voice_id?: string) =>
+      sandboxSpeechModel.validate!({ text: 'hi', ...(voice_id ? { voice_id } : {}) }, ctx);
     expect(await validate()).toEqual([]);
     expect(await validate(voices[0]!.voice_id)).toEqual([]);
     expect(await validate('cv_mine')).toEqual([]);
-    expect(await validate('cv_theirs')).toEqual([{ path: 'voice_id', message: expect.stringContaining('unknown voice "cv_theirs"') }]);
+    expect(await validate('cv_theirs')).toEqual([
+      { path: 'voice_id', message: expect.stringContaining('unknown voice "cv_theirs"') },
+    ]);
     expect(asked).toEqual(['cv_mine', 'cv_theirs']);
   });
 });
@@ -95,7 +107,13 @@ describe('verification phrases', () => {
     hi: /\p{Script=Devanagari}/u,
     ru: /\p{Script=Cyrillic}/u,
   };
-  const WORDS: Record<string, RegExp> = { en: /\b(voice|my)\b/i, es: /\b(voz|mi)\b/i, fr: /\b(voix|ma)\b/i, pt: /\b(voz|minha)\b/i, de: /\b(Stimme|meine)\b/i };
+  const WORDS: Record<string, RegExp> = {
+    en: /\b(voice|my)\b/i,
+    es: /\b(voz|mi)\b/i,
+    fr: /\b(voix|ma)\b/i,
+    pt: /\b(voz|minha)\b/i,
+    de: /\b(Stimme|meine)\b/i,
+  };
 
   test('every language of the spec has phrases in that language; the id names the phrase', () => {
     for (const language of PHRASE_LANGUAGES) {
@@ -108,7 +126,10 @@ describe('verification phrases', () => {
           expect(text).toMatch(/^[\p{Script=Latin}\p{P}\p{Zs}]+$/u);
         }
       }
-      expect(sandboxVerificationPhrase(language, 0)).toEqual({ phrase_id: `vp-${language}-1`, phrase_text: phrases[0]! });
+      expect(sandboxVerificationPhrase(language, 0)).toEqual({
+        phrase_id: `vp-${language}-1`,
+        phrase_text: phrases[0]!,
+      });
       expect(sandboxVerificationPhrase(language, 0.9999).phrase_text).toBe(phrases.at(-1)!);
     }
   });
@@ -126,14 +147,17 @@ describe('verification phrases', () => {
       }
       expect(error).toBeInstanceOf(EnvelopeError);
       expect((error as EnvelopeError).status).toBe(422);
-      expect((error as EnvelopeError).message).toMatch(/^language: must be one of zh, en, es, fr, pt, de, ja, ko, hi, ru$/);
+      expect((error as EnvelopeError).message).toMatch(
+        /^language: must be one of zh, en, es, fr, pt, de, ja, ko, hi, ru$/,
+      );
     }
   });
 });
 
 describe('voice sample types', () => {
   test('audio by its bytes: mp3, wav, ogg/opus, m4a, flac, webm; not text, images or AAC', () => {
-    const head = (...parts: Array<string | number[]>) => new Uint8Array(parts.flatMap((p) => (typeof p === 'string' ? [...p].map((c) => c.charCodeAt(0)) : p)));
+    const head = (...parts: Array<string | number[]>) =>
+      new Uint8Array(parts.flatMap((p) => (typeof p === 'string' ? [...p].map((c) => c.charCodeAt(0)) : p)));
     const accepted = [
       head('ID3', [4, 0, 0, 0, 0, 0, 0]),
       head([0xff, 0xfb, 0x90, 0x64]),
@@ -144,7 +168,13 @@ describe('voice sample types', () => {
       head([0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x82, 0x84], 'webm'),
     ];
     for (const bytes of accepted) expect(isAudioSampleType(sniffContentType(bytes))).toBe(true);
-    const refused = [head('hello, not audio'), head([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), head([0xff, 0xf1, 0x50, 0x80]), head([0, 0, 0, 0x20], 'ftypisom'), new Uint8Array()];
+    const refused = [
+      head('hello, not audio'),
+      head([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      head([0xff, 0xf1, 0x50, 0x80]),
+      head([0, 0, 0, 0x20], 'ftypisom'),
+      new Uint8Array(),
+    ];
     for (const bytes of refused) expect(isAudioSampleType(sniffContentType(bytes))).toBe(false);
   });
 });

@@ -25,7 +25,11 @@ beforeAll(() => {
       const p = url.pathname;
       if (p === '/ok') return new Response('hello', { headers: { 'content-type': 'text/plain' } });
       if (p === '/secret') return new Response('secret');
-      if (p.startsWith('/to/')) return new Response(null, { status: Number(url.searchParams.get('s') ?? 302), headers: { location: decodeURIComponent(p.slice(4)) } });
+      if (p.startsWith('/to/'))
+        return new Response(null, {
+          status: Number(url.searchParams.get('s') ?? 302),
+          headers: { location: decodeURIComponent(p.slice(4)) },
+        });
       if (p === '/loop') return Response.redirect(`${base}/loop`, 302);
       if (p === '/big') return new Response(new Uint8Array(5000));
       if (p === '/chunked-big') {
@@ -74,7 +78,10 @@ const open = { allowPrivate: true, timeoutMs: 5000 };
  * the URL and Host it was given (proof of pinning). Anything else is refused: no test reaches
  * the real internet.
  */
-function rerouting(log: Array<{ url: string; host: string | null; serverName?: string }>, extraTls: Record<string, unknown> = {}) {
+function rerouting(
+  log: Array<{ url: string; host: string | null; serverName?: string }>,
+  extraTls: Record<string, unknown> = {},
+) {
   return async (url: string, init: BunFetchRequestInit) => {
     const u = new URL(url);
     log.push({ url, host: new Headers(init.headers).get('host'), serverName: init.tls?.serverName });
@@ -92,9 +99,9 @@ describe('safeFetch', () => {
   test('allowPrivate false refuses loopback before sending anything', async () => {
     const before = hits.length;
     await expect(safeFetch(`${base}/ok`, {}, { allowPrivate: false })).rejects.toBeInstanceOf(UnsafeUrlError);
-    await expect(safeFetch(`http://localhost:${server.port}/ok`, {}, { allowPrivate: false, field: 'file_url' })).rejects.toThrow(
-      /^file_url: resolves to a private address$/,
-    );
+    await expect(
+      safeFetch(`http://localhost:${server.port}/ok`, {}, { allowPrivate: false, field: 'file_url' }),
+    ).rejects.toThrow(/^file_url: resolves to a private address$/);
     expect(hits.length).toBe(before);
   });
 
@@ -110,36 +117,61 @@ describe('safeFetch', () => {
 
   test('the connection is pinned to the checked address; Host keeps the name', async () => {
     const log: Array<{ url: string; host: string | null; serverName?: string }> = [];
-    const res = await safeFetch(`http://hooks.test:${server.port}/ok`, {}, {
-      allowPrivate: false,
-      resolve: resolver({ 'hooks.test': [PUBLIC_IP] }),
-      fetch: rerouting(log),
-    });
+    const res = await safeFetch(
+      `http://hooks.test:${server.port}/ok`,
+      {},
+      {
+        allowPrivate: false,
+        resolve: resolver({ 'hooks.test': [PUBLIC_IP] }),
+        fetch: rerouting(log),
+      },
+    );
     expect(await res.text()).toBe('hello');
-    expect(log).toEqual([{ url: `http://${PUBLIC_IP}:${server.port}/ok`, host: `hooks.test:${server.port}`, serverName: undefined }]);
+    expect(log).toEqual([
+      { url: `http://${PUBLIC_IP}:${server.port}/ok`, host: `hooks.test:${server.port}`, serverName: undefined },
+    ]);
     expect(seen.at(-1)?.host).toBe(`hooks.test:${server.port}`);
   });
 
   test('https is pinned too: SNI and certificate checks use the name, not the IP', async () => {
     const log: Array<{ url: string; host: string | null; serverName?: string }> = [];
-    const res = await safeFetch(`https://pinned.test:${tlsServer.port}/`, {}, {
-      allowPrivate: false,
-      resolve: resolver({ 'pinned.test': [PUBLIC_IP] }),
-      fetch: rerouting(log, { ca: PINNED_TEST_CERT }),
-    });
+    const res = await safeFetch(
+      `https://pinned.test:${tlsServer.port}/`,
+      {},
+      {
+        allowPrivate: false,
+        resolve: resolver({ 'pinned.test': [PUBLIC_IP] }),
+        fetch: rerouting(log, { ca: PINNED_TEST_CERT }),
+      },
+    );
     expect(await res.text()).toBe(`tls host=pinned.test:${tlsServer.port}`);
     expect(log[0]).toMatchObject({ url: `https://${PUBLIC_IP}:${tlsServer.port}/`, serverName: 'pinned.test' });
     // The same server under another name fails verification: the name really is checked.
     await expect(
-      safeFetch(`https://other.test:${tlsServer.port}/`, {}, { allowPrivate: false, resolve: resolver({ 'other.test': [PUBLIC_IP] }), fetch: rerouting([], { ca: PINNED_TEST_CERT }) }),
+      safeFetch(
+        `https://other.test:${tlsServer.port}/`,
+        {},
+        {
+          allowPrivate: false,
+          resolve: resolver({ 'other.test': [PUBLIC_IP] }),
+          fetch: rerouting([], { ca: PINNED_TEST_CERT }),
+        },
+      ),
     ).rejects.toThrow();
   });
 
   test('a redirect into a private address is refused, and the target is never hit', async () => {
     const before = hits.filter((h) => h === '/secret').length;
     const target = encodeURIComponent(`http://127.0.0.1:${server.port}/secret`);
-    const opts = { allowPrivate: false, field: 'file_url', resolve: resolver({ 'cdn.test': [PUBLIC_IP], 'internal.test': ['10.0.0.5'] }), fetch: rerouting([]) };
-    await expect(safeFetch(`http://cdn.test:${server.port}/to/${target}`, {}, opts)).rejects.toThrow('file_url: points to a private address (127.0.0.1 is loopback)');
+    const opts = {
+      allowPrivate: false,
+      field: 'file_url',
+      resolve: resolver({ 'cdn.test': [PUBLIC_IP], 'internal.test': ['10.0.0.5'] }),
+      fetch: rerouting([]),
+    };
+    await expect(safeFetch(`http://cdn.test:${server.port}/to/${target}`, {}, opts)).rejects.toThrow(
+      'file_url: points to a private address (127.0.0.1 is loopback)',
+    );
     const byName = encodeURIComponent('http://internal.test/secret');
     const err = await safeFetch(`http://cdn.test:${server.port}/to/${byName}`, {}, opts).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnsafeUrlError);
@@ -165,19 +197,28 @@ describe('safeFetch', () => {
 
   test('followRedirects false hands the 3xx back unfollowed', async () => {
     const before = hits.length;
-    const res = await safeFetch(`${base}/to/${encodeURIComponent('/ok')}`, { method: 'POST', body: '{}' }, { ...open, followRedirects: false });
+    const res = await safeFetch(
+      `${base}/to/${encodeURIComponent('/ok')}`,
+      { method: 'POST', body: '{}' },
+      { ...open, followRedirects: false },
+    );
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('/ok');
     expect(hits.length).toBe(before + 1);
   });
 
   test('a Content-Length above maxBytes is refused before the body is read', async () => {
-    const err = await safeFetch(`${base}/big`, {}, { ...open, maxBytes: 4096, field: 'file_url' }).catch((e: unknown) => e);
+    const err = await safeFetch(`${base}/big`, {}, { ...open, maxBytes: 4096, field: 'file_url' }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(FetchLimitError);
     expect((err as FetchLimitError).limit).toBe('size');
     expect((err as FetchLimitError).status).toBe(413);
     expect((err as Error).message).toBe('file_url: body of 5000 bytes is larger than 4096 bytes');
-    expect(await (await safeFetch(`${base}/big`, {}, { ...open, maxBytes: 5000 })).arrayBuffer()).toHaveProperty('byteLength', 5000);
+    expect(await (await safeFetch(`${base}/big`, {}, { ...open, maxBytes: 5000 })).arrayBuffer()).toHaveProperty(
+      'byteLength',
+      5000,
+    );
   });
 
   test('a body without length errors once more than maxBytes arrived', async () => {

@@ -3,7 +3,13 @@ import { BitWriter } from '../../providers/sandbox/media/bit-writer.ts';
 import { addEmulationPrevention } from '../../providers/sandbox/media/h264-nal.ts';
 import { sandboxVideo, videoFrameSize } from '../../providers/sandbox/media/index.ts';
 
-interface Box { type: string; start: number; end: number; body: number; children: Box[] }
+interface Box {
+  type: string;
+  start: number;
+  end: number;
+  body: number;
+  children: Box[];
+}
 
 /** Payload offset of child boxes inside containers (sample entries skip their fixed fields). */
 const CHILDREN_AT: Record<string, number> = { moov: 0, trak: 0, mdia: 0, minf: 0, dinf: 0, stbl: 0, stsd: 8, avc1: 78 };
@@ -16,7 +22,13 @@ function walk(bytes: Uint8Array, start = 0, end = bytes.length): Box[] {
     const type = new TextDecoder().decode(bytes.subarray(offset + 4, offset + 8));
     if (size < 8 || offset + size > end) throw new Error(`bad box ${type} at ${offset}`);
     const at = CHILDREN_AT[type];
-    boxes.push({ type, start: offset, end: offset + size, body: offset + 8, children: at === undefined ? [] : walk(bytes, offset + 8 + at, offset + size) });
+    boxes.push({
+      type,
+      start: offset,
+      end: offset + size,
+      body: offset + 8,
+      children: at === undefined ? [] : walk(bytes, offset + 8 + at, offset + size),
+    });
     offset += size;
   }
   return boxes;
@@ -33,8 +45,16 @@ function find(boxes: Box[], path: string): Box {
 function bitReader(bytes: Uint8Array) {
   let pos = 0;
   const bit = (): number => (bytes[pos >> 3]! >> (7 - (pos++ & 7))) & 1;
-  const u = (n: number): number => { let v = 0; for (let i = 0; i < n; i++) v = v * 2 + bit(); return v; };
-  const ue = (): number => { let zeros = 0; while (bit() === 0) zeros++; return 2 ** zeros - 1 + u(zeros); };
+  const u = (n: number): number => {
+    let v = 0;
+    for (let i = 0; i < n; i++) v = v * 2 + bit();
+    return v;
+  };
+  const ue = (): number => {
+    let zeros = 0;
+    while (bit() === 0) zeros++;
+    return 2 ** zeros - 1 + u(zeros);
+  };
   return { u, ue };
 }
 
@@ -50,7 +70,9 @@ describe('sandbox MP4', () => {
   test('bit writer and emulation prevention follow H.264 §9.1 / §7.4.1', () => {
     const w = new BitWriter().ue(0).ue(1).ue(25).se(-1).alignZero(); // 1 010 000011010 011 + pad
     expect([...w.finish()]).toEqual([0b10100000, 0b11010011]);
-    expect([...addEmulationPrevention(Uint8Array.of(0, 0, 1, 0, 0, 0, 0, 0, 4))]).toEqual([0, 0, 3, 1, 0, 0, 3, 0, 0, 3, 0, 4]);
+    expect([...addEmulationPrevention(Uint8Array.of(0, 0, 1, 0, 0, 0, 0, 0, 4))]).toEqual([
+      0, 0, 3, 1, 0, 0, 3, 0, 0, 3, 0, 4,
+    ]);
   });
 
   test('box tree, AVC config, sizes and durations', () => {
@@ -67,7 +89,11 @@ describe('sandbox MP4', () => {
     const tkhd = find(boxes, 'moov/trak/tkhd');
     expect(u32(tkhd, 20) / u32(mvhd, 12)).toBe(seconds);
     expect([u32(tkhd, 76) / 65536, u32(tkhd, 80) / 65536]).toEqual([256, 144]);
-    expect(new TextDecoder().decode(video.subarray(find(boxes, 'moov/trak/mdia/hdlr').body + 8, find(boxes, 'moov/trak/mdia/hdlr').body + 12))).toBe('vide');
+    expect(
+      new TextDecoder().decode(
+        video.subarray(find(boxes, 'moov/trak/mdia/hdlr').body + 8, find(boxes, 'moov/trak/mdia/hdlr').body + 12),
+      ),
+    ).toBe('vide');
 
     const avc1 = find(boxes, `${stbl}/stsd/avc1`);
     expect([view.getUint16(avc1.body + 24), view.getUint16(avc1.body + 26)]).toEqual([256, 144]);
@@ -77,9 +103,14 @@ describe('sandbox MP4', () => {
     expect([sps[0]! & 31, sps[1]]).toEqual([7, 66]);
     // Decode the SPS up to the frame size and cropping to check the coded dimensions.
     const r = bitReader(sps.subarray(4));
-    r.ue(); r.ue(); expect(r.ue()).toBe(2); r.ue(); r.u(1);
+    r.ue();
+    r.ue();
+    expect(r.ue()).toBe(2);
+    r.ue();
+    r.u(1);
     const [wMbs, hMbs] = [r.ue() + 1, r.ue() + 1];
-    expect(r.u(1)).toBe(1); r.u(1);
+    expect(r.u(1)).toBe(1);
+    r.u(1);
     const crop = r.u(1) ? [r.ue(), r.ue(), r.ue(), r.ue()] : [0, 0, 0, 0];
     expect([wMbs * 16 - 2 * (crop[0]! + crop[1]!), hMbs * 16 - 2 * (crop[2]! + crop[3]!)]).toEqual([256, 144]);
 

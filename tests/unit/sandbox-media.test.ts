@@ -3,9 +3,15 @@ import { inflateSync } from 'node:zlib';
 import { crc32 } from '../../providers/sandbox/media/crc32.ts';
 import { encodePng, encodeWav, sandboxImage, sandboxSpeech } from '../../providers/sandbox/media/index.ts';
 
-const ascii = (bytes: Uint8Array, start: number, end: number): string => new TextDecoder().decode(bytes.subarray(start, end));
+const ascii = (bytes: Uint8Array, start: number, end: number): string =>
+  new TextDecoder().decode(bytes.subarray(start, end));
 
-interface PngChunk { type: string; data: Uint8Array; crc: number; typeAndData: Uint8Array }
+interface PngChunk {
+  type: string;
+  data: Uint8Array;
+  crc: number;
+  typeAndData: Uint8Array;
+}
 
 function pngChunks(png: Uint8Array): PngChunk[] {
   const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
@@ -83,7 +89,12 @@ describe('sandbox WAV', () => {
   test('RIFF/WAVE/fmt/data headers for 16-bit PCM mono', () => {
     const wav = encodeWav(Int16Array.of(1, -2, 32767), 8000);
     const view = header(wav);
-    expect([ascii(wav, 0, 4), ascii(wav, 8, 12), ascii(wav, 12, 16), ascii(wav, 36, 40)]).toEqual(['RIFF', 'WAVE', 'fmt ', 'data']);
+    expect([ascii(wav, 0, 4), ascii(wav, 8, 12), ascii(wav, 12, 16), ascii(wav, 36, 40)]).toEqual([
+      'RIFF',
+      'WAVE',
+      'fmt ',
+      'data',
+    ]);
     expect(view.getUint32(4, true)).toBe(wav.length - 8);
     expect([view.getUint16(20, true), view.getUint16(22, true), view.getUint32(24, true)]).toEqual([1, 1, 8000]);
     expect([view.getUint32(28, true), view.getUint16(32, true), view.getUint16(34, true)]).toEqual([16000, 2, 16]);

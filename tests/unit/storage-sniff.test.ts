@@ -26,13 +26,25 @@ describe('sniffContentType', () => {
     ['m4a', box('M4A '), 'audio/mp4'],
     ['avif', box('avif'), 'image/avif'],
     ['webm', bytes([0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x86, 0x81, 1, 0x42, 0x82, 0x84], 'webm'), 'video/webm'],
-    ['mkv', bytes([0x1a, 0x45, 0xdf, 0xa3, 0xa3, 0x42, 0x86, 0x81, 1, 0x42, 0x82, 0x88], 'matroska'), 'video/x-matroska'],
+    [
+      'mkv',
+      bytes([0x1a, 0x45, 0xdf, 0xa3, 0xa3, 0x42, 0x86, 0x81, 1, 0x42, 0x82, 0x88], 'matroska'),
+      'video/x-matroska',
+    ],
     ['mp3 id3', bytes('ID3', [4, 0, 0, 0, 0, 0, 0]), 'audio/mpeg'],
     ['mp3 frame sync', bytes([0xff, 0xfb, 0x90, 0x64]), 'audio/mpeg'],
     ['mp3 mpeg2', bytes([0xff, 0xf3, 0x90, 0x64]), 'audio/mpeg'],
     ['aac adts', bytes([0xff, 0xf1, 0x50, 0x80]), 'audio/aac'],
-    ['ogg vorbis', bytes('OggS', [0, 2, 0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x1e, 1], 'vorbis'), 'audio/ogg'],
-    ['ogg opus', bytes('OggS', [0, 2, 0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x13], 'OpusHead'), 'audio/ogg'],
+    [
+      'ogg vorbis',
+      bytes('OggS', [0, 2, 0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x1e, 1], 'vorbis'),
+      'audio/ogg',
+    ],
+    [
+      'ogg opus',
+      bytes('OggS', [0, 2, 0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x13], 'OpusHead'),
+      'audio/ogg',
+    ],
     ['flac', bytes('fLaC', [0, 0, 0, 0x22]), 'audio/flac'],
     ['pdf', bytes('%PDF-1.7\n'), 'application/pdf'],
     ['json object', bytes('  {"a": 1}'), 'application/json'],
@@ -44,7 +56,8 @@ describe('sniffContentType', () => {
     ['empty', new Uint8Array(0), 'application/octet-stream'],
     ['invalid utf-8', bytes([0xc3, 0x28, 0x41]), 'application/octet-stream'],
   ];
-  for (const [name, sample, type] of cases) test(`${name} → ${type}`, () => expect(sniffContentType(sample)).toBe(type));
+  for (const [name, sample, type] of cases)
+    test(`${name} → ${type}`, () => expect(sniffContentType(sample)).toBe(type));
 
   test('a multi-byte character cut off at the end of the sample is still text', () => {
     const text = new TextEncoder().encode('ok ✓');

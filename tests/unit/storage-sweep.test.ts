@@ -39,7 +39,9 @@ describe('stale partial writes', () => {
   test('connectStorage sweeps at start', async () => {
     const { dataDir, tmp } = await partsDir();
     await part(tmp, 'crashed.part', 2 * STALE_PART_AGE_MS);
-    const swept = await new Promise<number>((resolve, reject) => connectStorage({ dataDir }, (removed, err) => (err ? reject(err) : resolve(removed))));
+    const swept = await new Promise<number>((resolve, reject) =>
+      connectStorage({ dataDir }, (removed, err) => (err ? reject(err) : resolve(removed))),
+    );
     expect(swept).toBe(1);
     expect(await readdir(tmp)).toEqual([]);
   });

@@ -19,7 +19,8 @@ function chunks(count: number, size: number): ReadableStream<Uint8Array> {
     },
   });
 }
-const bytesOf = async (stream: ReadableStream<Uint8Array> | undefined) => new Uint8Array(await new Response(stream).arrayBuffer());
+const bytesOf = async (stream: ReadableStream<Uint8Array> | undefined) =>
+  new Uint8Array(await new Response(stream).arrayBuffer());
 const key = () => `k${crypto.randomUUID().replaceAll('-', '')}`;
 
 let s3server: S3rver;
@@ -32,10 +33,22 @@ const tempDir = async (label: string) => {
 };
 
 beforeAll(async () => {
-  s3server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: await tempDir('s3rver'), configureBuckets: [{ name: 'gateway-files', configs: [] }] });
+  s3server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: await tempDir('s3rver'),
+    configureBuckets: [{ name: 'gateway-files', configs: [] }],
+  });
   const { port } = (await s3server.run()) as { port: number };
   // s3rver accepts the fixed S3RVER/S3RVER credentials.
-  s3 = new S3Storage({ bucket: 'gateway-files', endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+  s3 = new S3Storage({
+    bucket: 'gateway-files',
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+  });
 });
 afterAll(async () => {
   await s3server?.close();
@@ -95,11 +108,15 @@ for (const backend of backends) {
     test('a stream past maxBytes aborts the write and leaves nothing behind', async () => {
       const storage = await backend.make();
       const k = key();
-      const err = await storage.put(k, chunks(10, 1024 * 1024), { contentType: 'video/mp4', maxBytes: 6 * 1024 * 1024 }).catch((e: unknown) => e);
+      const err = await storage
+        .put(k, chunks(10, 1024 * 1024), { contentType: 'video/mp4', maxBytes: 6 * 1024 * 1024 })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(FileTooLargeError);
       expect((err as FileTooLargeError).status).toBe(413);
       expect(await storage.stat(k)).toBeUndefined();
-      const tooBig = await storage.put(k, new Uint8Array(11), { contentType: 'text/plain', maxBytes: 10 }).catch((e: unknown) => e);
+      const tooBig = await storage
+        .put(k, new Uint8Array(11), { contentType: 'text/plain', maxBytes: 10 })
+        .catch((e: unknown) => e);
       expect(tooBig).toBeInstanceOf(FileTooLargeError);
       expect(await storage.stat(k)).toBeUndefined();
       // Exactly at the limit is fine.
@@ -152,7 +169,9 @@ describe('local storage specifics', () => {
   test('an aborted write removes its temp file', async () => {
     const root = join(await tempDir('abort'), 'files');
     const storage = new LocalStorage(root);
-    await expect(storage.put('abcdef', chunks(5, 100), { contentType: 'image/png', maxBytes: 250 })).rejects.toBeInstanceOf(FileTooLargeError);
+    await expect(
+      storage.put('abcdef', chunks(5, 100), { contentType: 'image/png', maxBytes: 250 }),
+    ).rejects.toBeInstanceOf(FileTooLargeError);
     expect(await readdir(join(root, '.tmp'))).toEqual([]);
   });
 
@@ -166,7 +185,8 @@ describe('local storage specifics', () => {
 
   test('keys that could escape the root are refused', async () => {
     const storage = new LocalStorage(join(await tempDir('escape'), 'files'));
-    for (const bad of ['../../etc/passwd', 'a/b/c/d', '.hidden', 'ab..cd', '', 'abc', 'x\0yzw']) expect(() => storage.pathOf(bad)).toThrow('invalid storage key');
+    for (const bad of ['../../etc/passwd', 'a/b/c/d', '.hidden', 'ab..cd', '', 'abc', 'x\0yzw'])
+      expect(() => storage.pathOf(bad)).toThrow('invalid storage key');
   });
 
   test('connectStorage picks local without S3_BUCKET and S3 with it', () => {

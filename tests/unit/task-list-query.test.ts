@@ -20,7 +20,8 @@ describe('GET /v1/tasks query', () => {
 
   test('page_size is 10, 25, 50 or 100; any other value becomes 25', () => {
     for (const size of [10, 25, 50, 100]) expect(parseTaskListQuery({ page_size: String(size) }).pageSize).toBe(size);
-    for (const size of ['7', '0', '1000', 'abc', '-10', '25.5']) expect(parseTaskListQuery({ page_size: size }).pageSize).toBe(25);
+    for (const size of ['7', '0', '1000', 'abc', '-10', '25.5'])
+      expect(parseTaskListQuery({ page_size: size }).pageSize).toBe(25);
   });
 
   test('filters: status, model, category list (case-insensitive), provider list, created range', () => {

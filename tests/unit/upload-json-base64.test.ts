@@ -32,7 +32,12 @@ describe('JSON upload body, scanned as it streams', () => {
       JSON.stringify({ base64: b64 }),
       JSON.stringify({ base64: `data:image/png;base64,${b64}` }),
       JSON.stringify({ base64: Buffer.from(data).toString('base64url') }),
-      JSON.stringify({ name: 'x.png', meta: { a: [1, 2.5e3, true, null, 'y'] }, base64: b64.replace(/=+$/, ''), after: 1 }),
+      JSON.stringify({
+        name: 'x.png',
+        meta: { a: [1, 2.5e3, true, null, 'y'] },
+        base64: b64.replace(/=+$/, ''),
+        after: 1,
+      }),
       JSON.stringify({ base64: b64.replace(/.{76}/g, '$&\r\n') }),
       `{ "base64" : "${b64.replaceAll('/', '\\/')}" }\n`,
     ];
@@ -46,7 +51,10 @@ describe('JSON upload body, scanned as it streams', () => {
   });
 
   test('file_url is read whole, wherever it stands', async () => {
-    expect(await openJsonUpload(chunked(enc('{"x":{"y":[1]},"file_url":"https://a.example/f.png"}'), 3))).toEqual({ kind: 'file_url', url: 'https://a.example/f.png' });
+    expect(await openJsonUpload(chunked(enc('{"x":{"y":[1]},"file_url":"https://a.example/f.png"}'), 3))).toEqual({
+      kind: 'file_url',
+      url: 'https://a.example/f.png',
+    });
   });
 
   test('invalid JSON, wrong shapes and both variants are 422s naming the problem', async () => {
@@ -67,9 +75,18 @@ describe('JSON upload body, scanned as it streams', () => {
   });
 
   test('what follows the base64 string is checked before its stream ends', async () => {
-    expect(await rejection(decodeJson('{"base64":"QUJD","file_url":"https://a"}'))).toMatchObject({ status: 422, message: 'give either base64 or file_url, not both' });
-    expect(await rejection(decodeJson('{"base64":"QUJD"'))).toMatchObject({ status: 422, message: expect.stringContaining('not valid JSON') });
-    expect(await rejection(decodeJson('{"base64":"QUJD'))).toMatchObject({ status: 422, message: expect.stringContaining('not valid JSON') });
+    expect(await rejection(decodeJson('{"base64":"QUJD","file_url":"https://a"}'))).toMatchObject({
+      status: 422,
+      message: 'give either base64 or file_url, not both',
+    });
+    expect(await rejection(decodeJson('{"base64":"QUJD"'))).toMatchObject({
+      status: 422,
+      message: expect.stringContaining('not valid JSON'),
+    });
+    expect(await rejection(decodeJson('{"base64":"QUJD'))).toMatchObject({
+      status: 422,
+      message: expect.stringContaining('not valid JSON'),
+    });
   });
 });
 

@@ -32,7 +32,16 @@ async function fileOf(body: Uint8Array, boundary: string, cuts: number[] = []) {
 
 const B = 'XyZ-boundary-123';
 /** Binary content with CRLFs, dashes and almost-delimiters in it. */
-const TRICKY = concat('\r\n', '--', `\r\n--${B.slice(0, 8)}`, new Uint8Array([0, 255, 13, 10, 13]), `--${B}`, '\r\n-', `\r\r\n--${B.slice(0, -1)}x`, '\r');
+const TRICKY = concat(
+  '\r\n',
+  '--',
+  `\r\n--${B.slice(0, 8)}`,
+  new Uint8Array([0, 255, 13, 10, 13]),
+  `--${B}`,
+  '\r\n-',
+  `\r\r\n--${B.slice(0, -1)}x`,
+  '\r',
+);
 
 function form(content: Uint8Array, boundary = B) {
   return concat(
@@ -62,7 +71,15 @@ describe('streaming multipart parser', () => {
 
   test('one byte per chunk, and random multi-cut splits', async () => {
     const body = form(TRICKY);
-    expect((await fileOf(body, B, Array.from({ length: body.byteLength }, (_, i) => i))).bytes).toEqual(TRICKY);
+    expect(
+      (
+        await fileOf(
+          body,
+          B,
+          Array.from({ length: body.byteLength }, (_, i) => i),
+        )
+      ).bytes,
+    ).toEqual(TRICKY);
     for (let round = 0; round < 200; round++) {
       const cuts = Array.from({ length: 1 + (round % 7) }, () => Math.floor(Math.random() * body.byteLength));
       expect((await fileOf(body, B, cuts)).bytes).toEqual(TRICKY);
@@ -88,26 +105,48 @@ describe('streaming multipart parser', () => {
 
   test('missing field, truncated body, oversized headers and fields are errors', async () => {
     const noFile = concat(`--${B}\r\n`, 'Content-Disposition: form-data; name="other"\r\n\r\nx', `\r\n--${B}--\r\n`);
-    expect(await rejection(fileOf(noFile, B))).toMatchObject({ status: 422, message: 'file: multipart field is required' });
+    expect(await rejection(fileOf(noFile, B))).toMatchObject({
+      status: 422,
+      message: 'file: multipart field is required',
+    });
 
     const whole = form(TRICKY);
     const cut = whole.subarray(0, Buffer.from(whole).indexOf(TRICKY) + 10);
     const truncated = await openMultipartFile(chunked(cut, [50]), B, { field: 'file' });
-    expect(await rejection(new Response(truncated.body).arrayBuffer())).toMatchObject({ status: 422, message: 'file: multipart body ended before the part was complete' });
+    expect(await rejection(new Response(truncated.body).arrayBuffer())).toMatchObject({
+      status: 422,
+      message: 'file: multipart body ended before the part was complete',
+    });
 
     expect(await rejection(fileOf(enc('no delimiter at all'), B))).toMatchObject({ status: 422 });
 
-    const hugeHeader = concat(`--${B}\r\n`, `X-Pad: ${'a'.repeat(20_000)}\r\n`, 'Content-Disposition: form-data; name="file"\r\n\r\nx', `\r\n--${B}--`);
+    const hugeHeader = concat(
+      `--${B}\r\n`,
+      `X-Pad: ${'a'.repeat(20_000)}\r\n`,
+      'Content-Disposition: form-data; name="file"\r\n\r\nx',
+      `\r\n--${B}--`,
+    );
     expect(await rejection(fileOf(hugeHeader, B))).toMatchObject({ status: 413 });
 
-    const bigField = concat(`--${B}\r\n`, 'Content-Disposition: form-data; name="x"\r\n\r\n', new Uint8Array(2 * 1024 * 1024), `\r\n--${B}\r\n`, 'Content-Disposition: form-data; name="file"\r\n\r\nx', `\r\n--${B}--`);
+    const bigField = concat(
+      `--${B}\r\n`,
+      'Content-Disposition: form-data; name="x"\r\n\r\n',
+      new Uint8Array(2 * 1024 * 1024),
+      `\r\n--${B}\r\n`,
+      'Content-Disposition: form-data; name="file"\r\n\r\nx',
+      `\r\n--${B}--`,
+    );
     expect(await rejection(fileOf(bigField, B, [1000, 600_000]))).toMatchObject({ status: 413 });
   });
 
   test('boundary parameter: token, quoted, missing', () => {
-    expect(multipartBoundary('multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxk')).toBe('----WebKitFormBoundary7MA4YWxk');
+    expect(multipartBoundary('multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxk')).toBe(
+      '----WebKitFormBoundary7MA4YWxk',
+    );
     expect(multipartBoundary('multipart/form-data; charset=utf-8; boundary="a b:c"')).toBe('a b:c');
-    expect(() => multipartBoundary('multipart/form-data')).toThrow('content-type: multipart/form-data needs a boundary parameter');
+    expect(() => multipartBoundary('multipart/form-data')).toThrow(
+      'content-type: multipart/form-data needs a boundary parameter',
+    );
   });
 
   test('partial delimiter at the end of a chunk', () => {

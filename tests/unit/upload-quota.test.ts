@@ -31,7 +31,11 @@ describe('upload plans and quotas', () => {
     const quota = new UploadQuota(new MemoryStore(() => NOW), () => NOW);
     for (let i = 0; i < 5; i++) await quota.admit(1, FREE_PLAN);
     const err = await rejection(quota.admit(1, FREE_PLAN));
-    expect(err).toMatchObject({ status: 429, message: 'upload limit reached: 5 uploads per minute', headers: { 'retry-after': '30' } });
+    expect(err).toMatchObject({
+      status: 429,
+      message: 'upload limit reached: 5 uploads per minute',
+      headers: { 'retry-after': '30' },
+    });
     // Another account has its own counter.
     await quota.admit(2, FREE_PLAN);
   });
@@ -59,7 +63,10 @@ describe('upload plans and quotas', () => {
     const third = await quota.admit(7, plan);
     await drain(third.meter(chunks([8 * 1024 * 1024])));
     await third.commit();
-    expect(await rejection(quota.admit(7, plan))).toMatchObject({ status: 429, message: 'daily upload volume of 20 MB used up; it resets at 00:00 UTC' });
+    expect(await rejection(quota.admit(7, plan))).toMatchObject({
+      status: 429,
+      message: 'daily upload volume of 20 MB used up; it resets at 00:00 UTC',
+    });
   });
 
   test('concurrent uploads see each other through the shared counter', async () => {

@@ -5,7 +5,8 @@ import { rejection } from '../helpers/rejection.ts';
 
 /** Stands for "some public address": requests to it are rerouted to our loopback server. */
 const PUBLIC_IP = '93.184.216.34';
-const resolve = async (host: string) => (host === 'files.example.com' ? [PUBLIC_IP] : host === 'intranet.example.com' ? ['10.0.0.7'] : []);
+const resolve = async (host: string) =>
+  host === 'files.example.com' ? [PUBLIC_IP] : host === 'intranet.example.com' ? ['10.0.0.7'] : [];
 
 let server: Server<undefined>;
 const hits: string[] = [];
@@ -19,7 +20,8 @@ beforeAll(() => {
       hits.push(url.pathname);
       if (url.pathname === '/file') return new Response(new Uint8Array(1000).fill(7));
       if (url.pathname === '/missing') return new Response('nope', { status: 404 });
-      if (url.pathname.startsWith('/to/')) return new Response(null, { status: 302, headers: { location: decodeURIComponent(url.pathname.slice(4)) } });
+      if (url.pathname.startsWith('/to/'))
+        return new Response(null, { status: 302, headers: { location: decodeURIComponent(url.pathname.slice(4)) } });
       return new Response('?', { status: 500 });
     },
   });
@@ -35,7 +37,8 @@ const reroute = async (url: string, init: BunFetchRequestInit) => {
   return fetch(u.href, init);
 };
 
-const open = (url: string, maxBytes = 10_000) => openUrlSource(url, { allowPrivate: false, maxBytes, timeoutMs: 5000, resolve, fetch: reroute });
+const open = (url: string, maxBytes = 10_000) =>
+  openUrlSource(url, { allowPrivate: false, maxBytes, timeoutMs: 5000, resolve, fetch: reroute });
 
 describe('file_url downloads', () => {
   test('a public URL streams its body', async () => {
@@ -45,17 +48,30 @@ describe('file_url downloads', () => {
 
   test('a redirect to a private address is refused before it is followed', async () => {
     hits.length = 0;
-    for (const target of ['http://127.0.0.1/secret', 'http://intranet.example.com/secret', 'http://[::ffff:169.254.169.254]/latest']) {
+    for (const target of [
+      'http://127.0.0.1/secret',
+      'http://intranet.example.com/secret',
+      'http://[::ffff:169.254.169.254]/latest',
+    ]) {
       const err = await rejection(open(`http://files.example.com/to/${encodeURIComponent(target)}`));
-      expect(err).toMatchObject({ status: 422, message: expect.stringMatching(/^file_url: (points|resolves) to an? (loopback|private|link-local) address/) });
+      expect(err).toMatchObject({
+        status: 422,
+        message: expect.stringMatching(/^file_url: (points|resolves) to an? (loopback|private|link-local) address/),
+      });
     }
     expect(hits.length).toBe(3);
     expect(hits.every((p) => p.startsWith('/to/'))).toBe(true);
   });
 
   test('private addresses, non-2xx answers and oversized bodies', async () => {
-    expect(await rejection(open('http://127.0.0.1:1/x'))).toMatchObject({ status: 422, message: 'file_url: points to a private address (127.0.0.1 is loopback)' });
-    expect(await rejection(open('http://files.example.com/missing'))).toMatchObject({ status: 422, message: 'file_url: the server answered 404 Not Found, not the file' });
+    expect(await rejection(open('http://127.0.0.1:1/x'))).toMatchObject({
+      status: 422,
+      message: 'file_url: points to a private address (127.0.0.1 is loopback)',
+    });
+    expect(await rejection(open('http://files.example.com/missing'))).toMatchObject({
+      status: 422,
+      message: 'file_url: the server answered 404 Not Found, not the file',
+    });
     expect(await rejection(open('http://files.example.com/file', 999))).toMatchObject({ status: 413 });
   });
 });

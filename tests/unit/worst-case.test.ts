@@ -5,15 +5,29 @@ import { llmCost } from '../../src/llm/pricing.ts';
 import { affordableOutputTokens, worstCaseHold } from '../../src/llm/worst-case.ts';
 import type { CanonicalRequest } from '../../translators/canonical/index.ts';
 
-const model = { id: 'x/y', category: 'llm', max_output: 8192, pricing: { input_per_mtok: 3, output_per_mtok: 15 } } as never;
-const request = (text: string, maxTokens?: number): CanonicalRequest => ({ model: 'x/y', messages: [{ role: 'user', content: [{ type: 'text', text }] }], stream: false, maxTokens });
+const model = {
+  id: 'x/y',
+  category: 'llm',
+  max_output: 8192,
+  pricing: { input_per_mtok: 3, output_per_mtok: 15 },
+} as never;
+const request = (text: string, maxTokens?: number): CanonicalRequest => ({
+  model: 'x/y',
+  messages: [{ role: 'user', content: [{ type: 'text', text }] }],
+  stream: false,
+  maxTokens,
+});
 
 test('the hold covers the real cost of any usage within its bounds', () => {
   fc.assert(
     fc.property(fc.string({ unit: 'grapheme' }), fc.integer({ min: 1, max: 8192 }), (text, maxTokens) => {
       const hold = worstCaseHold(request(text, maxTokens), model);
       // Byte-level tokenizers spend at least one byte per token: input ≤ bytes.
-      const worst = llmCost((model as { pricing: never }).pricing, { inputTokens: Buffer.byteLength(text), outputTokens: maxTokens, totalTokens: 0 } as never);
+      const worst = llmCost((model as { pricing: never }).pricing, {
+        inputTokens: Buffer.byteLength(text),
+        outputTokens: maxTokens,
+        totalTokens: 0,
+      } as never);
       expect(hold.units).toBeGreaterThanOrEqual(toUnits(worst));
     }),
   );

@@ -1,6 +1,12 @@
 import type { ImagePart, TextPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { Base64SourceSchema, BlockTypeSchema, ImageBlockSchema, TextBlockSchema, UrlSourceSchema } from './request-schema.ts';
+import {
+  Base64SourceSchema,
+  BlockTypeSchema,
+  ImageBlockSchema,
+  TextBlockSchema,
+  UrlSourceSchema,
+} from './request-schema.ts';
 import { invalid, parseAt } from '../shared/validation.ts';
 
 /** Decoders of single client content blocks (text, image, tool_result contents), shared by every role. */
@@ -28,7 +34,11 @@ export const DROPPED_BLOCKS = new Set([
 ]);
 
 export function dropped(type: string, path: string, warnings: TranslationWarning[]): void {
-  warnings.push({ type: 'unsupported-content', field: path, message: `${type} blocks are not supported and were dropped` });
+  warnings.push({
+    type: 'unsupported-content',
+    field: path,
+    message: `${type} blocks are not supported and were dropped`,
+  });
 }
 
 export function decodeText(block: unknown, path: string): TextPart {
@@ -52,7 +62,11 @@ export function decodeImage(block: unknown, path: string): ImagePart {
 }
 
 /** Text and image blocks inside a `tool_result`; a plain string is one text part. */
-export function decodeToolResultContent(content: unknown, path: string, warnings: TranslationWarning[]): Array<TextPart | ImagePart> {
+export function decodeToolResultContent(
+  content: unknown,
+  path: string,
+  warnings: TranslationWarning[],
+): Array<TextPart | ImagePart> {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   const parts: Array<TextPart | ImagePart> = [];

@@ -1,4 +1,10 @@
-import type { AssistantContentPart, CanonicalMessage, TextPart, ToolResultPart, UserContentPart } from '../canonical/request.ts';
+import type {
+  AssistantContentPart,
+  CanonicalMessage,
+  TextPart,
+  ToolResultPart,
+  UserContentPart,
+} from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeImage, decodeText, decodeToolResultContent, dropped, DROPPED_BLOCKS } from './content-blocks.ts';
 import { BlockTypeSchema, MessageSchema, ToolResultBlockSchema, ToolUseBlockSchema } from './request-schema.ts';
@@ -48,7 +54,8 @@ function decodeAssistant(blocks: unknown[], path: string, warnings: TranslationW
     else if (type === 'tool_use') {
       const use = parseAt(ToolUseBlockSchema, block, at);
       parts.push({ type: 'tool-call', id: use.id, name: use.name, arguments: JSON.stringify(use.input) });
-    } else if (type === 'image' || type === 'tool_result') invalid(`${at}.type`, `${type} blocks are only allowed in user messages`);
+    } else if (type === 'image' || type === 'tool_result')
+      invalid(`${at}.type`, `${type} blocks are only allowed in user messages`);
     else if (DROPPED_BLOCKS.has(type)) dropped(type, at, warnings);
     else invalid(`${at}.type`, `unsupported content block type '${type}'`);
   });
@@ -59,7 +66,8 @@ function decodeSystemBlocks(content: string | unknown[], path: string): TextPart
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((block, j) => {
     const at = `${path}[${j}]`;
-    if (parseAt(BlockTypeSchema, block, at).type !== 'text') invalid(`${at}.type`, 'system content must be text blocks');
+    if (parseAt(BlockTypeSchema, block, at).type !== 'text')
+      invalid(`${at}.type`, 'system content must be text blocks');
     return decodeText(block, at);
   });
 }

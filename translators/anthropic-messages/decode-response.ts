@@ -29,7 +29,11 @@ function decodeContent(content: unknown): AssistantContentPart[] {
 }
 
 /** An upstream's non-stream Message → the canonical response (model = the gateway's id). */
-export function decodeAnthropicResponse(body: unknown, gatewayModel: string, opts: DecodeResponseOptions = {}): CanonicalResponse {
+export function decodeAnthropicResponse(
+  body: unknown,
+  gatewayModel: string,
+  opts: DecodeResponseOptions = {},
+): CanonicalResponse {
   const message = asObject(body);
   if (!message) throw new Error('invalid upstream Anthropic body: not a JSON object');
   if (message.type === 'error') {

@@ -22,7 +22,11 @@ function textBlock(part: TextPart): AnthropicTextParam[] {
 
 function imageBlock(part: ImagePart, field: string, warnings: TranslationWarning[]): AnthropicImageParam {
   if (part.detail && part.detail !== 'auto') {
-    warnings.push({ type: 'unsupported-setting', field: `${field}.detail`, message: 'image detail is not supported by Anthropic and was ignored' });
+    warnings.push({
+      type: 'unsupported-setting',
+      field: `${field}.detail`,
+      message: 'image detail is not supported by Anthropic and was ignored',
+    });
   }
   const source = part.source;
   switch (source.kind) {
@@ -38,7 +42,11 @@ function imageBlock(part: ImagePart, field: string, warnings: TranslationWarning
 }
 
 /** Arguments JSON text → the `input` object Anthropic wants; anything but an object becomes `{}` with a warning. */
-export function argumentsToInput(part: ToolCallPart, field: string, warnings: TranslationWarning[]): Record<string, unknown> {
+export function argumentsToInput(
+  part: ToolCallPart,
+  field: string,
+  warnings: TranslationWarning[],
+): Record<string, unknown> {
   if (part.arguments.trim() === '') return {};
   let parsed: unknown;
   try {
@@ -48,7 +56,11 @@ export function argumentsToInput(part: ToolCallPart, field: string, warnings: Tr
   }
   const input = asObject(parsed);
   if (input) return input;
-  warnings.push({ type: 'changed-value', field, message: `arguments of tool call ${part.id} are not a JSON object; sent as {}` });
+  warnings.push({
+    type: 'changed-value',
+    field,
+    message: `arguments of tool call ${part.id} are not a JSON object; sent as {}`,
+  });
   return {};
 }
 
@@ -65,12 +77,20 @@ function encodeContent(message: CanonicalMessage, i: number, warnings: Translati
       return message.content.flatMap((part, j): AnthropicContentParam[] =>
         part.type === 'text'
           ? textBlock(part)
-          : [{ type: 'tool_use', id: part.id, name: part.name, input: argumentsToInput(part, `${field(j)}.arguments`, warnings) }],
+          : [
+              {
+                type: 'tool_use',
+                id: part.id,
+                name: part.name,
+                input: argumentsToInput(part, `${field(j)}.arguments`, warnings),
+              },
+            ],
       );
     case 'tool':
       return message.content.map((result, j): AnthropicToolResultParam => {
-        const content = result.content.flatMap((part, k): Array<AnthropicTextParam | AnthropicImageParam> =>
-          part.type === 'text' ? textBlock(part) : [imageBlock(part, `${field(j)}.content[${k}]`, warnings)],
+        const content = result.content.flatMap(
+          (part, k): Array<AnthropicTextParam | AnthropicImageParam> =>
+            part.type === 'text' ? textBlock(part) : [imageBlock(part, `${field(j)}.content[${k}]`, warnings)],
         );
         return {
           type: 'tool_result',
@@ -104,7 +124,11 @@ export function encodeMessages(messages: CanonicalMessage[], warnings: Translati
     if (message.role === 'system') {
       if (out.length && !movedSystem) {
         movedSystem = true;
-        warnings.push({ type: 'changed-value', field: `messages[${i}]`, message: 'a system message after the conversation start was moved into the top-level system prompt' });
+        warnings.push({
+          type: 'changed-value',
+          field: `messages[${i}]`,
+          message: 'a system message after the conversation start was moved into the top-level system prompt',
+        });
       }
       system.push(...message.content.map((part) => part.text).filter((t) => t !== ''));
       return;

@@ -12,16 +12,25 @@ export const DEFAULT_MAX_TOKENS = 4096;
  * says so in a warning); json-schema formats use Anthropic's native structured outputs
  * (`output_config.format`), which guarantee the schema.
  */
-export const JSON_MODE_INSTRUCTION = 'Respond only with a single valid JSON object, with no other text before or after it.';
+export const JSON_MODE_INSTRUCTION =
+  'Respond only with a single valid JSON object, with no other text before or after it.';
 
-function encodeResponseFormat(format: ResponseFormat | undefined, system: string[], warnings: TranslationWarning[]): AnthropicRequest['output_config'] {
+function encodeResponseFormat(
+  format: ResponseFormat | undefined,
+  system: string[],
+  warnings: TranslationWarning[],
+): AnthropicRequest['output_config'] {
   if (!format) return undefined;
   switch (format.type) {
     case 'text':
       return undefined;
     case 'json':
       system.push(JSON_MODE_INSTRUCTION);
-      warnings.push({ type: 'changed-value', field: 'response_format', message: 'Anthropic has no JSON mode; JSON output was requested through a system instruction' });
+      warnings.push({
+        type: 'changed-value',
+        field: 'response_format',
+        message: 'Anthropic has no JSON mode; JSON output was requested through a system instruction',
+      });
       return undefined;
     case 'json-schema':
       return { format: { type: 'json_schema', schema: format.schema } };
@@ -37,7 +46,11 @@ function encodeStops(stops: string[] | undefined, warnings: TranslationWarning[]
   if (!stops?.length) return undefined;
   const kept = stops.filter((stop) => stop.trim() !== '');
   if (kept.length < stops.length) {
-    warnings.push({ type: 'changed-value', field: 'stop', message: 'whitespace-only stop sequences are not accepted by Anthropic and were dropped' });
+    warnings.push({
+      type: 'changed-value',
+      field: 'stop',
+      message: 'whitespace-only stop sequences are not accepted by Anthropic and were dropped',
+    });
   }
   return kept.length ? kept : undefined;
 }
@@ -51,18 +64,32 @@ export function encodeAnthropicRequest(req: CanonicalRequest, upstreamModel: str
   let maxTokens = req.maxTokens;
   if (maxTokens === undefined) {
     maxTokens = DEFAULT_MAX_TOKENS;
-    warnings.push({ type: 'changed-value', field: 'max_tokens', message: `Anthropic requires max_tokens; ${DEFAULT_MAX_TOKENS} was sent` });
+    warnings.push({
+      type: 'changed-value',
+      field: 'max_tokens',
+      message: `Anthropic requires max_tokens; ${DEFAULT_MAX_TOKENS} was sent`,
+    });
   }
   const body: AnthropicRequest = { model: upstreamModel, max_tokens: maxTokens, messages, stream: req.stream };
   if (system.length) body.system = system.join('\n\n');
 
   if (req.temperature !== undefined) {
     body.temperature = Math.min(req.temperature, 1);
-    if (req.temperature > 1) warnings.push({ type: 'changed-value', field: 'temperature', message: 'Anthropic accepts temperature 0 to 1; 1 was sent' });
+    if (req.temperature > 1)
+      warnings.push({
+        type: 'changed-value',
+        field: 'temperature',
+        message: 'Anthropic accepts temperature 0 to 1; 1 was sent',
+      });
   }
   if (req.topP !== undefined) {
     if (req.temperature === undefined) body.top_p = req.topP;
-    else warnings.push({ type: 'unsupported-setting', field: 'top_p', message: 'Anthropic accepts temperature or top_p, not both; top_p was dropped' });
+    else
+      warnings.push({
+        type: 'unsupported-setting',
+        field: 'top_p',
+        message: 'Anthropic accepts temperature or top_p, not both; top_p was dropped',
+      });
   }
   const stops = encodeStops(req.stopSequences, warnings);
   if (stops) body.stop_sequences = stops;
@@ -72,7 +99,11 @@ export function encodeAnthropicRequest(req: CanonicalRequest, upstreamModel: str
     const choice = encodeToolChoice(req.toolChoice, req.parallelToolCalls);
     if (choice) body.tool_choice = choice;
   } else if (req.toolChoice && (req.toolChoice.type === 'required' || req.toolChoice.type === 'tool')) {
-    warnings.push({ type: 'unsupported-setting', field: 'tool_choice', message: 'tool_choice requires tools; it was dropped because no tools were given' });
+    warnings.push({
+      type: 'unsupported-setting',
+      field: 'tool_choice',
+      message: 'tool_choice requires tools; it was dropped because no tools were given',
+    });
   }
   if (outputConfig) body.output_config = outputConfig;
   if (req.user) body.metadata = { user_id: req.user };

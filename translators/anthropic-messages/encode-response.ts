@@ -15,7 +15,13 @@ export function encodeAnthropicResponse(res: CanonicalResponse): AnthropicMessag
       case 'text':
         return { type: 'text', text: part.text, citations: null };
       case 'tool-call':
-        return { type: 'tool_use', id: part.id, name: part.name, input: inputObject(part.arguments), caller: { type: 'direct' } };
+        return {
+          type: 'tool_use',
+          id: part.id,
+          name: part.name,
+          input: inputObject(part.arguments),
+          caller: { type: 'direct' },
+        };
       default: {
         const exhaustive: never = part;
         throw new Error(`unknown content part ${JSON.stringify(exhaustive)}`);

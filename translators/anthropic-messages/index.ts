@@ -3,7 +3,11 @@ export { encodeAnthropicRequest, DEFAULT_MAX_TOKENS, JSON_MODE_INSTRUCTION } fro
 export { decodeAnthropicResponse, type DecodeResponseOptions } from './decode-response.ts';
 export { encodeAnthropicResponse } from './encode-response.ts';
 export { createAnthropicStreamDecoder, type AnthropicStreamDecoderOptions } from './stream-decoder.ts';
-export { anthropicErrorEvent, createAnthropicStreamEncoder, type AnthropicStreamEncoderOptions } from './stream-encoder.ts';
+export {
+  anthropicErrorEvent,
+  createAnthropicStreamEncoder,
+  type AnthropicStreamEncoderOptions,
+} from './stream-encoder.ts';
 export { fromAnthropicStopReason, toAnthropicStopReason } from './finish-reason.ts';
 export { fromAnthropicUsage, toAnthropicDeltaUsage, toAnthropicUsage } from './usage.ts';
 export { anthropicMessageId } from './message-object.ts';

@@ -40,7 +40,9 @@ export function buildAnthropicMessage(fields: MessageFields): AnthropicMessage {
 export function inputObject(argumentsText: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(argumentsText);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

@@ -8,22 +8,31 @@ import { asObject, nonEmptyText, numberBetween, text } from '../shared/validatio
  * @see https://docs.anthropic.com/en/api/messages
  */
 
-const jsonObject = (message: string) => v.custom<Record<string, unknown>>((input) => asObject(input) !== undefined, message);
+const jsonObject = (message: string) =>
+  v.custom<Record<string, unknown>>((input) => asObject(input) !== undefined, message);
 
 export const RequestSchema = v.looseObject({
   model: nonEmptyText(),
-  max_tokens: v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1')),
+  max_tokens: v.pipe(
+    v.number('must be an integer'),
+    v.integer('must be an integer'),
+    v.minValue(1, 'must be at least 1'),
+  ),
   messages: v.array(v.unknown(), 'must be an array of messages'),
   system: v.nullish(v.union([v.string(), v.array(v.unknown())], 'must be a string or an array of text blocks')),
   stream: v.nullish(v.boolean('must be a boolean')),
   temperature: v.nullish(numberBetween(0, 1)),
   top_p: v.nullish(numberBetween(0, 1)),
-  top_k: v.nullish(v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(0, 'must be at least 0'))),
+  top_k: v.nullish(
+    v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(0, 'must be at least 0')),
+  ),
   stop_sequences: v.nullish(v.array(text(), 'must be an array of strings')),
   tools: v.nullish(v.array(v.unknown(), 'must be an array')),
   tool_choice: v.nullish(v.unknown()),
   metadata: v.nullish(v.looseObject({ user_id: v.nullish(text()) }, 'must be an object')),
-  output_config: v.nullish(v.looseObject({ format: v.nullish(v.unknown()), effort: v.nullish(v.unknown()) }, 'must be an object')),
+  output_config: v.nullish(
+    v.looseObject({ format: v.nullish(v.unknown()), effort: v.nullish(v.unknown()) }, 'must be an object'),
+  ),
 });
 
 export const MessageSchema = v.looseObject({

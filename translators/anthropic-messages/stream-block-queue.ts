@@ -35,7 +35,10 @@ export function createBlockQueue(): BlockQueue {
       {
         type: 'content_block_start',
         index,
-        content_block: block.kind === 'text' ? { type: 'text', text: '' } : { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        content_block:
+          block.kind === 'text'
+            ? { type: 'text', text: '' }
+            : { type: 'tool_use', id: block.id, name: block.name, input: {} },
       },
       'content_block_start',
     );
@@ -44,7 +47,10 @@ export function createBlockQueue(): BlockQueue {
       {
         type: 'content_block_delta',
         index,
-        delta: block.kind === 'text' ? { type: 'text_delta', text: delta } : { type: 'input_json_delta', partial_json: delta },
+        delta:
+          block.kind === 'text'
+            ? { type: 'text_delta', text: delta }
+            : { type: 'input_json_delta', partial_json: delta },
       },
       'content_block_delta',
     );

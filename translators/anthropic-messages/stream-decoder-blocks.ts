@@ -56,9 +56,13 @@ export function createBlockTracker(): BlockTracker {
     delta(upstreamIndex, delta) {
       const block = known(upstreamIndex, 'content_block_delta');
       if (block === 'skipped') return [];
-      if (block.ended) throw new UpstreamStreamError(`content_block_delta for content block ${upstreamIndex} after its content_block_stop`);
+      if (block.ended)
+        throw new UpstreamStreamError(
+          `content_block_delta for content block ${upstreamIndex} after its content_block_stop`,
+        );
       if (block.kind === 'text' && delta.type === 'text_delta') return blocks.delta(block, asString(delta.text) ?? '');
-      if (block.kind === 'tool' && delta.type === 'input_json_delta') return blocks.delta(block, asString(delta.partial_json) ?? '');
+      if (block.kind === 'tool' && delta.type === 'input_json_delta')
+        return blocks.delta(block, asString(delta.partial_json) ?? '');
       // citations_delta, signature_delta and future delta types carry nothing canonical.
       return [];
     },

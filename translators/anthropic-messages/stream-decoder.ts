@@ -5,7 +5,13 @@ import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromAnthropicStopReason } from './finish-reason.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
-import { inputUsage, mergeUsageParts, readAnthropicUsage, toCanonicalUsage, type AnthropicUsageParts } from './usage.ts';
+import {
+  inputUsage,
+  mergeUsageParts,
+  readAnthropicUsage,
+  toCanonicalUsage,
+  type AnthropicUsageParts,
+} from './usage.ts';
 import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 
 export interface AnthropicStreamDecoderOptions {
@@ -36,7 +42,9 @@ function upstreamError(data: Json | undefined): StreamEvent {
  * or non-JSON data ends the stream with one canonical error; a stream that ends without
  * `message_stop` ends with `stream_truncated`.
  */
-export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions): StreamTranslator<EventSourceMessage, StreamEvent> {
+export function createAnthropicStreamDecoder(
+  opts: AnthropicStreamDecoderOptions,
+): StreamTranslator<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let done = false;
@@ -79,7 +87,11 @@ export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions
       }
       case 'message_stop': {
         done = true;
-        const finish: StreamEvent = { type: 'finish', finishReason: fromAnthropicStopReason(stopReason), usage: toCanonicalUsage(usage) };
+        const finish: StreamEvent = {
+          type: 'finish',
+          finishReason: fromAnthropicStopReason(stopReason),
+          usage: toCanonicalUsage(usage),
+        };
         if (stopSequence !== undefined) finish.stopSequence = stopSequence;
         return [...blocks.closeAll(), finish];
       }
@@ -109,7 +121,10 @@ export function createAnthropicStreamDecoder(opts: AnthropicStreamDecoderOptions
     },
     end() {
       if (done) return [];
-      return last({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended without message_stop' } });
+      return last({
+        type: 'error',
+        error: { code: 'stream_truncated', message: 'the upstream stream ended without message_stop' },
+      });
     },
   };
 }

@@ -37,7 +37,9 @@ export function anthropicErrorEvent(error: StreamError): string {
  * Anthropic does, 1 output token. An `error` becomes `event: error` and the stream ends without
  * `message_stop`, so `@anthropic-ai/sdk` rejects `finalMessage()`.
  */
-export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions): StreamTranslator<StreamEvent, string> {
+export function createAnthropicStreamEncoder(
+  opts: AnthropicStreamEncoderOptions,
+): StreamTranslator<StreamEvent, string> {
   const blocks = createBlockQueue();
   let started = false;
   let usage: CanonicalUsage = emptyUsage();
@@ -102,5 +104,7 @@ export function createAnthropicStreamEncoder(opts: AnthropicStreamEncoderOptions
     }
   };
 
-  return encoderLifecycle(encode, () => [anthropicErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the message was complete' })]);
+  return encoderLifecycle(encode, () => [
+    anthropicErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the message was complete' }),
+  ]);
 }

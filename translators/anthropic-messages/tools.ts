@@ -17,13 +17,21 @@ export function decodeTools(tools: unknown[], warnings: TranslationWarning[]): T
     const path = `tools[${i}]`;
     const obj = asObject(raw) ?? invalid(path, 'must be an object');
     if (isSet(obj.type) && obj.type !== 'custom') {
-      invalid(`${path}.type`, `tool type '${String(obj.type)}' is not supported; only custom tools (name, description, input_schema) are`);
+      invalid(
+        `${path}.type`,
+        `tool type '${String(obj.type)}' is not supported; only custom tools (name, description, input_schema) are`,
+      );
     }
     const tool = parseAt(ToolSchema, obj, path);
     if (seen.has(tool.name)) invalid(`${path}.name`, `duplicate tool name '${tool.name}'`);
     seen.add(tool.name);
     for (const field of DROPPED_TOOL_FIELDS) {
-      if (isSet(obj[field])) warnings.push({ type: 'unsupported-setting', field: `${path}.${field}`, message: `${field} is not supported and was ignored` });
+      if (isSet(obj[field]))
+        warnings.push({
+          type: 'unsupported-setting',
+          field: `${path}.${field}`,
+          message: `${field} is not supported and was ignored`,
+        });
     }
     const def: ToolDefinition = { name: tool.name, parameters: tool.input_schema };
     if (typeof tool.description === 'string') def.description = tool.description;
@@ -42,7 +50,9 @@ export interface DecodedToolChoice {
 export function decodeToolChoice(raw: unknown, toolNames: string[]): DecodedToolChoice {
   const choice = parseAt(ToolChoiceSchema, raw, 'tool_choice');
   const out = (toolChoice: ToolChoice): DecodedToolChoice =>
-    choice.disable_parallel_tool_use === true && choice.type !== 'none' ? { toolChoice, parallelToolCalls: false } : { toolChoice };
+    choice.disable_parallel_tool_use === true && choice.type !== 'none'
+      ? { toolChoice, parallelToolCalls: false }
+      : { toolChoice };
   switch (choice.type) {
     case 'auto':
       return out({ type: 'auto' });
@@ -79,7 +89,10 @@ export function encodeTools(tools: ToolDefinition[]): AnthropicToolParam[] {
  * Canonical tool choice and `parallelToolCalls` → Anthropic `tool_choice` (`required` is `any`;
  * parallel calls off is `disable_parallel_tool_use: true`, which `none` cannot carry).
  */
-export function encodeToolChoice(choice: ToolChoice | undefined, parallelToolCalls: boolean | undefined): AnthropicToolChoice | undefined {
+export function encodeToolChoice(
+  choice: ToolChoice | undefined,
+  parallelToolCalls: boolean | undefined,
+): AnthropicToolChoice | undefined {
   const noParallel = parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
   if (!choice) return parallelToolCalls === false ? { type: 'auto', ...noParallel } : undefined;
   switch (choice.type) {

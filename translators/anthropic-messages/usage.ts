@@ -43,7 +43,9 @@ export function mergeUsageParts(into: AnthropicUsageParts, update: AnthropicUsag
 
 /** The input side only (what `message_start` knows). */
 export function inputUsage(parts: AnthropicUsageParts): Partial<CanonicalUsage> {
-  const out: Partial<CanonicalUsage> = { inputTokens: (parts.input ?? 0) + (parts.cacheCreation ?? 0) + (parts.cacheRead ?? 0) };
+  const out: Partial<CanonicalUsage> = {
+    inputTokens: (parts.input ?? 0) + (parts.cacheCreation ?? 0) + (parts.cacheRead ?? 0),
+  };
   if (parts.cacheRead) out.cachedInputTokens = parts.cacheRead;
   return out;
 }

@@ -103,7 +103,11 @@ export interface AnthropicToolResultParam {
   is_error?: boolean;
 }
 
-export type AnthropicContentParam = AnthropicTextParam | AnthropicImageParam | AnthropicToolUseParam | AnthropicToolResultParam;
+export type AnthropicContentParam =
+  | AnthropicTextParam
+  | AnthropicImageParam
+  | AnthropicToolUseParam
+  | AnthropicToolResultParam;
 
 export interface AnthropicMessageParam {
   role: 'user' | 'assistant';

@@ -3,9 +3,7 @@
  * encoder reads from. Nothing here is specific to OpenAI or Anthropic.
  */
 
-export type ImageSource =
-  | { kind: 'url'; url: string }
-  | { kind: 'base64'; mediaType: string; data: string };
+export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
 export interface TextPart {
   type: 'text';
@@ -53,11 +51,7 @@ export interface ToolDefinition {
   strict?: boolean;
 }
 
-export type ToolChoice =
-  | { type: 'auto' }
-  | { type: 'none' }
-  | { type: 'required' }
-  | { type: 'tool'; name: string };
+export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
 
 export type ResponseFormat =
   | { type: 'text' }

@@ -42,7 +42,10 @@ export function decodeUserContent(content: string | unknown[], path: string): Us
       case 'file':
         return invalid(`${at}.type`, `${type} content is not supported`);
       default:
-        return invalid(`${at}.type`, `unsupported content part type "${type}" in a user message (use text or image_url)`);
+        return invalid(
+          `${at}.type`,
+          `unsupported content part type "${type}" in a user message (use text or image_url)`,
+        );
     }
   });
 }
@@ -59,7 +62,11 @@ export function decodeTextContent(content: string | unknown[], path: string, rol
 }
 
 /** Earlier assistant content: a string, `text` parts and `refusal` parts (kept as text, with a warning). */
-export function decodeAssistantContent(content: string | unknown[], path: string, warnings: TranslationWarning[]): TextPart[] {
+export function decodeAssistantContent(
+  content: string | unknown[],
+  path: string,
+  warnings: TranslationWarning[],
+): TextPart[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   return content.map((part, i): TextPart => {
     const at = `${path}[${i}]`;
@@ -68,7 +75,11 @@ export function decodeAssistantContent(content: string | unknown[], path: string
       case 'text':
         return decodeText(part, at);
       case 'refusal':
-        warnings.push({ type: 'changed-value', field: at, message: 'an earlier refusal is sent as plain assistant text' });
+        warnings.push({
+          type: 'changed-value',
+          field: at,
+          message: 'an earlier refusal is sent as plain assistant text',
+        });
         return { type: 'text', text: parseAt(RefusalPartSchema, part, at).refusal };
       default:
         return invalid(`${at}.type`, `unsupported content part type "${type}" in an assistant message (use text)`);

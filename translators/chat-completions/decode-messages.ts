@@ -1,30 +1,54 @@
 import type { AssistantContentPart, CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeAssistantContent, decodeTextContent, decodeUserContent } from './decode-content.ts';
-import { AssistantMessageSchema, ContentMessageSchema, MessageSchema, ToolCallSchema, ToolMessageSchema } from './request-schema.ts';
+import {
+  AssistantMessageSchema,
+  ContentMessageSchema,
+  MessageSchema,
+  ToolCallSchema,
+  ToolMessageSchema,
+} from './request-schema.ts';
 import { appendMessage } from '../shared/append-message.ts';
 import { invalid, isSet, parseAt, type Json } from '../shared/validation.ts';
 
 /** Participant `name`s have no canonical field; dropping one is reported. */
 function dropName(message: { name?: string | null }, path: string, warnings: TranslationWarning[]): void {
-  if (message.name) warnings.push({ type: 'unsupported-setting', field: `${path}.name`, message: 'message names are not supported and were ignored' });
+  if (message.name)
+    warnings.push({
+      type: 'unsupported-setting',
+      field: `${path}.name`,
+      message: 'message names are not supported and were ignored',
+    });
 }
 
 function decodeAssistant(raw: Json, path: string, warnings: TranslationWarning[]): AssistantContentPart[] {
   const message = parseAt(AssistantMessageSchema, raw, path);
   dropName(message, path, warnings);
-  if (isSet(raw.function_call)) invalid(`${path}.function_call`, 'function_call is deprecated and not supported; use tool_calls');
-  if (isSet(raw.audio)) warnings.push({ type: 'unsupported-content', field: `${path}.audio`, message: 'earlier audio replies are not supported and were dropped' });
-  const parts: AssistantContentPart[] = isSet(message.content) ? decodeAssistantContent(message.content ?? '', `${path}.content`, warnings) : [];
+  if (isSet(raw.function_call))
+    invalid(`${path}.function_call`, 'function_call is deprecated and not supported; use tool_calls');
+  if (isSet(raw.audio))
+    warnings.push({
+      type: 'unsupported-content',
+      field: `${path}.audio`,
+      message: 'earlier audio replies are not supported and were dropped',
+    });
+  const parts: AssistantContentPart[] = isSet(message.content)
+    ? decodeAssistantContent(message.content ?? '', `${path}.content`, warnings)
+    : [];
   if (message.refusal) {
-    warnings.push({ type: 'changed-value', field: `${path}.refusal`, message: 'an earlier refusal is sent as plain assistant text' });
+    warnings.push({
+      type: 'changed-value',
+      field: `${path}.refusal`,
+      message: 'an earlier refusal is sent as plain assistant text',
+    });
     parts.push({ type: 'text', text: message.refusal });
   }
   (message.tool_calls ?? []).forEach((rawCall, j) => {
     const call = parseAt(ToolCallSchema, rawCall, `${path}.tool_calls[${j}]`);
     parts.push({ type: 'tool-call', id: call.id, name: call.function.name, arguments: call.function.arguments });
   });
-  if (!isSet(message.content) && !message.tool_calls?.length && !message.refusal) invalid(`${path}.content`, 'is required unless tool_calls is set');
+  if (!isSet(message.content) && !message.tool_calls?.length && !message.refusal)
+    invalid(`${path}.content`, 'is required unless tool_calls is set');
   return parts;
 }
 
@@ -58,7 +82,10 @@ export function decodeMessages(messages: unknown[], warnings: TranslationWarning
       case 'tool': {
         const message = parseAt(ToolMessageSchema, obj, path);
         const content = decodeTextContent(message.content, `${path}.content`, 'tool');
-        appendMessage(out, { role: 'tool', content: [{ type: 'tool-result', toolCallId: message.tool_call_id, content }] });
+        appendMessage(out, {
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: message.tool_call_id, content }],
+        });
         break;
       }
       case 'function':

@@ -58,12 +58,18 @@ export function decodeChatRequest(body: unknown): Translated<DecodedChatRequest>
   refuseFields(obj, REFUSED);
   if (typeof req.n === 'number' && req.n > 1) invalid('n', 'only one choice per request is supported; n must be 1');
   const modalities = obj.modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) invalid('modalities', 'only text output is supported');
+  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text'))
+    invalid('modalities', 'only text output is supported');
   dropFields(obj, DROPPED, warnings, isChanged);
 
-  const request: CanonicalRequest = { model: req.model, messages: decodeMessages(req.messages, warnings), stream: req.stream ?? false };
+  const request: CanonicalRequest = {
+    model: req.model,
+    messages: decodeMessages(req.messages, warnings),
+    stream: req.stream ?? false,
+  };
   if (req.tools?.length) request.tools = decodeTools(req.tools);
-  if (isSet(req.tool_choice)) request.toolChoice = decodeToolChoice(req.tool_choice, request.tools?.map((tool) => tool.name) ?? []);
+  if (isSet(req.tool_choice))
+    request.toolChoice = decodeToolChoice(req.tool_choice, request.tools?.map((tool) => tool.name) ?? []);
   if (typeof req.parallel_tool_calls === 'boolean') request.parallelToolCalls = req.parallel_tool_calls;
   if (typeof req.temperature === 'number') request.temperature = req.temperature;
   if (typeof req.top_p === 'number') request.topP = req.top_p;

@@ -22,7 +22,9 @@ function toolCall(raw: unknown, i: number): AssistantContentPart[] {
   const fn = asObject(call?.function);
   const name = asString(fn?.name);
   if (!name) return fail(`tool_calls[${i}] has no function name`);
-  return [{ type: 'tool-call', id: asString(call?.id) || mintId('call_'), name, arguments: argumentsText(fn?.arguments) }];
+  return [
+    { type: 'tool-call', id: asString(call?.id) || mintId('call_'), name, arguments: argumentsText(fn?.arguments) },
+  ];
 }
 
 /**
@@ -39,7 +41,9 @@ function decodeMessage(message: Json): AssistantContentPart[] {
   }
   const refusal = asString(message.refusal);
   if (refusal) parts.push({ type: 'text', text: refusal });
-  if (Array.isArray(message.tool_calls)) message.tool_calls.forEach((call, i) => parts.push(...toolCall(call, i)));
+  if (Array.isArray(message.tool_calls)) {
+    for (const [i, call] of message.tool_calls.entries()) parts.push(...toolCall(call, i));
+  }
   const legacy = asObject(message.function_call);
   if (legacy) parts.push(...toolCall({ type: 'function', function: legacy }, 0));
   return parts;

@@ -19,15 +19,31 @@ function userContent(parts: UserContentPart[]): string | ChatContentPart[] {
   const only = parts[0];
   if (parts.length === 0) return '';
   if (parts.length === 1 && only?.type === 'text') return only.text;
-  return parts.map((part): ChatContentPart => (part.type === 'text' ? { type: 'text', text: part.text } : imagePart(part)));
+  return parts.map(
+    (part): ChatContentPart => (part.type === 'text' ? { type: 'text', text: part.text } : imagePart(part)),
+  );
 }
 
 /** Chat tool messages carry text only: images in a tool result are dropped, and so is the error flag. */
-function toolContent(content: Array<TextPart | ImagePart>, field: string, isError: boolean | undefined, warnings: TranslationWarning[]): string {
+function toolContent(
+  content: Array<TextPart | ImagePart>,
+  field: string,
+  isError: boolean | undefined,
+  warnings: TranslationWarning[],
+): string {
   if (content.some((part) => part.type === 'image')) {
-    warnings.push({ type: 'unsupported-content', field, message: 'chat-completions tool messages carry text only; images in the tool result were dropped' });
+    warnings.push({
+      type: 'unsupported-content',
+      field,
+      message: 'chat-completions tool messages carry text only; images in the tool result were dropped',
+    });
   }
-  if (isError) warnings.push({ type: 'unsupported-content', field, message: 'tool results cannot be marked as errors in the chat-completions format' });
+  if (isError)
+    warnings.push({
+      type: 'unsupported-content',
+      field,
+      message: 'tool results cannot be marked as errors in the chat-completions format',
+    });
   return joinText(content);
 }
 
@@ -39,11 +55,15 @@ function encodeMessage(message: CanonicalMessage, i: number, warnings: Translati
       return [{ role: 'user', content: userContent(message.content) }];
     case 'assistant': {
       const toolCalls = message.content.flatMap((part): ChatToolCall[] =>
-        part.type === 'tool-call' ? [{ id: part.id, type: 'function', function: { name: part.name, arguments: part.arguments } }] : [],
+        part.type === 'tool-call'
+          ? [{ id: part.id, type: 'function', function: { name: part.name, arguments: part.arguments } }]
+          : [],
       );
       const texts = message.content.filter((part) => part.type === 'text');
       const content = texts.length || !toolCalls.length ? joinText(texts) : null;
-      return [toolCalls.length ? { role: 'assistant', content, tool_calls: toolCalls } : { role: 'assistant', content }];
+      return [
+        toolCalls.length ? { role: 'assistant', content, tool_calls: toolCalls } : { role: 'assistant', content },
+      ];
     }
     case 'tool':
       return message.content.map((result, j) => ({

@@ -10,7 +10,11 @@ import type { ChatRequest } from './wire-types.ts';
 function encodeStops(stops: string[] | undefined, warnings: TranslationWarning[]): string[] | undefined {
   if (!stops?.length) return undefined;
   if (stops.length > MAX_STOP_SEQUENCES) {
-    warnings.push({ type: 'changed-value', field: 'stop', message: `chat completions accept at most ${MAX_STOP_SEQUENCES} stop sequences; only the first ${MAX_STOP_SEQUENCES} were sent` });
+    warnings.push({
+      type: 'changed-value',
+      field: 'stop',
+      message: `chat completions accept at most ${MAX_STOP_SEQUENCES} stop sequences; only the first ${MAX_STOP_SEQUENCES} were sent`,
+    });
   }
   return stops.slice(0, MAX_STOP_SEQUENCES);
 }
@@ -23,7 +27,11 @@ function encodeStops(stops: string[] | undefined, warnings: TranslationWarning[]
  */
 export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string): Translated<ChatRequest> {
   const warnings: TranslationWarning[] = [];
-  const body: ChatRequest = { model: upstreamModel, messages: encodeMessages(req.messages, warnings), stream: req.stream };
+  const body: ChatRequest = {
+    model: upstreamModel,
+    messages: encodeMessages(req.messages, warnings),
+    stream: req.stream,
+  };
   if (req.stream) body.stream_options = { include_usage: true };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
@@ -35,7 +43,11 @@ export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string):
     if (req.toolChoice) body.tool_choice = encodeToolChoice(req.toolChoice);
     if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   } else if (req.toolChoice?.type === 'required' || req.toolChoice?.type === 'tool') {
-    warnings.push({ type: 'unsupported-setting', field: 'tool_choice', message: 'tool_choice requires tools; it was dropped because no tools were given' });
+    warnings.push({
+      type: 'unsupported-setting',
+      field: 'tool_choice',
+      message: 'tool_choice requires tools; it was dropped because no tools were given',
+    });
   }
   if (req.responseFormat) body.response_format = encodeResponseFormat(req.responseFormat);
   if (req.user) body.user = req.user;

@@ -30,7 +30,11 @@ export function chatMessage(content: CanonicalResponse['content']): ChatCompleti
       }
     }
   }
-  const message: ChatCompletionMessage = { role: 'assistant', content: text === '' && toolCalls.length ? null : text, refusal: null };
+  const message: ChatCompletionMessage = {
+    role: 'assistant',
+    content: text === '' && toolCalls.length ? null : text,
+    refusal: null,
+  };
   if (toolCalls.length) message.tool_calls = toolCalls;
   return message;
 }
@@ -42,7 +46,14 @@ export function encodeChatResponse(res: CanonicalResponse, opts: ChatEncodeOptio
     object: 'chat.completion',
     created: opts.created,
     model: opts.model,
-    choices: [{ index: 0, message: chatMessage(res.content), logprobs: null, finish_reason: toChatFinishReason(res.finishReason) }],
+    choices: [
+      {
+        index: 0,
+        message: chatMessage(res.content),
+        logprobs: null,
+        finish_reason: toChatFinishReason(res.finishReason),
+      },
+    ],
     usage: toChatUsage(res.usage),
   };
 }

@@ -8,7 +8,8 @@ import { asObject, nonEmptyText, nullishBoolean, numberBetween, positiveInteger,
  * @see https://platform.openai.com/docs/api-reference/chat/create
  */
 
-const jsonObject = (message: string) => v.custom<Record<string, unknown>>((input) => asObject(input) !== undefined, message);
+const jsonObject = (message: string) =>
+  v.custom<Record<string, unknown>>((input) => asObject(input) !== undefined, message);
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const NAME_RULE = 'must be 1 to 64 letters, digits, underscores or dashes';
 
@@ -17,7 +18,10 @@ export const MAX_STOP_SEQUENCES = 4;
 
 export const RequestSchema = v.looseObject({
   model: nonEmptyText(),
-  messages: v.pipe(v.array(v.unknown(), 'must be an array of messages'), v.nonEmpty('must contain at least one message')),
+  messages: v.pipe(
+    v.array(v.unknown(), 'must be an array of messages'),
+    v.nonEmpty('must contain at least one message'),
+  ),
   stream: nullishBoolean(),
   temperature: v.nullish(numberBetween(0, 2)),
   top_p: v.nullish(numberBetween(0, 1)),
@@ -26,7 +30,13 @@ export const RequestSchema = v.looseObject({
   n: v.nullish(positiveInteger()),
   stop: v.nullish(
     v.union(
-      [v.string(), v.pipe(v.array(v.string()), v.maxLength(MAX_STOP_SEQUENCES, `must have at most ${MAX_STOP_SEQUENCES} sequences`))],
+      [
+        v.string(),
+        v.pipe(
+          v.array(v.string()),
+          v.maxLength(MAX_STOP_SEQUENCES, `must have at most ${MAX_STOP_SEQUENCES} sequences`),
+        ),
+      ],
       'must be a string or an array of strings',
     ),
   ),
@@ -39,7 +49,12 @@ export const RequestSchema = v.looseObject({
 });
 
 export const MessageSchema = v.looseObject(
-  { role: v.picklist(['system', 'developer', 'user', 'assistant', 'tool', 'function'], 'must be one of system, developer, user, assistant, tool') },
+  {
+    role: v.picklist(
+      ['system', 'developer', 'user', 'assistant', 'tool', 'function'],
+      'must be one of system, developer, user, assistant, tool',
+    ),
+  },
   'must be a message object',
 );
 

@@ -26,7 +26,10 @@ export function encodeResponseFormat(format: ResponseFormat): ChatResponseFormat
     case 'json':
       return { type: 'json_object' };
     case 'json-schema': {
-      const spec: Extract<ChatResponseFormat, { type: 'json_schema' }>['json_schema'] = { name: format.name, schema: format.schema };
+      const spec: Extract<ChatResponseFormat, { type: 'json_schema' }>['json_schema'] = {
+        name: format.name,
+        schema: format.schema,
+      };
       if (format.strict !== undefined) spec.strict = format.strict;
       if (format.description) spec.description = format.description;
       return { type: 'json_schema', json_schema: spec };

@@ -29,7 +29,11 @@ export function createBlockTracker() {
   const calls: ToolCall[] = [];
   const byIndex = new Map<number, ToolCall>();
 
-  const find = (upstreamIndex: number | undefined, upstreamId: string | undefined, name: string | undefined): ToolCall | undefined => {
+  const find = (
+    upstreamIndex: number | undefined,
+    upstreamId: string | undefined,
+    name: string | undefined,
+  ): ToolCall | undefined => {
     if (upstreamIndex === undefined) return upstreamId ? calls.find((c) => c.upstreamId === upstreamId) : calls.at(-1);
     const call = byIndex.get(upstreamIndex);
     const reused = call && upstreamId && name && call.upstreamId && call.upstreamId !== upstreamId;

@@ -21,7 +21,8 @@ export interface ChatStreamDecoderOptions {
 function upstreamError(data: Json): StreamEvent | undefined {
   const nested = asObject(data.error);
   if (!nested && typeof data.error !== 'string' && data.object !== 'error') return undefined;
-  const message = asString(nested?.message) ?? asString(data.error) ?? asString(data.message) ?? 'the upstream reported an error';
+  const message =
+    asString(nested?.message) ?? asString(data.error) ?? asString(data.message) ?? 'the upstream reported an error';
   return { type: 'error', error: { code: 'upstream_error', message } };
 }
 
@@ -35,7 +36,9 @@ function upstreamError(data: Json): StreamEvent | undefined {
  * data ends the stream with one canonical error; an end with neither finish_reason nor `[DONE]`
  * is `stream_truncated`.
  */
-export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): StreamTranslator<EventSourceMessage, StreamEvent> {
+export function createChatStreamDecoder(
+  opts: ChatStreamDecoderOptions,
+): StreamTranslator<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let done = false;
@@ -54,7 +57,8 @@ export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): StreamT
   };
 
   const handleChunk = (chunk: Json): StreamEvent[] => {
-    if (!Array.isArray(chunk.choices) && !asObject(chunk.usage)) throw new UpstreamStreamError('the upstream sent data that is not a chat.completion.chunk');
+    if (!Array.isArray(chunk.choices) && !asObject(chunk.usage))
+      throw new UpstreamStreamError('the upstream sent data that is not a chat.completion.chunk');
     const out: StreamEvent[] = started ? [] : [start(chunk)];
     if (asObject(chunk.usage)) usage = mergeUsage(usage, readChatUsage(chunk.usage));
     if (finishReason) return out; // after the finish_reason only usage counts
@@ -63,7 +67,8 @@ export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): StreamT
     if (!choice) return out;
     const delta = asObject(choice.delta) ?? {};
     out.push(...blocks.text(asString(delta.content) ?? ''), ...blocks.text(asString(delta.refusal) ?? ''));
-    if (Array.isArray(delta.tool_calls)) for (const raw of delta.tool_calls) out.push(...blocks.toolCall(asObject(raw) ?? {}));
+    if (Array.isArray(delta.tool_calls))
+      for (const raw of delta.tool_calls) out.push(...blocks.toolCall(asObject(raw) ?? {}));
     const reason = asString(choice.finish_reason);
     if (reason) {
       finishReason = fromChatFinishReason(reason);
@@ -75,7 +80,13 @@ export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): StreamT
   /** `[DONE]`: the healthy end. Without a finish_reason before it the ending reads `other`. */
   const handleDone = (): StreamEvent[] => {
     done = true;
-    if (!started) return [{ type: 'error', error: { code: 'invalid_upstream_stream', message: 'the upstream stream ended with [DONE] before any chunk' } }];
+    if (!started)
+      return [
+        {
+          type: 'error',
+          error: { code: 'invalid_upstream_stream', message: 'the upstream stream ended with [DONE] before any chunk' },
+        },
+      ];
     const closing = finishReason ? [] : blocks.closeAll();
     return [...closing, { type: 'finish', finishReason: finishReason ?? fromChatFinishReason(undefined), usage }];
   };
@@ -102,7 +113,10 @@ export function createChatStreamDecoder(opts: ChatStreamDecoderOptions): StreamT
     end() {
       if (done) return [];
       if (finishReason) return last({ type: 'finish', finishReason, usage });
-      return last({ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before a finish_reason' } });
+      return last({
+        type: 'error',
+        error: { code: 'stream_truncated', message: 'the upstream stream ended before a finish_reason' },
+      });
     },
   };
 }

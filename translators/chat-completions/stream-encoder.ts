@@ -80,12 +80,17 @@ export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): StreamT
         if (toolOrdinals.has(event.index)) return out;
         const k = toolOrdinals.size;
         toolOrdinals.set(event.index, k);
-        out.push(chunk({ tool_calls: [{ index: k, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] }));
+        out.push(
+          chunk({
+            tool_calls: [{ index: k, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }],
+          }),
+        );
         return out;
       }
       case 'tool-call-delta': {
         const k = toolOrdinals.get(event.index);
-        if (k !== undefined && event.delta) out.push(chunk({ tool_calls: [{ index: k, function: { arguments: event.delta } }] }));
+        if (k !== undefined && event.delta)
+          out.push(chunk({ tool_calls: [{ index: k, function: { arguments: event.delta } }] }));
         return out;
       }
       case 'usage':
@@ -105,5 +110,7 @@ export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): StreamT
     }
   };
 
-  return encoderLifecycle(encode, () => [chatErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the completion was complete' })]);
+  return encoderLifecycle(encode, () => [
+    chatErrorEvent({ code: 'stream_truncated', message: 'the stream ended before the completion was complete' }),
+  ]);
 }

@@ -12,7 +12,8 @@ export function decodeTools(tools: unknown[]): ToolDefinition[] {
   return tools.map((raw, i) => {
     const path = `tools[${i}]`;
     const type = asObject(raw)?.type;
-    if (type !== undefined && type !== 'function') invalid(`${path}.type`, `tool type "${String(type)}" is not supported; only function tools are`);
+    if (type !== undefined && type !== 'function')
+      invalid(`${path}.type`, `tool type "${String(type)}" is not supported; only function tools are`);
     const { function: fn } = parseAt(ToolSchema, raw, path);
     if (seen.has(fn.name)) invalid(`${path}.function.name`, `duplicate tool name "${fn.name}"`);
     seen.add(fn.name);
@@ -46,10 +47,12 @@ export function decodeToolChoice(raw: unknown, toolNames: string[]): ToolChoice 
     return { type: 'required' };
   }
   const type = asObject(raw)?.type;
-  if (type === 'allowed_tools' || type === 'custom') invalid('tool_choice.type', `tool choice type "${type}" is not supported; use "function"`);
+  if (type === 'allowed_tools' || type === 'custom')
+    invalid('tool_choice.type', `tool choice type "${type}" is not supported; use "function"`);
   const choice = parseAt(NamedToolChoiceSchema, raw, 'tool_choice');
   const name = choice.function.name;
-  if (!toolNames.includes(name)) invalid('tool_choice.function.name', `names the function "${name}", which is not among the tools`);
+  if (!toolNames.includes(name))
+    invalid('tool_choice.function.name', `names the function "${name}", which is not among the tools`);
   return { type: 'tool', name };
 }
 

@@ -14,7 +14,9 @@ const RequestSchema = v.looseObject({
   stream: nullishBoolean(),
   temperature: v.nullish(numberBetween(0, 2)),
   top_p: v.nullish(numberBetween(0, 1)),
-  max_output_tokens: v.nullish(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'))),
+  max_output_tokens: v.nullish(
+    v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1')),
+  ),
   tools: v.nullish(v.array(v.unknown(), 'must be an array')),
   tool_choice: v.nullish(v.unknown()),
   parallel_tool_calls: nullishBoolean(),
@@ -24,14 +26,29 @@ const RequestSchema = v.looseObject({
   user: nullishString(),
   metadata: v.nullish(
     v.pipe(
-      v.record(v.pipe(v.string(), v.maxLength(64, 'keys must be at most 64 characters')), v.pipe(v.string('values must be strings'), v.maxLength(512, 'values must be at most 512 characters')), 'must be an object of strings'),
+      v.record(
+        v.pipe(v.string(), v.maxLength(64, 'keys must be at most 64 characters')),
+        v.pipe(v.string('values must be strings'), v.maxLength(512, 'values must be at most 512 characters')),
+        'must be an object of strings',
+      ),
       v.check((m) => Object.keys(m).length <= 16, 'must have at most 16 keys'),
     ),
   ),
 });
 
 /** Settings the gateway cannot honour and drops with a warning. */
-const DROPPED = ['reasoning', 'include', 'top_logprobs', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'max_tool_calls', 'stream_options'] as const;
+const DROPPED = [
+  'reasoning',
+  'include',
+  'top_logprobs',
+  'truncation',
+  'service_tier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'max_tool_calls',
+  'stream_options',
+] as const;
 /** Settings whose absence would change the answer, so they are refused. */
 const REFUSED: Record<string, string> = {
   conversation: 'conversations are not supported; continue with previous_response_id',
@@ -78,7 +95,8 @@ export function decodeResponsesRequest(body: unknown): Translated<DecodedRespons
     request.toolChoice = choice.canonical;
     echo.toolChoice = choice.wire;
   }
-  if (typeof req.parallel_tool_calls === 'boolean') request.parallelToolCalls = echo.parallelToolCalls = req.parallel_tool_calls;
+  if (typeof req.parallel_tool_calls === 'boolean')
+    request.parallelToolCalls = echo.parallelToolCalls = req.parallel_tool_calls;
   if (typeof req.temperature === 'number') request.temperature = echo.temperature = req.temperature;
   if (typeof req.top_p === 'number') request.topP = echo.topP = req.top_p;
   if (typeof req.max_output_tokens === 'number') request.maxTokens = echo.maxOutputTokens = req.max_output_tokens;

@@ -24,7 +24,8 @@ function decodeOutput(output: ReadonlyArray<{ type: string }>): AssistantContent
     if (item.type === 'message') {
       for (const part of v.parse(MessageItem, item).content) {
         if (part.type === 'output_text' && part.text !== undefined) content.push({ type: 'text', text: part.text });
-        else if (part.type === 'refusal' && part.refusal !== undefined) content.push({ type: 'text', text: part.refusal });
+        else if (part.type === 'refusal' && part.refusal !== undefined)
+          content.push({ type: 'text', text: part.refusal });
       }
     } else if (item.type === 'function_call') {
       const call = v.parse(FunctionCallItem, item);

@@ -4,7 +4,9 @@ import { encodeImageUrl } from '../shared/image-url.ts';
 import { encodeTextFormat, encodeToolChoice, encodeTools } from './tools.ts';
 import type { ResponsesFunctionTool, ResponsesTextFormat, ResponsesToolChoice } from './wire-types.ts';
 
-type InputPart = { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' };
+type InputPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' };
 export type ResponsesInputItem =
   | { type: 'message'; role: 'user' | 'system'; content: InputPart[] }
   | { type: 'message'; role: 'assistant'; content: string }
@@ -41,16 +43,24 @@ function encodeMessage(message: CanonicalMessage, index: number, warnings: Trans
     case 'user':
       return [{ type: 'message', role: message.role, content: message.content.map(inputPart) }];
     case 'assistant':
-      return message.content.map((part): ResponsesInputItem =>
-        part.type === 'text'
-          ? { type: 'message', role: 'assistant', content: part.text }
-          : { type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments },
+      return message.content.map(
+        (part): ResponsesInputItem =>
+          part.type === 'text'
+            ? { type: 'message', role: 'assistant', content: part.text }
+            : { type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments },
       );
     case 'tool':
       return message.content.map((result): ResponsesInputItem => {
-        if (result.isError) warnings.push({ type: 'unsupported-content', field: `messages[${index}]`, message: 'tool results cannot be marked as errors in the Responses format' });
+        if (result.isError)
+          warnings.push({
+            type: 'unsupported-content',
+            field: `messages[${index}]`,
+            message: 'tool results cannot be marked as errors in the Responses format',
+          });
         const textOnly = result.content.every((p) => p.type === 'text');
-        const output = textOnly ? result.content.map((p) => (p.type === 'text' ? p.text : '')).join('') : result.content.map(inputPart);
+        const output = textOnly
+          ? result.content.map((p) => (p.type === 'text' ? p.text : '')).join('')
+          : result.content.map(inputPart);
         return { type: 'function_call_output', call_id: result.toolCallId, output };
       });
     default: {
@@ -81,13 +91,23 @@ export function encodeResponsesRequest(req: CanonicalRequest, upstreamModel: str
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.maxTokens !== undefined) {
     body.max_output_tokens = Math.max(req.maxTokens, MIN_OUTPUT_TOKENS);
-    if (req.maxTokens < MIN_OUTPUT_TOKENS) warnings.push({ type: 'changed-value', field: 'max_output_tokens', message: `raised to the Responses minimum of ${MIN_OUTPUT_TOKENS}` });
+    if (req.maxTokens < MIN_OUTPUT_TOKENS)
+      warnings.push({
+        type: 'changed-value',
+        field: 'max_output_tokens',
+        message: `raised to the Responses minimum of ${MIN_OUTPUT_TOKENS}`,
+      });
   }
   if (req.tools?.length) body.tools = encodeTools(req.tools);
   if (req.toolChoice) body.tool_choice = encodeToolChoice(req.toolChoice);
   if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   if (req.responseFormat) body.text = { format: encodeTextFormat(req.responseFormat) };
   if (req.user) body.user = req.user;
-  if (req.stopSequences?.length) warnings.push({ type: 'unsupported-setting', field: 'stop', message: 'the Responses API has no stop sequences; they were not sent' });
+  if (req.stopSequences?.length)
+    warnings.push({
+      type: 'unsupported-setting',
+      field: 'stop',
+      message: 'the Responses API has no stop sequences; they were not sent',
+    });
   return { value: body, warnings };
 }

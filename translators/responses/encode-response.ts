@@ -10,7 +10,10 @@ import type { ResponsesResponseObject } from './wire-types.ts';
  * `model` is `res.model` (the gateway's id). A `length` or `content-filter` ending reads
  * `status: incomplete` with its reason; an `error` ending reads `status: failed`.
  */
-export function encodeResponsesResponse(res: CanonicalResponse, ctx: ResponsesEncodeContext = {}): ResponsesResponseObject {
+export function encodeResponsesResponse(
+  res: CanonicalResponse,
+  ctx: ResponsesEncodeContext = {},
+): ResponsesResponseObject {
   const id = ctx.responseId ?? res.id;
   const ending = toResponsesEnding(res.finishReason);
   return buildResponseObject({
@@ -21,7 +24,8 @@ export function encodeResponsesResponse(res: CanonicalResponse, ctx: ResponsesEn
     output: responseOutputItems(res, ctx.itemId ?? itemIdsFor(id)),
     usage: toResponsesUsage(res.usage),
     echo: resolveEcho(ctx),
-    error: ending.status === 'failed' ? { code: 'server_error', message: 'The model failed to generate a response.' } : null,
+    error:
+      ending.status === 'failed' ? { code: 'server_error', message: 'The model failed to generate a response.' } : null,
     incompleteDetails: ending.incompleteDetails,
     completedAt: ending.status === 'completed' ? ctx.completedAt : undefined,
   });

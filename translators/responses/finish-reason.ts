@@ -14,7 +14,11 @@ export interface ResponsesEnding {
  * only through the output items, so the caller passes that fact in. `raw` keeps both words
  * (`incomplete:max_output_tokens`).
  */
-export function fromResponsesStatus(status: string | undefined, incompleteReason: string | undefined, hasToolCalls: boolean): FinishReason {
+export function fromResponsesStatus(
+  status: string | undefined,
+  incompleteReason: string | undefined,
+  hasToolCalls: boolean,
+): FinishReason {
   const raw = incompleteReason ? `${status}:${incompleteReason}` : status;
   switch (status) {
     case 'failed':
@@ -53,7 +57,9 @@ export function toResponsesEnding(finish: FinishReason): ResponsesEnding {
 }
 
 /** The lifecycle event that ends a stream with this status. */
-export function terminalEventType(status: ResponsesEnding['status']): 'response.completed' | 'response.incomplete' | 'response.failed' {
+export function terminalEventType(
+  status: ResponsesEnding['status'],
+): 'response.completed' | 'response.incomplete' | 'response.failed' {
   switch (status) {
     case 'completed':
       return 'response.completed';

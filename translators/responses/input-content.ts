@@ -16,7 +16,8 @@ const ImageSchema = v.looseObject({
 export function decodeImage(part: unknown, path: string, warnings: TranslationWarning[]): ImagePart {
   const image = parseAt(ImageSchema, part, path);
   if (!image.image_url) {
-    if (image.file_id) invalid(`${path}.file_id`, 'file ids are not supported; send the image as image_url (a URL or a data: URI)');
+    if (image.file_id)
+      invalid(`${path}.file_id`, 'file ids are not supported; send the image as image_url (a URL or a data: URI)');
     invalid(`${path}.image_url`, 'is required');
   }
   const url = image.image_url;
@@ -50,7 +51,10 @@ export function decodeUserContent(content: unknown[], path: string, warnings: Tr
       case 'input_file':
         return invalid(`${at}.type`, 'input_file content is not supported');
       default:
-        return invalid(`${at}.type`, `unsupported content type "${type}" in a user message (use input_text or input_image)`);
+        return invalid(
+          `${at}.type`,
+          `unsupported content type "${type}" in a user message (use input_text or input_image)`,
+        );
     }
   });
 }
@@ -60,7 +64,8 @@ export function decodeSystemContent(content: unknown[], path: string): TextPart[
   return content.map((part, i): TextPart => {
     const at = `${path}[${i}]`;
     const type = partType(part, at);
-    if (type !== 'input_text') invalid(`${at}.type`, `system and developer messages take input_text only, not "${type}"`);
+    if (type !== 'input_text')
+      invalid(`${at}.type`, `system and developer messages take input_text only, not "${type}"`);
     return { type: 'text', text: parseAt(TextSchema, part, at).text };
   });
 }
@@ -75,7 +80,11 @@ export function decodeAssistantContent(content: unknown[], path: string, warning
       case 'input_text':
         return { type: 'text', text: parseAt(TextSchema, part, at).text };
       case 'refusal':
-        warnings.push({ type: 'changed-value', field: at, message: 'an earlier refusal is sent as plain assistant text' });
+        warnings.push({
+          type: 'changed-value',
+          field: at,
+          message: 'an earlier refusal is sent as plain assistant text',
+        });
         return { type: 'text', text: parseAt(RefusalSchema, part, at).refusal };
       default:
         return invalid(`${at}.type`, `unsupported content type "${type}" in an assistant message (use output_text)`);
@@ -84,7 +93,11 @@ export function decodeAssistantContent(content: unknown[], path: string, warning
 }
 
 /** `function_call_output.output`: a string or input_text / input_image parts. */
-export function decodeToolOutput(output: unknown, path: string, warnings: TranslationWarning[]): Array<TextPart | ImagePart> {
+export function decodeToolOutput(
+  output: unknown,
+  path: string,
+  warnings: TranslationWarning[],
+): Array<TextPart | ImagePart> {
   if (typeof output === 'string') return [{ type: 'text', text: output }];
   if (!Array.isArray(output)) invalid(path, 'must be a string or an array of input_text / input_image parts');
   return decodeUserContent(output, path, warnings);

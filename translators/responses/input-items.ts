@@ -43,13 +43,19 @@ export function decodeInput(input: string | unknown[], warnings: TranslationWarn
       }
       case 'function_call': {
         const call = parseAt(FunctionCallSchema, item, at);
-        appendMessage(messages, { role: 'assistant', content: [{ type: 'tool-call', id: call.call_id, name: call.name, arguments: call.arguments }] });
+        appendMessage(messages, {
+          role: 'assistant',
+          content: [{ type: 'tool-call', id: call.call_id, name: call.name, arguments: call.arguments }],
+        });
         break;
       }
       case 'function_call_output': {
         const result = parseAt(FunctionCallOutputSchema, item, at);
         const content = decodeToolOutput(result.output, `${at}.output`, warnings);
-        appendMessage(messages, { role: 'tool', content: [{ type: 'tool-result', toolCallId: result.call_id, content }] });
+        appendMessage(messages, {
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: result.call_id, content }],
+        });
         break;
       }
       case 'reasoning':
@@ -57,7 +63,10 @@ export function decodeInput(input: string | unknown[], warnings: TranslationWarn
         break;
       case 'item_reference': {
         const id = typeof item.id === 'string' ? item.id : '';
-        invalid(`${at}.id`, `the item reference '${id}' could not be resolved: no stored response has an item with this id`);
+        invalid(
+          `${at}.id`,
+          `the item reference '${id}' could not be resolved: no stored response has an item with this id`,
+        );
         break;
       }
       default:
@@ -73,12 +82,25 @@ function decodeMessage(item: unknown, at: string, warnings: TranslationWarning[]
   const content = message.content;
   switch (message.role) {
     case 'user':
-      return { role: 'user', content: typeof content === 'string' ? [{ type: 'text', text: content }] : decodeUserContent(content, path, warnings) };
+      return {
+        role: 'user',
+        content:
+          typeof content === 'string' ? [{ type: 'text', text: content }] : decodeUserContent(content, path, warnings),
+      };
     case 'system':
     case 'developer':
-      return { role: 'system', content: typeof content === 'string' ? [{ type: 'text', text: content }] : decodeSystemContent(content, path) };
+      return {
+        role: 'system',
+        content: typeof content === 'string' ? [{ type: 'text', text: content }] : decodeSystemContent(content, path),
+      };
     case 'assistant':
-      return { role: 'assistant', content: typeof content === 'string' ? [{ type: 'text', text: content }] : decodeAssistantContent(content, path, warnings) };
+      return {
+        role: 'assistant',
+        content:
+          typeof content === 'string'
+            ? [{ type: 'text', text: content }]
+            : decodeAssistantContent(content, path, warnings),
+      };
     default: {
       const exhaustive: never = message.role;
       throw new Error(`unknown role ${String(exhaustive)}`);

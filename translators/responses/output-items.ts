@@ -1,6 +1,12 @@
 import type { AssistantContentPart } from '../canonical/request.ts';
 import type { CanonicalResponse } from '../canonical/response.ts';
-import type { ItemIdFn, ItemStatus, ResponsesFunctionCallItem, ResponsesMessageItem, ResponsesOutputItem } from './wire-types.ts';
+import type {
+  ItemIdFn,
+  ItemStatus,
+  ResponsesFunctionCallItem,
+  ResponsesMessageItem,
+  ResponsesOutputItem,
+} from './wire-types.ts';
 
 /**
  * Item ids derived from the response id and the item's output index, so a streamed response and
@@ -12,10 +18,22 @@ export function itemIdsFor(responseId: string): ItemIdFn {
 }
 
 export function messageItem(id: string, text: string, status: ItemStatus): ResponsesMessageItem {
-  return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+  return {
+    type: 'message',
+    id,
+    status,
+    role: 'assistant',
+    content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  };
 }
 
-export function functionCallItem(id: string, callId: string, name: string, args: string, status: ItemStatus): ResponsesFunctionCallItem {
+export function functionCallItem(
+  id: string,
+  callId: string,
+  name: string,
+  args: string,
+  status: ItemStatus,
+): ResponsesFunctionCallItem {
   return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
 }
 
@@ -34,6 +52,9 @@ export function outputItem(part: AssistantContentPart, outputIndex: number, item
 }
 
 /** The `output` array of a finished response (what the service stores for item references). */
-export function responseOutputItems(res: CanonicalResponse, itemId: ItemIdFn = itemIdsFor(res.id)): ResponsesOutputItem[] {
+export function responseOutputItems(
+  res: CanonicalResponse,
+  itemId: ItemIdFn = itemIdsFor(res.id),
+): ResponsesOutputItem[] {
   return res.content.map((part, i) => outputItem(part, i, itemId));
 }

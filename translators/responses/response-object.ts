@@ -1,4 +1,13 @@
-import type { ItemIdFn, ResponsesEcho, ResponsesErrorCode, ResponsesErrorObject, ResponsesOutputItem, ResponsesResponseObject, ResponsesStatus, ResponsesUsage } from './wire-types.ts';
+import type {
+  ItemIdFn,
+  ResponsesEcho,
+  ResponsesErrorCode,
+  ResponsesErrorObject,
+  ResponsesOutputItem,
+  ResponsesResponseObject,
+  ResponsesStatus,
+  ResponsesUsage,
+} from './wire-types.ts';
 import { defaultEcho } from './wire-types.ts';
 
 /** The echo-back settings and ids an encoder needs besides the canonical response. */

@@ -51,7 +51,8 @@ export function createBlockTracker() {
       const out: StreamEvent[] = [];
       let block = texts.get(outputIndex)?.get(contentIndex);
       if (!block) block = addText(outputIndex, contentIndex, out);
-      else if (block.ended) throw new UpstreamStreamError(`a text delta after output ${outputIndex} part ${contentIndex} was done`);
+      else if (block.ended)
+        throw new UpstreamStreamError(`a text delta after output ${outputIndex} part ${contentIndex} was done`);
       return blocks.delta(block, delta, out);
     },
 
@@ -62,14 +63,18 @@ export function createBlockTracker() {
 
     argumentsDelta(outputIndex: number, delta: string): StreamEvent[] {
       const block = tools.get(outputIndex);
-      if (!block || block.ended) throw new UpstreamStreamError(`an arguments delta for output item ${outputIndex}, which is not an open function call`);
+      if (!block || block.ended)
+        throw new UpstreamStreamError(
+          `an arguments delta for output item ${outputIndex}, which is not an open function call`,
+        );
       return blocks.delta(block, delta);
     },
 
     /** The final arguments count only when no delta carried them. */
     argumentsDone(outputIndex: number, args: string): StreamEvent[] {
       const block = tools.get(outputIndex);
-      if (!block) throw new UpstreamStreamError(`arguments done for output item ${outputIndex}, which is not a function call`);
+      if (!block)
+        throw new UpstreamStreamError(`arguments done for output item ${outputIndex}, which is not a function call`);
       if (block.ended) return [];
       return blocks.end(block, block.streamed ? [] : blocks.delta(block, args));
     },

@@ -9,13 +9,20 @@ import { asNumber, asObject, asString, type Json } from '../shared/validation.ts
 import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { fromResponsesUsage } from './usage.ts';
 
-const TERMINAL: Record<string, string> = { 'response.completed': 'completed', 'response.incomplete': 'incomplete', 'response.failed': 'failed' };
+const TERMINAL: Record<string, string> = {
+  'response.completed': 'completed',
+  'response.incomplete': 'incomplete',
+  'response.failed': 'failed',
+};
 
 /** The `error` event: its code and message at the top level as documented, or nested under `error` as OpenAI sends them. */
 function upstreamError(data: Json): StreamEvent {
   const nested = asObject(data.error);
   const code = asString(data.code) ?? asString(nested?.code) ?? asString(nested?.type) ?? 'upstream_error';
-  return { type: 'error', error: { code, message: asString(data.message) ?? asString(nested?.message) ?? 'the upstream reported an error' } };
+  return {
+    type: 'error',
+    error: { code, message: asString(data.message) ?? asString(nested?.message) ?? 'the upstream reported an error' },
+  };
 }
 
 /**
@@ -25,7 +32,9 @@ function upstreamError(data: Json): StreamEvent {
  * event or garbage ends the stream with one canonical error; no terminal event means
  * `stream_truncated`.
  */
-export function createResponsesStreamDecoder(opts: { model: string }): StreamTranslator<EventSourceMessage, StreamEvent> {
+export function createResponsesStreamDecoder(opts: {
+  model: string;
+}): StreamTranslator<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
   let stopped = false;
@@ -75,7 +84,11 @@ export function createResponsesStreamDecoder(opts: { model: string }): StreamTra
       const response = asObject(data.response);
       const details = asObject(response?.incomplete_details);
       finish = {
-        finishReason: fromResponsesStatus(asString(response?.status) ?? status, asString(details?.reason), blocks.hasToolCalls()),
+        finishReason: fromResponsesStatus(
+          asString(response?.status) ?? status,
+          asString(details?.reason),
+          blocks.hasToolCalls(),
+        ),
         usage: fromResponsesUsage(response?.usage),
       };
       stopped = true;
@@ -98,7 +111,14 @@ export function createResponsesStreamDecoder(opts: { model: string }): StreamTra
     },
     end() {
       if (finish) return [{ type: 'finish', ...finish }];
-      return stopped ? [] : [{ type: 'error', error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' } }];
+      return stopped
+        ? []
+        : [
+            {
+              type: 'error',
+              error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' },
+            },
+          ];
     },
   };
 }

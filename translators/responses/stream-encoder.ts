@@ -31,14 +31,17 @@ const EMPTY_TEXT = { type: 'output_text', text: '', annotations: [], logprobs: [
  * top level as documented and nested under `error` as OpenAI sends them (the SDKs throw on that) —
  * followed by `response.failed`.
  */
-export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions): StreamTranslator<StreamEvent, string> {
+export function createResponsesStreamEncoder(
+  opts: ResponsesStreamEncoderOptions,
+): StreamTranslator<StreamEvent, string> {
   const echo = resolveEcho(opts);
   const items = createStreamItems(opts.itemId ?? itemIdsFor(opts.responseId));
   let sequence = 0;
   let started = false;
   let usage: CanonicalUsage | null = null;
 
-  const sse = (type: string, payload: Record<string, unknown>) => formatSse({ type, sequence_number: sequence++, ...payload }, type);
+  const sse = (type: string, payload: Record<string, unknown>) =>
+    formatSse({ type, sequence_number: sequence++, ...payload }, type);
   const snapshot = (args: Pick<ResponseObjectArgs, 'status' | 'output' | 'usage'> & Partial<ResponseObjectArgs>) =>
     buildResponseObject({ id: opts.responseId, model: opts.model, createdAt: opts.createdAt, echo, ...args });
 
@@ -70,13 +73,23 @@ export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions
       case 'text-start': {
         const item = items.open(event.index, 'text');
         return [
-          sse('response.output_item.added', { output_index: item.outputIndex, item: { type: 'message', id: item.id, status: 'in_progress', role: 'assistant', content: [] } }),
-          sse('response.content_part.added', { item_id: item.id, output_index: item.outputIndex, content_index: 0, part: EMPTY_TEXT }),
+          sse('response.output_item.added', {
+            output_index: item.outputIndex,
+            item: { type: 'message', id: item.id, status: 'in_progress', role: 'assistant', content: [] },
+          }),
+          sse('response.content_part.added', {
+            item_id: item.id,
+            output_index: item.outputIndex,
+            content_index: 0,
+            part: EMPTY_TEXT,
+          }),
         ];
       }
       case 'tool-call-start': {
         const item = items.open(event.index, 'tool', event.id, event.name);
-        return [sse('response.output_item.added', { output_index: item.outputIndex, item: toWire(item, 'in_progress') })];
+        return [
+          sse('response.output_item.added', { output_index: item.outputIndex, item: toWire(item, 'in_progress') }),
+        ];
       }
       case 'text-delta':
       case 'tool-call-delta': {
@@ -133,7 +146,11 @@ export function createResponsesStreamEncoder(opts: ResponsesStreamEncoderOptions
   };
 
   const encode = (event: StreamEvent): string[] =>
-    !started && event.type !== 'message-start' && event.type !== 'error' ? [...start(), ...handle(event)] : handle(event);
+    !started && event.type !== 'message-start' && event.type !== 'error'
+      ? [...start(), ...handle(event)]
+      : handle(event);
   // Decoders always end with finish or error; a stream cut short must still not look healthy.
-  return encoderLifecycle(encode, () => fail('stream_truncated', 'The response stream ended before the response was complete.'));
+  return encoderLifecycle(encode, () =>
+    fail('stream_truncated', 'The response stream ended before the response was complete.'),
+  );
 }

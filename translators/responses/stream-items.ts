@@ -31,7 +31,15 @@ export function createStreamItems(itemId: ItemIdFn): StreamItems {
   return {
     open(block, kind, callId = '', name = '') {
       const outputIndex = items.length;
-      const item: StreamItem = { kind, id: itemId(kind === 'text' ? 'msg' : 'fc', outputIndex), outputIndex, body: '', callId, name, done: false };
+      const item: StreamItem = {
+        kind,
+        id: itemId(kind === 'text' ? 'msg' : 'fc', outputIndex),
+        outputIndex,
+        body: '',
+        callId,
+        name,
+        done: false,
+      };
       items.push(item);
       byBlock.set(block, item);
       return item;
@@ -43,5 +51,7 @@ export function createStreamItems(itemId: ItemIdFn): StreamItems {
 }
 
 export function toWire(item: StreamItem, status: ItemStatus): ResponsesOutputItem {
-  return item.kind === 'text' ? messageItem(item.id, item.body, status) : functionCallItem(item.id, item.callId, item.name, item.body, status);
+  return item.kind === 'text'
+    ? messageItem(item.id, item.body, status)
+    : functionCallItem(item.id, item.callId, item.name, item.body, status);
 }

@@ -18,14 +18,21 @@ export function decodeTools(tools: unknown[]): { canonical: ToolDefinition[]; wi
   tools.forEach((tool, i) => {
     const at = `tools[${i}]`;
     if (!isRecord(tool)) invalid(at, 'must be an object');
-    if (tool.type !== 'function') invalid(`${at}.type`, `tool type "${String(tool.type)}" is not supported; only function tools are`);
+    if (tool.type !== 'function')
+      invalid(`${at}.type`, `tool type "${String(tool.type)}" is not supported; only function tools are`);
     const fn = parseAt(FunctionToolSchema, tool, at);
     const parameters = fn.parameters ?? { type: 'object', properties: {} };
     const def: ToolDefinition = { name: fn.name, parameters };
     if (fn.description) def.description = fn.description;
     if (typeof fn.strict === 'boolean') def.strict = fn.strict;
     canonical.push(def);
-    wire.push({ type: 'function', name: fn.name, description: fn.description ?? null, parameters, strict: fn.strict ?? null });
+    wire.push({
+      type: 'function',
+      name: fn.name,
+      description: fn.description ?? null,
+      parameters,
+      strict: fn.strict ?? null,
+    });
   });
   return { canonical, wire };
 }
@@ -41,13 +48,20 @@ export function encodeTools(tools: ToolDefinition[]): ResponsesFunctionTool[] {
   }));
 }
 
-export function decodeToolChoice(choice: unknown, toolNames: string[]): { canonical: ToolChoice; wire: ResponsesToolChoice } {
-  if (choice === 'none' || choice === 'auto' || choice === 'required') return { canonical: { type: choice }, wire: choice };
-  if (!isRecord(choice)) return invalid('tool_choice', 'must be "none", "auto", "required" or {"type": "function", "name": …}');
-  if (choice.type !== 'function') return invalid('tool_choice.type', `tool choice type "${String(choice.type)}" is not supported; use "function"`);
+export function decodeToolChoice(
+  choice: unknown,
+  toolNames: string[],
+): { canonical: ToolChoice; wire: ResponsesToolChoice } {
+  if (choice === 'none' || choice === 'auto' || choice === 'required')
+    return { canonical: { type: choice }, wire: choice };
+  if (!isRecord(choice))
+    return invalid('tool_choice', 'must be "none", "auto", "required" or {"type": "function", "name": …}');
+  if (choice.type !== 'function')
+    return invalid('tool_choice.type', `tool choice type "${String(choice.type)}" is not supported; use "function"`);
   const name = choice.name;
   if (typeof name !== 'string' || !name) return invalid('tool_choice.name', 'is required');
-  if (!toolNames.includes(name)) return invalid('tool_choice.name', `names the function "${name}", which is not among the tools`);
+  if (!toolNames.includes(name))
+    return invalid('tool_choice.name', `names the function "${name}", which is not among the tools`);
   return { canonical: { type: 'tool', name }, wire: { type: 'function', name } };
 }
 
@@ -97,7 +111,12 @@ export function encodeTextFormat(format: ResponseFormat): ResponsesTextFormat {
     case 'json':
       return { type: 'json_object' };
     case 'json-schema': {
-      const wire: ResponsesTextFormat = { type: 'json_schema', name: format.name, schema: format.schema, strict: format.strict ?? null };
+      const wire: ResponsesTextFormat = {
+        type: 'json_schema',
+        name: format.name,
+        schema: format.schema,
+        strict: format.strict ?? null,
+      };
       if (format.description) wire.description = format.description;
       return wire;
     }

@@ -18,7 +18,11 @@ export function fromResponsesUsage(usage: unknown): CanonicalUsage {
   const u = asObject(usage) ?? {};
   const inputTokens = asNumber(u.input_tokens) ?? 0;
   const outputTokens = asNumber(u.output_tokens) ?? 0;
-  const result: CanonicalUsage = { inputTokens, outputTokens, totalTokens: asNumber(u.total_tokens) ?? inputTokens + outputTokens };
+  const result: CanonicalUsage = {
+    inputTokens,
+    outputTokens,
+    totalTokens: asNumber(u.total_tokens) ?? inputTokens + outputTokens,
+  };
   const cached = asNumber(asObject(u.input_tokens_details)?.cached_tokens);
   if (cached !== undefined) result.cachedInputTokens = cached;
   const reasoning = asNumber(asObject(u.output_tokens_details)?.reasoning_tokens);

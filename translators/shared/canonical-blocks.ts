@@ -39,7 +39,9 @@ export function createCanonicalBlocks(): CanonicalBlocks {
   const end = (block: CanonicalBlock, out: StreamEvent[] = []): StreamEvent[] => {
     if (block.ended) return out;
     block.ended = true;
-    out.push(block.kind === 'text' ? { type: 'text-end', index: block.index } : { type: 'tool-call-end', index: block.index });
+    out.push(
+      block.kind === 'text' ? { type: 'text-end', index: block.index } : { type: 'tool-call-end', index: block.index },
+    );
     return out;
   };
   return {
@@ -56,7 +58,11 @@ export function createCanonicalBlocks(): CanonicalBlocks {
     delta(block, delta, out = []) {
       if (!delta) return out;
       block.streamed = true;
-      out.push(block.kind === 'text' ? { type: 'text-delta', index: block.index, delta } : { type: 'tool-call-delta', index: block.index, delta });
+      out.push(
+        block.kind === 'text'
+          ? { type: 'text-delta', index: block.index, delta }
+          : { type: 'tool-call-delta', index: block.index, delta },
+      );
       return out;
     },
     end,

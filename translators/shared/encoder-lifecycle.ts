@@ -7,7 +7,10 @@ import type { StreamTranslator } from './stream-translator.ts';
  * events are ignored, and an input that ends before either answers `truncated()`, so a stream cut
  * short never looks finished to the client.
  */
-export function encoderLifecycle(encode: (event: StreamEvent) => string[], truncated: () => string[]): StreamTranslator<StreamEvent, string> {
+export function encoderLifecycle(
+  encode: (event: StreamEvent) => string[],
+  truncated: () => string[],
+): StreamTranslator<StreamEvent, string> {
   let over = false;
   return {
     push(event) {

@@ -17,7 +17,11 @@ export function requestObject(body: unknown): Json {
 }
 
 /** Refuses the first field of `refused` that `body` sets, with that field's reason. */
-export function refuseFields(body: Json, refused: Readonly<Record<string, string>>, present: (value: unknown) => boolean = isSet): void {
+export function refuseFields(
+  body: Json,
+  refused: Readonly<Record<string, string>>,
+  present: (value: unknown) => boolean = isSet,
+): void {
   for (const [field, message] of Object.entries(refused)) {
     if (present(body[field])) invalid(field, message);
   }
@@ -31,7 +35,12 @@ export const ignoredSetting = (field: string): TranslationWarning => ({
 });
 
 /** Warns about each field of `dropped` that `body` sets. */
-export function dropFields(body: Json, dropped: readonly string[], warnings: TranslationWarning[], present: (value: unknown) => boolean = isSet): void {
+export function dropFields(
+  body: Json,
+  dropped: readonly string[],
+  warnings: TranslationWarning[],
+  present: (value: unknown) => boolean = isSet,
+): void {
   for (const field of dropped) {
     if (present(body[field])) warnings.push(ignoredSetting(field));
   }

@@ -20,16 +20,29 @@ export interface FrameGeometry {
 
 /** Macroblock grid covering an even-sized frame; the excess is cropped away in the SPS. */
 export function frameGeometry(width: number, height: number): FrameGeometry {
-  if (width % 2 || height % 2 || width < 2 || height < 2) throw new RangeError(`4:2:0 frames need even sizes, got ${width}x${height}`);
+  if (width % 2 || height % 2 || width < 2 || height < 2)
+    throw new RangeError(`4:2:0 frames need even sizes, got ${width}x${height}`);
   return { width, height, widthMbs: Math.ceil(width / 16), heightMbs: Math.ceil(height / 16) };
 }
 
 /** Table A-1 rows: level_idc, MaxMBPS, MaxFS (MBs), MaxBR (kbit/s; ×1000 bits for Baseline). */
 const LEVELS: ReadonlyArray<readonly [number, number, number, number]> = [
-  [10, 1485, 99, 64], [11, 3000, 396, 192], [12, 6000, 396, 384], [13, 11880, 396, 768],
-  [20, 11880, 396, 2000], [21, 19800, 792, 4000], [22, 20250, 1620, 4000], [30, 40500, 1620, 10000],
-  [31, 108000, 3600, 14000], [32, 216000, 5120, 20000], [40, 245760, 8192, 20000], [41, 245760, 8192, 50000],
-  [42, 522240, 8704, 50000], [50, 589824, 22080, 135000], [51, 983040, 36864, 240000], [52, 2073600, 36864, 240000],
+  [10, 1485, 99, 64],
+  [11, 3000, 396, 192],
+  [12, 6000, 396, 384],
+  [13, 11880, 396, 768],
+  [20, 11880, 396, 2000],
+  [21, 19800, 792, 4000],
+  [22, 20250, 1620, 4000],
+  [30, 40500, 1620, 10000],
+  [31, 108000, 3600, 14000],
+  [32, 216000, 5120, 20000],
+  [40, 245760, 8192, 20000],
+  [41, 245760, 8192, 50000],
+  [42, 522240, 8704, 50000],
+  [50, 589824, 22080, 135000],
+  [51, 983040, 36864, 240000],
+  [52, 2073600, 36864, 240000],
 ];
 
 /**

@@ -24,7 +24,20 @@ export const MOVIE_TIMESCALE = 1000;
 
 /** AVCDecoderConfigurationRecord: profile/compat/level copied from the SPS, 4-byte NAL lengths. */
 function avcC(sps: Bytes, pps: Bytes): Bytes {
-  return box('avcC', u8(1), u8(sps[1]!), u8(sps[2]!), u8(sps[3]!), u8(0xfc | 3), u8(0xe0 | 1), u16(sps.length), sps, u8(1), u16(pps.length), pps);
+  return box(
+    'avcC',
+    u8(1),
+    u8(sps[1]!),
+    u8(sps[2]!),
+    u8(sps[3]!),
+    u8(0xfc | 3),
+    u8(0xe0 | 1),
+    u16(sps.length),
+    sps,
+    u8(1),
+    u16(pps.length),
+    pps,
+  );
 }
 
 function avc1(track: AvcTrack): Bytes {
@@ -34,12 +47,18 @@ function avc1(track: AvcTrack): Bytes {
   compressor.set(name, 1);
   return box(
     'avc1',
-    zeros(6), u16(1), // reserved, data_reference_index
+    zeros(6),
+    u16(1), // reserved, data_reference_index
     zeros(16), // pre_defined, reserved, pre_defined[3]
-    u16(track.width), u16(track.height),
-    u32(0x00480000), u32(0x00480000), // 72 dpi
-    u32(0), u16(1), // reserved, frame_count
-    compressor, u16(0x0018), u16(0xffff), // depth 24, pre_defined -1
+    u16(track.width),
+    u16(track.height),
+    u32(0x00480000),
+    u32(0x00480000), // 72 dpi
+    u32(0),
+    u16(1), // reserved, frame_count
+    compressor,
+    u16(0x0018),
+    u16(0xffff), // depth 24, pre_defined -1
     avcC(track.sps, track.pps),
   );
 }
@@ -71,9 +90,40 @@ function stbl(track: AvcTrack): Bytes {
 export function moov(track: AvcTrack): Bytes {
   const mediaDuration = track.sampleDurations.reduce((a, b) => a + b, 0);
   const movieDuration = Math.round((mediaDuration * MOVIE_TIMESCALE) / track.timescale);
-  const mvhd = fullBox('mvhd', 0, 0, u32(0), u32(0), u32(MOVIE_TIMESCALE), u32(movieDuration), u32(0x00010000), u16(0x0100), zeros(10), UNITY_MATRIX, zeros(24), u32(2));
+  const mvhd = fullBox(
+    'mvhd',
+    0,
+    0,
+    u32(0),
+    u32(0),
+    u32(MOVIE_TIMESCALE),
+    u32(movieDuration),
+    u32(0x00010000),
+    u16(0x0100),
+    zeros(10),
+    UNITY_MATRIX,
+    zeros(24),
+    u32(2),
+  );
   // tkhd flags 3 = enabled | in movie; width/height are 16.16 fixed point.
-  const tkhd = fullBox('tkhd', 0, 3, u32(0), u32(0), u32(1), u32(0), u32(movieDuration), zeros(8), u16(0), u16(0), u16(0), u16(0), UNITY_MATRIX, u32(track.width * 65536), u32(track.height * 65536));
+  const tkhd = fullBox(
+    'tkhd',
+    0,
+    3,
+    u32(0),
+    u32(0),
+    u32(1),
+    u32(0),
+    u32(movieDuration),
+    zeros(8),
+    u16(0),
+    u16(0),
+    u16(0),
+    u16(0),
+    UNITY_MATRIX,
+    u32(track.width * 65536),
+    u32(track.height * 65536),
+  );
   const mdhd = fullBox('mdhd', 0, 0, u32(0), u32(0), u32(track.timescale), u32(mediaDuration), u16(0x55c4), u16(0)); // language 'und'
   const hdlr = fullBox('hdlr', 0, 0, u32(0), fourcc('vide'), zeros(12), new TextEncoder().encode('VideoHandler\0'));
   const dinf = box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1))); // flag 1: media is in this file

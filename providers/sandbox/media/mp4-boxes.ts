@@ -29,7 +29,7 @@ export const fourcc = (code: string): Bytes => new TextEncoder().encode(code.sli
 export function u32s(values: readonly number[]): Bytes {
   const out = new Uint8Array(values.length * 4);
   const view = new DataView(out.buffer);
-  values.forEach((value, i) => view.setUint32(i * 4, value >>> 0));
+  for (const [i, value] of values.entries()) view.setUint32(i * 4, value >>> 0);
   return out;
 }
 

@@ -38,7 +38,14 @@ function header(width: number, height: number): Uint8Array {
  * The callback form is convenient for tests; large images should pass a buffer.
  */
 export function encodePng(width: number, height: number, pixels: Uint8Array | PixelFn): Uint8Array {
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > 0x7fffffff || height > 0x7fffffff) {
+  if (
+    !Number.isInteger(width) ||
+    !Number.isInteger(height) ||
+    width < 1 ||
+    height < 1 ||
+    width > 0x7fffffff ||
+    height > 0x7fffffff
+  ) {
     throw new RangeError(`PNG dimensions must be positive integers, got ${width}x${height}`);
   }
   const rowBytes = 3 * width;
@@ -64,7 +71,12 @@ export function encodePng(width: number, height: number, pixels: Uint8Array | Pi
   // IDAT requires; Bun.deflateSync emits raw RFC 1951 deflate and would produce a corrupt file.
   // Level 6 is zlib's default; on 2048x2048 gradients it costs tens of milliseconds.
   const idat = deflateSync(raw, { level: 6 });
-  const parts = [Uint8Array.from(SIGNATURE), chunk('IHDR', header(width, height)), chunk('IDAT', idat), chunk('IEND', new Uint8Array(0))];
+  const parts = [
+    Uint8Array.from(SIGNATURE),
+    chunk('IHDR', header(width, height)),
+    chunk('IDAT', idat),
+    chunk('IEND', new Uint8Array(0)),
+  ];
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let offset = 0;
   for (const part of parts) {

@@ -34,7 +34,16 @@ function paintGradient(rgb: Uint8Array, width: number, height: number, from: Rgb
 }
 
 /** A disc with a soft (anti-aliased) rim; only its bounding box is visited. */
-function paintDisc(rgb: Uint8Array, width: number, height: number, cx: number, cy: number, r: number, colour: Rgb, alpha: number): void {
+function paintDisc(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  cx: number,
+  cy: number,
+  r: number,
+  colour: Rgb,
+  alpha: number,
+): void {
   const feather = Math.max(1, r * 0.04);
   const y0 = Math.max(0, Math.floor(cy - r - feather));
   const y1 = Math.min(height - 1, Math.ceil(cy + r + feather));
@@ -71,7 +80,16 @@ export function paintSandboxImage(prompt: string, width: number, height: number,
   const discs = 3 + Math.floor(rand() * 3);
   for (let d = 0; d < discs; d++) {
     const colour: Rgb = d === 0 ? colours.accent : rand() < 0.5 ? [255, 255, 255] : colours.to;
-    paintDisc(rgb, width, height, rand() * width, rand() * height * 0.7, unit * (0.06 + 0.18 * rand()), colour, 0.25 + 0.45 * rand());
+    paintDisc(
+      rgb,
+      width,
+      height,
+      rand() * width,
+      rand() * height * 0.7,
+      unit * (0.06 + 0.18 * rand()),
+      colour,
+      0.25 + 0.45 * rand(),
+    );
   }
   const shade: Rgb = [colours.from[0] * 0.5, colours.from[1] * 0.5, colours.from[2] * 0.5];
   paintHill(rgb, width, height, shade, rand() * Math.PI * 2, 1 + rand() * 3);

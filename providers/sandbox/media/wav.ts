@@ -8,7 +8,8 @@ const ASCII = new TextEncoder();
 export const WAV_HEADER_BYTES = 44;
 
 export function encodeWav(samples: Int16Array, sampleRate: number): Uint8Array {
-  if (!Number.isInteger(sampleRate) || sampleRate < 1) throw new RangeError(`sample rate must be a positive integer, got ${sampleRate}`);
+  if (!Number.isInteger(sampleRate) || sampleRate < 1)
+    throw new RangeError(`sample rate must be a positive integer, got ${sampleRate}`);
   const dataBytes = samples.length * 2;
   const out = new Uint8Array(WAV_HEADER_BYTES + dataBytes);
   const view = new DataView(out.buffer);

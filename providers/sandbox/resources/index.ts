@@ -15,7 +15,12 @@ export const sandboxResources: ProviderResources = {
   listVideoVoices: (product) => (product === SANDBOX_PRODUCT ? [...SANDBOX_VIDEO_VOICES] : undefined),
   listStringVoices: (family, host) =>
     family === SANDBOX_MODEL_FAMILY
-      ? SANDBOX_STRING_VOICES.map((v) => ({ id: v.id, name: voiceDisplayName(v.id), description: v.description, sample: host.assetUrl(stringVoiceSampleName(v.id)) }))
+      ? SANDBOX_STRING_VOICES.map((v) => ({
+          id: v.id,
+          name: voiceDisplayName(v.id),
+          description: v.description,
+          sample: host.assetUrl(stringVoiceSampleName(v.id)),
+        }))
       : undefined,
   listSpeechVoices: (host) =>
     SANDBOX_SPEECH_VOICES.map((v) => ({

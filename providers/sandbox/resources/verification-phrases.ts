@@ -5,7 +5,11 @@ import type { PhraseLanguage, VerificationPhrase } from '../../shared/resources.
  * handed out at random, so a recording made for one request cannot simply be replayed.
  */
 const PHRASES: Readonly<Record<PhraseLanguage, readonly string[]>> = {
-  zh: ['我确认这是我本人的声音，并同意用它创建一个定制语音。', '今天天气晴朗，我正在录制这段话来验证我的声音。', '请使用这段录音来确认我是这个声音的主人。'],
+  zh: [
+    '我确认这是我本人的声音，并同意用它创建一个定制语音。',
+    '今天天气晴朗，我正在录制这段话来验证我的声音。',
+    '请使用这段录音来确认我是这个声音的主人。',
+  ],
   en: [
     'I confirm that this is my own voice and I agree to create a custom voice from it.',
     'The sun is shining today and I am recording this sentence to verify my voice.',
@@ -31,8 +35,16 @@ const PHRASES: Readonly<Record<PhraseLanguage, readonly string[]>> = {
     'Heute scheint die Sonne, und ich nehme diesen Satz auf, um meine Stimme zu bestätigen.',
     'Bitte verwenden Sie diese Aufnahme, um zu prüfen, dass ich der Inhaber dieser Stimme bin.',
   ],
-  ja: ['これは私自身の声であり、この声からカスタムボイスを作成することに同意します。', '今日はよく晴れていて、声を確認するためにこの文を録音しています。', 'この録音を使って、私がこの声の持ち主であることを確認してください。'],
-  ko: ['이것은 제 목소리이며, 이 목소리로 맞춤 음성을 만드는 것에 동의합니다.', '오늘은 날씨가 맑고, 제 목소리를 확인하기 위해 이 문장을 녹음하고 있습니다.', '이 녹음으로 제가 이 목소리의 주인임을 확인해 주세요.'],
+  ja: [
+    'これは私自身の声であり、この声からカスタムボイスを作成することに同意します。',
+    '今日はよく晴れていて、声を確認するためにこの文を録音しています。',
+    'この録音を使って、私がこの声の持ち主であることを確認してください。',
+  ],
+  ko: [
+    '이것은 제 목소리이며, 이 목소리로 맞춤 음성을 만드는 것에 동의합니다.',
+    '오늘은 날씨가 맑고, 제 목소리를 확인하기 위해 이 문장을 녹음하고 있습니다.',
+    '이 녹음으로 제가 이 목소리의 주인임을 확인해 주세요.',
+  ],
   hi: [
     'मैं पुष्टि करता हूँ कि यह मेरी अपनी आवाज़ है और मैं इससे एक कस्टम आवाज़ बनाने के लिए सहमत हूँ।',
     'आज धूप खिली है और मैं अपनी आवाज़ की पुष्टि के लिए यह वाक्य रिकॉर्ड कर रहा हूँ।',

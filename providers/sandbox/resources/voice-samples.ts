@@ -9,7 +9,9 @@ import { SANDBOX_STRING_VOICES, voiceDisplayName } from './string-voices.ts';
  * the name, so every instance serves the same bytes at the same URL with nothing stored.
  */
 const TEXTS = new Map<string, string>([
-  ...SANDBOX_STRING_VOICES.map((v) => [stringVoiceSampleName(v.id), `Hi, I am ${voiceDisplayName(v.id)}. ${v.description}`] as const),
+  ...SANDBOX_STRING_VOICES.map(
+    (v) => [stringVoiceSampleName(v.id), `Hi, I am ${voiceDisplayName(v.id)}. ${v.description}`] as const,
+  ),
   ...SANDBOX_SPEECH_VOICES.map((v) => [speechVoicePreviewName(v.voice_id), v.preview] as const),
 ]);
 

@@ -43,7 +43,10 @@ export async function call(method: string, path: string, opts: CallOptions = {})
 
 /** The message of an error body, whichever shape the endpoint answers in (envelope or OpenAI-style). */
 export async function errorOf(res: Response): Promise<ApiError> {
-  const body = (await res.json().catch(() => null)) as { data?: { message?: string }; error?: { message?: string } } | null;
+  const body = (await res.json().catch(() => null)) as {
+    data?: { message?: string };
+    error?: { message?: string };
+  } | null;
   return new ApiError(res.status, body?.data?.message ?? body?.error?.message ?? `${res.status} ${res.statusText}`);
 }
 

@@ -4,7 +4,12 @@ const usdFormats = new Map<number, Intl.NumberFormat>();
 function usdFormat(maxDigits: number): Intl.NumberFormat {
   let format = usdFormats.get(maxDigits);
   if (!format) {
-    format = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: maxDigits });
+    format = new Intl.NumberFormat('en-US', {
+      style: 'currency',
+      currency: 'USD',
+      minimumFractionDigits: 2,
+      maximumFractionDigits: maxDigits,
+    });
     usdFormats.set(maxDigits, format);
   }
   return format;
@@ -26,7 +31,11 @@ export function isoTime(unixSeconds: number): string {
 
 /** `2026-01-05` (a UTC day from the API) → `Jan 5`. */
 export function shortDay(day: string): string {
-  return new Date(`${day}T00:00:00Z`).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  return new Date(`${day}T00:00:00Z`).toLocaleDateString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    timeZone: 'UTC',
+  });
 }
 
 export const integer = (n: number) => n.toLocaleString('en-US');

@@ -25,8 +25,26 @@ export function shell(onSignOut: () => void): Shell {
   const root = h(
     'div',
     { class: 'shell' },
-    h('header', { class: 'topbar' }, h('a', { href: '/dashboard', class: 'brand' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, '◆'), 'Gateway'), signOut),
-    h('nav', { class: 'sidenav', 'aria-label': 'Dashboard' }, h('ul', null, links.map((link) => h('li', null, link)))),
+    h(
+      'header',
+      { class: 'topbar' },
+      h(
+        'a',
+        { href: '/dashboard', class: 'brand' },
+        h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, '◆'),
+        'Gateway',
+      ),
+      signOut,
+    ),
+    h(
+      'nav',
+      { class: 'sidenav', 'aria-label': 'Dashboard' },
+      h(
+        'ul',
+        null,
+        links.map((link) => h('li', null, link)),
+      ),
+    ),
     main,
   );
   return {
@@ -34,7 +52,8 @@ export function shell(onSignOut: () => void): Shell {
     main,
     setCurrent(path) {
       NAV.forEach((item, i) => {
-        const current = item.path === '/dashboard' ? path === '/dashboard' || path === '/dashboard/' : path.startsWith(item.path);
+        const current =
+          item.path === '/dashboard' ? path === '/dashboard' || path === '/dashboard/' : path.startsWith(item.path);
         const link = links[i] as HTMLAnchorElement;
         if (current) link.setAttribute('aria-current', 'page');
         else link.removeAttribute('aria-current');

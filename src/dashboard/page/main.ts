@@ -44,7 +44,7 @@ function match(path: string): { route: Route; params: Record<string, string> } {
     const found = route.pattern.exec(path);
     if (found) {
       const params: Record<string, string> = {};
-      route.keys?.forEach((key, i) => (params[key] = decodeURIComponent(found[i + 1] ?? '')));
+      for (const [i, key] of (route.keys ?? []).entries()) params[key] = decodeURIComponent(found[i + 1] ?? '');
       return { route, params };
     }
   }
@@ -116,10 +116,16 @@ async function show(): Promise<void> {
 
 // In-page links change the view without reloading; new tabs, downloads and files work as usual.
 document.addEventListener('click', (event) => {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey)
+    return;
   const link = (event.target as Element | null)?.closest('a');
   if (!link || link.target || link.hasAttribute('download') || link.origin !== location.origin) return;
-  if (!/^\/dashboard(\/|$)/.test(link.pathname) || link.pathname.startsWith('/dashboard/api/') || link.pathname.startsWith('/dashboard/assets/')) return;
+  if (
+    !/^\/dashboard(\/|$)/.test(link.pathname) ||
+    link.pathname.startsWith('/dashboard/api/') ||
+    link.pathname.startsWith('/dashboard/assets/')
+  )
+    return;
   event.preventDefault();
   navigate(link.pathname + link.search);
 });

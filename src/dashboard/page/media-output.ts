@@ -38,7 +38,12 @@ export function mediaOutput(output: Record<string, unknown>, what: string): HTML
           : kind === 'video'
             ? h('video', { src: url, controls: true, preload: 'metadata', 'aria-label': name })
             : h('audio', { src: url, controls: true, preload: 'metadata', 'aria-label': name });
-      return h('figure', { class: `media ${kind}` }, player, h('figcaption', null, h('a', { href: url, target: '_blank', rel: 'noopener' }, `Open ${kind} ${i + 1}`)));
+      return h(
+        'figure',
+        { class: `media ${kind}` },
+        player,
+        h('figcaption', null, h('a', { href: url, target: '_blank', rel: 'noopener' }, `Open ${kind} ${i + 1}`)),
+      );
     }),
   );
 }

@@ -17,7 +17,12 @@ async function sessionCall(method: string, body?: unknown): Promise<Response> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && current) headers['x-csrf-token'] = current.csrf_token;
-  return fetch('/dashboard/api/session', { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  return fetch('/dashboard/api/session', {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+  });
 }
 
 /** Asks the server which session the cookie holds; null when signed out. */

@@ -31,7 +31,10 @@ function niceScale(max: number, ticks = 4): { top: number; step: number } {
  */
 export function spendChart(days: SpendDay[]): HTMLElement {
   const sum = days.reduce((acc, d) => acc + total(d), 0);
-  const busiest = days.reduce<SpendDay | undefined>((best, d) => (!best || total(d) > total(best) ? d : best), undefined);
+  const busiest = days.reduce<SpendDay | undefined>(
+    (best, d) => (!best || total(d) > total(best) ? d : best),
+    undefined,
+  );
   const summary =
     sum > 0 && busiest
       ? `Spend per day over the last ${days.length} days: ${usd(sum)} in total; the highest day was ${shortDay(busiest.day)} with ${usd(total(busiest))}.`
@@ -43,7 +46,13 @@ export function spendChart(days: SpendDay[]): HTMLElement {
     { class: 'legend', 'aria-label': 'Categories' },
     SERIES.map((serie) => {
       const subtotal = days.reduce((acc, d) => acc + d[serie.key], 0);
-      return h('li', null, h('span', { class: `swatch series-${serie.key}`, 'aria-hidden': 'true' }), `${serie.label} `, h('span', { class: 'muted' }, usd(subtotal)));
+      return h(
+        'li',
+        null,
+        h('span', { class: `swatch series-${serie.key}`, 'aria-hidden': 'true' }),
+        `${serie.label} `,
+        h('span', { class: 'muted' }, usd(subtotal)),
+      );
     }),
   );
   figure.append(canvas, h('figcaption', null, legend));
@@ -85,13 +94,22 @@ function render(days: SpendDay[], width: number, summary: string, empty: boolean
       const value = day[serie.key];
       const rect = s(
         'rect',
-        { class: `series-${serie.key}`, x, width: barW, y: y(base + value), height: Math.max(1, y(base) - y(base + value)) },
+        {
+          class: `series-${serie.key}`,
+          x,
+          width: barW,
+          y: y(base + value),
+          height: Math.max(1, y(base) - y(base + value)),
+        },
         s('title', null, `${shortDay(day.day)} · ${serie.label}: ${usd(value)}`),
       );
       base += value;
       return rect;
     });
-    const label = i % labelEvery === (days.length - 1) % labelEvery ? s('text', { class: 'axis-label', x: x + barW / 2, y: HEIGHT - 8, 'text-anchor': 'middle' }, shortDay(day.day)) : null;
+    const label =
+      i % labelEvery === (days.length - 1) % labelEvery
+        ? s('text', { class: 'axis-label', x: x + barW / 2, y: HEIGHT - 8, 'text-anchor': 'middle' }, shortDay(day.day))
+        : null;
     return s('g', null, segments, label);
   });
 
@@ -101,7 +119,13 @@ function render(days: SpendDay[], width: number, summary: string, empty: boolean
     grid,
     s('line', { class: 'axis', x1: MARGIN.left, x2: width - MARGIN.right, y1: y(0), y2: y(0) }),
     bars,
-    empty ? s('text', { class: 'empty-label', x: MARGIN.left + plotW / 2, y: MARGIN.top + plotH / 2, 'text-anchor': 'middle' }, 'No spend yet') : null,
+    empty
+      ? s(
+          'text',
+          { class: 'empty-label', x: MARGIN.left + plotW / 2, y: MARGIN.top + plotH / 2, 'text-anchor': 'middle' },
+          'No spend yet',
+        )
+      : null,
   );
 }
 
@@ -115,11 +139,29 @@ export function spendTable(days: SpendDay[]): HTMLElement {
     h(
       'table',
       null,
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Day (UTC)'), SERIES.map((serie) => h('th', { scope: 'col', class: 'num' }, serie.label)), h('th', { scope: 'col', class: 'num' }, 'Total'))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', { scope: 'col' }, 'Day (UTC)'),
+          SERIES.map((serie) => h('th', { scope: 'col', class: 'num' }, serie.label)),
+          h('th', { scope: 'col', class: 'num' }, 'Total'),
+        ),
+      ),
       h(
         'tbody',
         null,
-        rows.map((d) => h('tr', null, h('th', { scope: 'row' }, d.day), SERIES.map((serie) => h('td', { class: 'num' }, usd(d[serie.key]))), h('td', { class: 'num' }, usd(total(d))))),
+        rows.map((d) =>
+          h(
+            'tr',
+            null,
+            h('th', { scope: 'row' }, d.day),
+            SERIES.map((serie) => h('td', { class: 'num' }, usd(d[serie.key]))),
+            h('td', { class: 'num' }, usd(total(d))),
+          ),
+        ),
       ),
     ),
   );

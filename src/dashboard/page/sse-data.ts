@@ -10,8 +10,7 @@ export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator
     const { value, done } = await reader.read();
     if (done) break;
     buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
+    for (let end = buffer.search(/\r?\n\r?\n/); end !== -1; end = buffer.search(/\r?\n\r?\n/)) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
       const lines = block.split(/\r?\n/).filter((line) => line.startsWith('data:'));

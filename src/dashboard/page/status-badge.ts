@@ -6,4 +6,9 @@ const TONE: Record<string, string> = { completed: 'ok', failed: 'bad', processin
 export const statusBadge = (status: string) => h('span', { class: `badge ${TONE[status] ?? 'neutral'}` }, status);
 
 /** An HTTP status of a callback attempt: 2xx is a delivery, 0 means no answer at all. */
-export const httpBadge = (status: number) => h('span', { class: `badge ${status >= 200 && status < 300 ? 'ok' : 'bad'}` }, status === 0 ? 'no answer' : String(status));
+export const httpBadge = (status: number) =>
+  h(
+    'span',
+    { class: `badge ${status >= 200 && status < 300 ? 'ok' : 'bad'}` },
+    status === 0 ? 'no answer' : String(status),
+  );

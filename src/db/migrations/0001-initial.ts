@@ -43,7 +43,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('note', 'text')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('ledger_account_time').on('ledger_entries').columns(['account_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('ledger_account_time')
+    .on('ledger_entries')
+    .columns(['account_id', 'created_at'])
+    .execute();
   await db.schema.createIndex('ledger_task').on('ledger_entries').column('task_id').execute();
 
   await db.schema
@@ -72,9 +76,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('finished_at', 'timestamptz')
     .execute();
-  await db.schema.createIndex('tasks_account_newest').on('tasks').columns(['account_id', 'created_at desc', 'seq desc']).execute();
-  await sql`create index tasks_runnable on tasks (run_after) where status = 'processing' and category <> 'llm'`.execute(db);
-  await sql`create unique index tasks_idempotency on tasks (account_id, idempotency_key) where idempotency_key is not null`.execute(db);
+  await db.schema
+    .createIndex('tasks_account_newest')
+    .on('tasks')
+    .columns(['account_id', 'created_at desc', 'seq desc'])
+    .execute();
+  await sql`create index tasks_runnable on tasks (run_after) where status = 'processing' and category <> 'llm'`.execute(
+    db,
+  );
+  await sql`create unique index tasks_idempotency on tasks (account_id, idempotency_key) where idempotency_key is not null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('callback_attempts')
@@ -137,7 +149,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 // biome-ignore lint/suspicious/noExplicitAny: frozen migration
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['model_registry', 'llm_responses', 'stored_files', 'webhook_deliveries', 'callback_attempts', 'tasks', 'ledger_entries', 'api_keys', 'accounts']) {
+  for (const table of [
+    'model_registry',
+    'llm_responses',
+    'stored_files',
+    'webhook_deliveries',
+    'callback_attempts',
+    'tasks',
+    'ledger_entries',
+    'api_keys',
+    'accounts',
+  ]) {
     await db.schema.dropTable(table).ifExists().execute();
   }
 }

@@ -13,5 +13,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 // biome-ignore lint/suspicious/noExplicitAny: frozen migration
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`alter table accounts add constraint accounts_balance_not_negative check (balance_usd >= 0) not valid`.execute(db);
+  await sql`alter table accounts add constraint accounts_balance_not_negative check (balance_usd >= 0) not valid`.execute(
+    db,
+  );
 }

@@ -34,7 +34,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('error', 'text', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await sql`alter table accounts add constraint accounts_balance_not_negative check (balance_usd >= 0) not valid`.execute(db);
+  await sql`alter table accounts add constraint accounts_balance_not_negative check (balance_usd >= 0) not valid`.execute(
+    db,
+  );
   await sql`alter table accounts add constraint accounts_reserved_not_negative check (reserved_usd >= 0)`.execute(db);
 }
 

@@ -1,4 +1,8 @@
-import { createAnthropicStreamEncoder, decodeAnthropicRequest, encodeAnthropicResponse } from '../../../translators/anthropic-messages/index.ts';
+import {
+  createAnthropicStreamEncoder,
+  decodeAnthropicRequest,
+  encodeAnthropicResponse,
+} from '../../../translators/anthropic-messages/index.ts';
 import { anthropicPassthrough } from '../../../translators/passthrough/index.ts';
 import type { ClientFormat } from '../client-format.ts';
 

@@ -1,4 +1,8 @@
-import { createChatStreamEncoder, decodeChatRequest, encodeChatResponse } from '../../../translators/chat-completions/index.ts';
+import {
+  createChatStreamEncoder,
+  decodeChatRequest,
+  encodeChatResponse,
+} from '../../../translators/chat-completions/index.ts';
 import { chatPassthrough } from '../../../translators/passthrough/index.ts';
 import type { ClientFormat } from '../client-format.ts';
 
@@ -16,6 +20,13 @@ export const chatCompletionsFormat: ClientFormat = {
     const { value, warnings } = decodeChatRequest(body);
     return { request: value.request, warnings, includeUsage: value.includeUsage };
   },
-  encodeResponse: (response, ctx) => encodeChatResponse(response, { id: ctx.id, model: ctx.model, created: ctx.created }),
-  encoder: (ctx) => createChatStreamEncoder({ id: ctx.id, model: ctx.model, created: ctx.created, includeUsage: ctx.decoded.includeUsage }),
+  encodeResponse: (response, ctx) =>
+    encodeChatResponse(response, { id: ctx.id, model: ctx.model, created: ctx.created }),
+  encoder: (ctx) =>
+    createChatStreamEncoder({
+      id: ctx.id,
+      model: ctx.model,
+      created: ctx.created,
+      includeUsage: ctx.decoded.includeUsage,
+    }),
 };

@@ -30,7 +30,10 @@ export const responsesFormat: ClientFormat = {
     };
   },
   encodeResponse: (response, ctx) =>
-    encodeResponsesResponse({ ...response, id: ctx.id, model: ctx.model }, { ...echoOf(ctx), responseId: ctx.id, completedAt: now() }),
+    encodeResponsesResponse(
+      { ...response, id: ctx.id, model: ctx.model },
+      { ...echoOf(ctx), responseId: ctx.id, completedAt: now() },
+    ),
   encoder: (ctx) =>
     createResponsesStreamEncoder({ ...echoOf(ctx), responseId: ctx.id, model: ctx.model, createdAt: ctx.created, now }),
 };

@@ -13,7 +13,12 @@ import type { ViewContext } from '../view.ts';
  * retired on the way.
  */
 export function apiKeyView(ctx: ViewContext): void {
-  ctx.heading('API key', 'Every request to the gateway carries your key as ', h('code', null, 'Authorization: Bearer <key>'), '. Keys are stored only as a hash, so a lost key cannot be shown again: regenerate it instead.');
+  ctx.heading(
+    'API key',
+    'Every request to the gateway carries your key as ',
+    h('code', null, 'Authorization: Bearer <key>'),
+    '. Keys are stored only as a hash, so a lost key cannot be shown again: regenerate it instead.',
+  );
   const result = h('div', { class: 'key-result', 'aria-live': 'polite' });
   const button = h('button', { type: 'button', class: 'button danger' }, 'Regenerate key…');
   button.addEventListener('click', async () => {
@@ -32,14 +37,23 @@ export function apiKeyView(ctx: ViewContext): void {
           'div',
           { class: 'card highlight' },
           h('h2', { tabindex: '-1', id: 'new-key-title' }, 'Your new key'),
-          h('p', { class: 'notice warn' }, 'Copy it now and store it somewhere safe: it is shown only this once. The previous key no longer works.'),
+          h(
+            'p',
+            { class: 'notice warn' },
+            'Copy it now and store it somewhere safe: it is shown only this once. The previous key no longer works.',
+          ),
           copyField('New API key', api_key, { id: 'new-api-key' }),
         ),
       );
       (result.querySelector('#new-key-title') as HTMLElement).focus();
       await signIn(api_key).then(
         () => result.append(infoNotice('You are still signed in, now with the new key.')),
-        (err: unknown) => result.append(errorNotice(`The key was regenerated, but the session could not continue (${errorText(err)}): copy the key, then sign in with it.`)),
+        (err: unknown) =>
+          result.append(
+            errorNotice(
+              `The key was regenerated, but the session could not continue (${errorText(err)}): copy the key, then sign in with it.`,
+            ),
+          ),
       );
     } catch (err) {
       result.append(errorNotice(errorText(err)));
@@ -52,7 +66,11 @@ export function apiKeyView(ctx: ViewContext): void {
       'section',
       { class: 'card', 'aria-labelledby': 'regen-title' },
       h('h2', { id: 'regen-title' }, 'Regenerate'),
-      h('p', null, 'Do this when the key may have leaked. Requests made with the old key are refused (401) on every gateway instance from the moment the new one is issued. Sessions signed in with the old key elsewhere end too; this one continues.'),
+      h(
+        'p',
+        null,
+        'Do this when the key may have leaked. Requests made with the old key are refused (401) on every gateway instance from the moment the new one is issued. Sessions signed in with the old key elsewhere end too; this one continues.',
+      ),
       button,
     ),
     result,

@@ -31,7 +31,17 @@ function table(category: Category, models: Model[]): HTMLElement {
     h(
       'table',
       { class: 'stack' },
-      h('thead', null, h('tr', null, heads.map((c) => h('th', { scope: 'col', class: c === 'Context' || c === 'Max output' ? 'num' : undefined }, c)))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          heads.map((c) =>
+            h('th', { scope: 'col', class: c === 'Context' || c === 'Max output' ? 'num' : undefined }, c),
+          ),
+        ),
+      ),
       h(
         'tbody',
         null,
@@ -40,11 +50,32 @@ function table(category: Category, models: Model[]): HTMLElement {
             'tr',
             null,
             h('th', { scope: 'row', 'data-label': 'Model' }, m.display_name),
-            h('td', { 'data-label': 'Model id' }, h('span', { class: 'id-cell' }, h('code', null, m.id), copyButton(() => m.id, `Copy model id ${m.id}`))),
+            h(
+              'td',
+              { 'data-label': 'Model id' },
+              h(
+                'span',
+                { class: 'id-cell' },
+                h('code', null, m.id),
+                copyButton(() => m.id, `Copy model id ${m.id}`),
+              ),
+            ),
             h('td', { 'data-label': 'Provider' }, m.provider_display ?? m.owned_by),
             h('td', { 'data-label': 'Price' }, priceText(m.pricing)),
-            llm ? h('td', { 'data-label': 'Context', class: 'num' }, m.context_length ? `${integer(m.context_length)} tokens` : '—') : null,
-            llm ? h('td', { 'data-label': 'Max output', class: 'num' }, m.max_output ? `${integer(m.max_output)} tokens` : '—') : null,
+            llm
+              ? h(
+                  'td',
+                  { 'data-label': 'Context', class: 'num' },
+                  m.context_length ? `${integer(m.context_length)} tokens` : '—',
+                )
+              : null,
+            llm
+              ? h(
+                  'td',
+                  { 'data-label': 'Max output', class: 'num' },
+                  m.max_output ? `${integer(m.max_output)} tokens` : '—',
+                )
+              : null,
           ),
         ),
       ),
@@ -54,13 +85,25 @@ function table(category: Category, models: Model[]): HTMLElement {
 
 /** GET /v1/models, grouped by category in the API's own order. */
 export async function modelsView(ctx: ViewContext): Promise<void> {
-  ctx.heading('Models', 'Pass the model id as ', h('code', null, 'model'), ' to /v1/tasks (media) or to the LLM endpoints.');
+  ctx.heading(
+    'Models',
+    'Pass the model id as ',
+    h('code', null, 'model'),
+    ' to /v1/tasks (media) or to the LLM endpoints.',
+  );
   const models = await catalog();
   const groups = new Map<Category, Model[]>();
   for (const model of models) groups.set(model.category, [...(groups.get(model.category) ?? []), model]);
   if (!groups.size) ctx.main.append(h('p', { class: 'card' }, 'The catalog is empty.'));
   for (const [category, list] of groups) {
     const titleId = `models-${category}`;
-    ctx.main.append(h('section', { class: 'card', 'aria-labelledby': titleId }, h('h2', { id: titleId }, `${TITLES[category]} `, h('span', { class: 'muted' }, `(${list.length})`)), table(category, list)));
+    ctx.main.append(
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': titleId },
+        h('h2', { id: titleId }, `${TITLES[category]} `, h('span', { class: 'muted' }, `(${list.length})`)),
+        table(category, list),
+      ),
+    );
   }
 }

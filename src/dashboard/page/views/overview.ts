@@ -8,12 +8,20 @@ import type { ViewContext } from '../view.ts';
 const DAYS = 30;
 
 const stat = (label: string, value: Node | string, extra?: Node | string) =>
-  h('div', { class: 'card stat' }, h('p', { class: 'stat-label' }, label), h('p', { class: 'stat-value' }, value), extra ? h('p', { class: 'muted small' }, extra) : null);
+  h(
+    'div',
+    { class: 'card stat' },
+    h('p', { class: 'stat-label' }, label),
+    h('p', { class: 'stat-value' }, value),
+    extra ? h('p', { class: 'muted small' }, extra) : null,
+  );
 
 /** The address with a line-break opportunity after the @, where a narrow card should wrap it. */
 function emailText(email: string): HTMLElement {
   const at = email.lastIndexOf('@');
-  return at === -1 ? h('span', { class: 'break' }, email) : h('span', { class: 'break' }, email.slice(0, at + 1), h('wbr'), email.slice(at + 1));
+  return at === -1
+    ? h('span', { class: 'break' }, email)
+    : h('span', { class: 'break' }, email.slice(0, at + 1), h('wbr'), email.slice(at + 1));
 }
 
 const when = (unix: number) => h('time', { datetime: isoTime(unix) }, dateTime(unix));

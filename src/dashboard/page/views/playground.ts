@@ -28,17 +28,33 @@ function modelSelect(id: string, models: Model[]): HTMLSelectElement {
   return h(
     'select',
     { id, name: 'model' },
-    [...byCategory].map(([category, list]) => h('optgroup', { label: category }, list.map((m) => h('option', { value: m.id }, `${m.display_name} — ${m.id}`)))),
+    [...byCategory].map(([category, list]) =>
+      h(
+        'optgroup',
+        { label: category },
+        list.map((m) => h('option', { value: m.id }, `${m.display_name} — ${m.id}`)),
+      ),
+    ),
   );
 }
 
 /** POST /v1/chat/completions with stream: true, each delta appended as it arrives. */
 function chatPanel(ctx: ViewContext, llms: Model[]): HTMLElement {
   const model = modelSelect('chat-model', llms);
-  const prompt = h('textarea', { id: 'chat-prompt', name: 'prompt', rows: 3, required: true }, 'Hello gateway, stream me something');
+  const prompt = h(
+    'textarea',
+    { id: 'chat-prompt', name: 'prompt', rows: 3, required: true },
+    'Hello gateway, stream me something',
+  );
   const send = h('button', { type: 'submit', class: 'button primary' }, 'Send');
   const stop = h('button', { type: 'button', class: 'button secondary', disabled: true }, 'Stop');
-  const answer = h('div', { class: 'stream-output', id: 'chat-answer', 'aria-label': 'Answer', tabindex: '0', 'data-testid': 'chat-answer' });
+  const answer = h('div', {
+    class: 'stream-output',
+    id: 'chat-answer',
+    'aria-label': 'Answer',
+    tabindex: '0',
+    'data-testid': 'chat-answer',
+  });
   const status = h('p', { class: 'muted small', role: 'status', 'data-testid': 'chat-status' });
   const errors = h('div');
   let running: AbortController | null = null;
@@ -71,7 +87,12 @@ function chatPanel(ctx: ViewContext, llms: Model[]): HTMLElement {
     let usage = '';
     try {
       const res = await call('POST', '/v1/chat/completions', {
-        body: { model: model.value, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: prompt.value }] },
+        body: {
+          model: model.value,
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: prompt.value }],
+        },
         signal: running.signal,
       });
       if (!res.ok || !res.body) throw await errorOf(res);
@@ -86,7 +107,8 @@ function chatPanel(ctx: ViewContext, llms: Model[]): HTMLElement {
           status.textContent = `Streaming… ${chunks} chunk${chunks === 1 ? '' : 's'}`;
         }
         if (choice?.finish_reason) finish = choice.finish_reason;
-        if (chunk.usage) usage = ` · ${chunk.usage.prompt_tokens} input / ${chunk.usage.completion_tokens} output tokens`;
+        if (chunk.usage)
+          usage = ` · ${chunk.usage.prompt_tokens} input / ${chunk.usage.completion_tokens} output tokens`;
       }
       status.textContent = `Done: ${chunks} chunks${finish ? ` · finish reason ${finish}` : ''}${usage}`;
     } catch (err) {
@@ -110,14 +132,37 @@ function mediaPanel(ctx: ViewContext, media: Model[]): HTMLElement {
   const model = modelSelect('media-model', media);
   // Images finish fastest and show best: the natural first try.
   model.value = media.find((m) => m.category === 'image')?.id ?? model.value;
-  const example = () => JSON.stringify(EXAMPLE_INPUT[(media.find((m) => m.id === model.value)?.category ?? 'image') as Exclude<Category, 'llm'>] ?? {}, null, 2);
-  const input = h('textarea', { id: 'media-input', name: 'input', rows: 6, class: 'mono', spellcheck: 'false', 'aria-describedby': 'media-input-help' }, example());
+  const example = () =>
+    JSON.stringify(
+      EXAMPLE_INPUT[(media.find((m) => m.id === model.value)?.category ?? 'image') as Exclude<Category, 'llm'>] ?? {},
+      null,
+      2,
+    );
+  const input = h(
+    'textarea',
+    {
+      id: 'media-input',
+      name: 'input',
+      rows: 6,
+      class: 'mono',
+      spellcheck: 'false',
+      'aria-describedby': 'media-input-help',
+    },
+    example(),
+  );
   let lastExample = input.value;
   model.addEventListener('change', () => {
     // Swap the example only when the user has not written their own input.
     if (input.value === lastExample) input.value = lastExample = example();
   });
-  const callback = h('input', { id: 'media-callback', name: 'callback_url', type: 'url', placeholder: 'https://example.com/hook', autocomplete: 'off', 'aria-describedby': 'media-callback-help' });
+  const callback = h('input', {
+    id: 'media-callback',
+    name: 'callback_url',
+    type: 'url',
+    placeholder: 'https://example.com/hook',
+    autocomplete: 'off',
+    'aria-describedby': 'media-callback-help',
+  });
   const run = h('button', { type: 'submit', class: 'button primary' }, 'Run task');
   const price = h('button', { type: 'button', class: 'button secondary' }, 'Price it (dry run)');
   const progress = h('div', { class: 'task-progress', 'data-testid': 'media-progress' });
@@ -130,7 +175,12 @@ function mediaPanel(ctx: ViewContext, media: Model[]): HTMLElement {
     } catch {
       throw new Error('Input: not valid JSON');
     }
-    return { model: model.value, input: parsed, ...(callback.value.trim() ? { callback_url: callback.value.trim() } : {}), ...(dryRun ? { dry_run: true } : {}) };
+    return {
+      model: model.value,
+      input: parsed,
+      ...(callback.value.trim() ? { callback_url: callback.value.trim() } : {}),
+      ...(dryRun ? { dry_run: true } : {}),
+    };
   };
 
   price.addEventListener('click', async () => {
@@ -148,8 +198,28 @@ function mediaPanel(ctx: ViewContext, media: Model[]): HTMLElement {
     { class: 'card', 'aria-labelledby': 'media-title' },
     h('h2', { id: 'media-title' }, 'Media task'),
     h('div', { class: 'field' }, h('label', { for: 'media-model' }, 'Model'), model),
-    h('div', { class: 'field' }, h('label', { for: 'media-input' }, 'Input (JSON)'), input, h('p', { id: 'media-input-help', class: 'help' }, 'The model-specific input, sent as "input". Sandbox models also take delay_ms and fail: true.')),
-    h('div', { class: 'field' }, h('label', { for: 'media-callback' }, 'Callback URL (optional)'), callback, h('p', { id: 'media-callback-help', class: 'help' }, 'Where the gateway POSTs the result when the task finishes.')),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'media-input' }, 'Input (JSON)'),
+      input,
+      h(
+        'p',
+        { id: 'media-input-help', class: 'help' },
+        'The model-specific input, sent as "input". Sandbox models also take delay_ms and fail: true.',
+      ),
+    ),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'media-callback' }, 'Callback URL (optional)'),
+      callback,
+      h(
+        'p',
+        { id: 'media-callback-help', class: 'help' },
+        'Where the gateway POSTs the result when the task finishes.',
+      ),
+    ),
     h('div', { class: 'row' }, run, price),
     errors,
     progress,
@@ -160,14 +230,26 @@ function mediaPanel(ctx: ViewContext, media: Model[]): HTMLElement {
     run.disabled = true;
     try {
       const created = await data<{ task_id: string }>('POST', '/v1/tasks', { body: body(false) });
-      const link = h('a', { href: `/dashboard/tasks/${encodeURIComponent(created.task_id)}`, class: 'mono' }, created.task_id);
+      const link = h(
+        'a',
+        { href: `/dashboard/tasks/${encodeURIComponent(created.task_id)}`, class: 'mono' },
+        created.task_id,
+      );
       const started = Date.now();
       let task: Task = { task_id: created.task_id, status: 'processing' } as Task;
       for (;;) {
         const seconds = Math.round((Date.now() - started) / 1000);
         fill(
           progress,
-          h('p', { role: 'status' }, 'Task ', link, ' ', statusBadge(task.status), task.status === 'processing' ? ` ${seconds} s` : ''),
+          h(
+            'p',
+            { role: 'status' },
+            'Task ',
+            link,
+            ' ',
+            statusBadge(task.status),
+            task.status === 'processing' ? ` ${seconds} s` : '',
+          ),
           task.status === 'completed' && task.output ? mediaOutput(task.output, task.category ?? 'task') : null,
           task.status === 'failed' ? h('p', { class: 'error-text' }, task.error_message ?? 'The task failed.') : null,
         );

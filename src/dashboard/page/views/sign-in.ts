@@ -28,7 +28,17 @@ export function signInView(ctx: ViewContext): void {
     { class: 'card sign-in', 'aria-labelledby': 'sign-in-title' },
     h('p', { class: 'brand big' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, '◆'), 'Gateway'),
     h('h1', { id: 'sign-in-title', tabindex: '-1' }, 'Sign in to your dashboard'),
-    h('div', { class: 'field' }, h('label', { for: 'api-key' }, 'API key'), input, h('p', { id: 'api-key-help', class: 'help' }, 'The key printed at first start, or the one you created with the admin API. It is sent once to open a session and is not kept in the browser.')),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'api-key' }, 'API key'),
+      input,
+      h(
+        'p',
+        { id: 'api-key-help', class: 'help' },
+        'The key printed at first start, or the one you created with the admin API. It is sent once to open a session and is not kept in the browser.',
+      ),
+    ),
     errors,
     submit,
   );

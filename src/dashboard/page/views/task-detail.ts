@@ -11,7 +11,8 @@ import { pause, type ViewContext } from '../view.ts';
 const CALLBACK_LOG_CAP = 10;
 const POLL_MS = 1000;
 
-const jsonBlock = (value: unknown, label: string) => h('pre', { class: 'code', tabindex: '0', 'aria-label': label }, h('code', null, prettyJson(value)));
+const jsonBlock = (value: unknown, label: string) =>
+  h('pre', { class: 'code', tabindex: '0', 'aria-label': label }, h('code', null, prettyJson(value)));
 
 function summary(task: Task): HTMLElement {
   const row = (term: string, value: Node | string) => [h('dt', null, term), h('dd', null, value)];
@@ -28,10 +29,25 @@ function summary(task: Task): HTMLElement {
 }
 
 function output(task: Task): Array<Node> {
-  if (task.status === 'processing') return [h('p', { class: 'muted', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Processing… this page updates by itself.')];
-  if (task.status === 'failed') return [h('p', { class: 'error-text' }, task.error_message ?? 'The task failed.'), h('p', { class: 'muted' }, 'A failed task is refunded in full.')];
+  if (task.status === 'processing')
+    return [
+      h(
+        'p',
+        { class: 'muted', role: 'status' },
+        h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+        'Processing… this page updates by itself.',
+      ),
+    ];
+  if (task.status === 'failed')
+    return [
+      h('p', { class: 'error-text' }, task.error_message ?? 'The task failed.'),
+      h('p', { class: 'muted' }, 'A failed task is refunded in full.'),
+    ];
   if (!task.output) return [h('p', { class: 'muted' }, 'No output.')];
-  return [mediaOutput(task.output, task.category ?? 'task'), h('details', null, h('summary', null, 'Output as JSON'), jsonBlock(task.output, 'Output JSON'))];
+  return [
+    mediaOutput(task.output, task.category ?? 'task'),
+    h('details', null, h('summary', null, 'Output as JSON'), jsonBlock(task.output, 'Output JSON')),
+  ];
 }
 
 function callbackLog(entries: CallbackEntry[]): HTMLElement {
@@ -42,8 +58,23 @@ function callbackLog(entries: CallbackEntry[]): HTMLElement {
     h(
       'table',
       { class: 'stack', 'data-testid': 'callback-log' },
-      h('caption', { class: 'visually-hidden' }, `Callback log, ${entries.length} of at most ${CALLBACK_LOG_CAP} attempts`),
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, '#'), h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Text'))),
+      h(
+        'caption',
+        { class: 'visually-hidden' },
+        `Callback log, ${entries.length} of at most ${CALLBACK_LOG_CAP} attempts`,
+      ),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', { scope: 'col' }, '#'),
+          h('th', { scope: 'col' }, 'Time'),
+          h('th', { scope: 'col' }, 'Status'),
+          h('th', { scope: 'col' }, 'Text'),
+        ),
+      ),
       h(
         'tbody',
         null,
@@ -65,7 +96,8 @@ function callbackLog(entries: CallbackEntry[]): HTMLElement {
 /** Why Redeliver cannot be used now, or null when it can. */
 function redeliverBlocked(task: Task): string | null {
   if (!task.callback_url) return 'This task was created without a callback_url, so there is nothing to deliver.';
-  if (task.status === 'processing') return 'The callback is sent when the task finishes; redelivery is possible after that.';
+  if (task.status === 'processing')
+    return 'The callback is sent when the task finishes; redelivery is possible after that.';
   if ((task.callback_result?.length ?? 0) >= CALLBACK_LOG_CAP) {
     return `The callback log holds ${CALLBACK_LOG_CAP} attempts, the most one task can have: no more deliveries can be made.`;
   }
@@ -80,13 +112,27 @@ export async function taskDetailView(ctx: ViewContext): Promise<void> {
   let task = await load();
 
   const summaryBox = h('section', { class: 'card', 'aria-labelledby': 'sum-title' });
-  const inputBox = h('section', { class: 'card', 'aria-labelledby': 'in-title' }, h('h2', { id: 'in-title' }, 'Input'), jsonBlock(task.input ?? {}, 'Input JSON'));
+  const inputBox = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'in-title' },
+    h('h2', { id: 'in-title' }, 'Input'),
+    jsonBlock(task.input ?? {}, 'Input JSON'),
+  );
   const outputBody = h('div');
-  const outputBox = h('section', { class: 'card', 'aria-labelledby': 'out-title' }, h('h2', { id: 'out-title' }, 'Output'), outputBody);
+  const outputBox = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'out-title' },
+    h('h2', { id: 'out-title' }, 'Output'),
+    outputBody,
+  );
   const logBody = h('div');
   const why = h('p', { id: 'redeliver-why', class: 'help' });
   const result = h('div', { class: 'messages' });
-  const redeliver = h('button', { type: 'button', class: 'button primary', 'aria-describedby': 'redeliver-why' }, 'Redeliver');
+  const redeliver = h(
+    'button',
+    { type: 'button', class: 'button primary', 'aria-describedby': 'redeliver-why' },
+    'Redeliver',
+  );
   const target = h('p', { class: 'break' });
   const callbacks = h(
     'section',
@@ -102,11 +148,15 @@ export async function taskDetailView(ctx: ViewContext): Promise<void> {
   const render = () => {
     fill(summaryBox, h('h2', { id: 'sum-title' }, 'Summary'), summary(task));
     fill(outputBody, ...output(task));
-    fill(target, task.callback_url ? ['Sent to ', h('span', { class: 'mono' }, task.callback_url)] : 'No callback_url was given.');
+    fill(
+      target,
+      task.callback_url ? ['Sent to ', h('span', { class: 'mono' }, task.callback_url)] : 'No callback_url was given.',
+    );
     fill(logBody, task.callback_url ? callbackLog(task.callback_result ?? []) : null);
     const blocked = redeliverBlocked(task);
     redeliver.disabled = blocked !== null;
-    why.textContent = blocked ?? 'Sends the callback once more, signed afresh if signing is on; the attempt is added to the log.';
+    why.textContent =
+      blocked ?? 'Sends the callback once more, signed afresh if signing is on; the attempt is added to the log.';
   };
 
   redeliver.addEventListener('click', async () => {
@@ -114,9 +164,13 @@ export async function taskDetailView(ctx: ViewContext): Promise<void> {
     result.replaceChildren();
     try {
       const entry = await data<CallbackEntry>('POST', `/v1/tasks/${encodeURIComponent(id)}/callbacks/redeliver`);
-      result.append(infoNotice(`Attempt made: ${entry.status === 0 ? 'no answer' : `HTTP ${entry.status}`} — ${entry.status_text}`));
+      result.append(
+        infoNotice(`Attempt made: ${entry.status === 0 ? 'no answer' : `HTTP ${entry.status}`} — ${entry.status_text}`),
+      );
     } catch (err) {
-      result.append(errorNotice(err instanceof ApiError && err.status === 409 ? `Refused: ${err.message}` : errorText(err)));
+      result.append(
+        errorNotice(err instanceof ApiError && err.status === 409 ? `Refused: ${err.message}` : errorText(err)),
+      );
     }
     task = await load();
     render();

@@ -41,7 +41,11 @@ function field(label: string, control: HTMLElement, id: string): HTMLElement {
 }
 
 function select(name: string, options: Array<[value: string, label: string]>, current: string): HTMLSelectElement {
-  return h('select', { name }, options.map(([value, label]) => h('option', { value, selected: value === current }, label)));
+  return h(
+    'select',
+    { name },
+    options.map(([value, label]) => h('option', { value, selected: value === current }, label)),
+  );
 }
 
 async function filterForm(ctx: ViewContext): Promise<HTMLFormElement> {
@@ -57,17 +61,83 @@ async function filterForm(ctx: ViewContext): Promise<HTMLFormElement> {
     h(
       'div',
       { class: 'filter-grid' },
-      field('Status', select('status', [['', 'Any'], ['processing', 'Processing'], ['completed', 'Completed'], ['failed', 'Failed']], q.get('status') ?? ''), 'f-status'),
-      field('Model', h('input', { name: 'model', list: modelList, value: q.get('model') ?? '', placeholder: 'e.g. sandbox/image', autocomplete: 'off' }), 'f-model'),
-      field('Provider', h('input', { name: 'provider', list: providerList, value: q.get('provider') ?? '', placeholder: 'e.g. sandbox', autocomplete: 'off' }), 'f-provider'),
+      field(
+        'Status',
+        select(
+          'status',
+          [
+            ['', 'Any'],
+            ['processing', 'Processing'],
+            ['completed', 'Completed'],
+            ['failed', 'Failed'],
+          ],
+          q.get('status') ?? '',
+        ),
+        'f-status',
+      ),
+      field(
+        'Model',
+        h('input', {
+          name: 'model',
+          list: modelList,
+          value: q.get('model') ?? '',
+          placeholder: 'e.g. sandbox/image',
+          autocomplete: 'off',
+        }),
+        'f-model',
+      ),
+      field(
+        'Provider',
+        h('input', {
+          name: 'provider',
+          list: providerList,
+          value: q.get('provider') ?? '',
+          placeholder: 'e.g. sandbox',
+          autocomplete: 'off',
+        }),
+        'f-provider',
+      ),
       field('Created from', h('input', { name: 'from', type: 'date', value: q.get('from') ?? '' }), 'f-from'),
       field('Created to', h('input', { name: 'to', type: 'date', value: q.get('to') ?? '' }), 'f-to'),
-      field('Per page', select('page_size', PAGE_SIZES.map((n) => [n, n]), q.get('page_size') ?? '25'), 'f-page-size'),
+      field(
+        'Per page',
+        select(
+          'page_size',
+          PAGE_SIZES.map((n) => [n, n]),
+          q.get('page_size') ?? '25',
+        ),
+        'f-page-size',
+      ),
     ),
-    h('fieldset', { class: 'checks' }, h('legend', null, 'Category'), CATEGORIES.map((c) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'category', value: c, checked: chosen.has(c) }), c))),
-    h('div', { class: 'row' }, h('button', { type: 'submit', class: 'button primary' }, 'Apply filters'), h('a', { href: '/dashboard/tasks', class: 'button secondary' }, 'Clear')),
-    h('datalist', { id: modelList }, models.map((m) => h('option', { value: m.id }, m.display_name))),
-    h('datalist', { id: providerList }, providers.map((p) => h('option', { value: p }))),
+    h(
+      'fieldset',
+      { class: 'checks' },
+      h('legend', null, 'Category'),
+      CATEGORIES.map((c) =>
+        h(
+          'label',
+          { class: 'check' },
+          h('input', { type: 'checkbox', name: 'category', value: c, checked: chosen.has(c) }),
+          c,
+        ),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      h('button', { type: 'submit', class: 'button primary' }, 'Apply filters'),
+      h('a', { href: '/dashboard/tasks', class: 'button secondary' }, 'Clear'),
+    ),
+    h(
+      'datalist',
+      { id: modelList },
+      models.map((m) => h('option', { value: m.id }, m.display_name)),
+    ),
+    h(
+      'datalist',
+      { id: providerList },
+      providers.map((p) => h('option', { value: p })),
+    ),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -95,7 +165,12 @@ function pageLink(query: URLSearchParams, page: number, label: string, enabled: 
 
 function results(tasks: Task[], pagination: Pagination, query: URLSearchParams): HTMLElement {
   const summary = `Page ${pagination.page} of ${Math.max(1, pagination.total_pages)} · ${integer(pagination.total)} task${pagination.total === 1 ? '' : 's'}`;
-  if (!tasks.length) return h('section', { class: 'card', 'aria-label': 'Tasks' }, h('p', { role: 'status' }, 'No tasks match these filters.'));
+  if (!tasks.length)
+    return h(
+      'section',
+      { class: 'card', 'aria-label': 'Tasks' },
+      h('p', { role: 'status' }, 'No tasks match these filters.'),
+    );
   return h(
     'section',
     { class: 'card', 'aria-label': 'Tasks' },
@@ -107,7 +182,17 @@ function results(tasks: Task[], pagination: Pagination, query: URLSearchParams):
         'table',
         { class: 'stack' },
         h('caption', { class: 'visually-hidden' }, `Tasks, newest first. ${summary}`),
-        h('thead', null, h('tr', null, ['Task', 'Model', 'Category', 'Status', 'Cost', 'Created'].map((c) => h('th', { scope: 'col', class: c === 'Cost' ? 'num' : undefined }, c)))),
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ['Task', 'Model', 'Category', 'Status', 'Cost', 'Created'].map((c) =>
+              h('th', { scope: 'col', class: c === 'Cost' ? 'num' : undefined }, c),
+            ),
+          ),
+        ),
         h(
           'tbody',
           null,
@@ -115,12 +200,20 @@ function results(tasks: Task[], pagination: Pagination, query: URLSearchParams):
             h(
               'tr',
               null,
-              h('td', { 'data-label': 'Task' }, h('a', { href: `/dashboard/tasks/${encodeURIComponent(t.task_id)}`, class: 'mono id' }, t.task_id)),
+              h(
+                'td',
+                { 'data-label': 'Task' },
+                h('a', { href: `/dashboard/tasks/${encodeURIComponent(t.task_id)}`, class: 'mono id' }, t.task_id),
+              ),
               h('td', { 'data-label': 'Model' }, h('span', { class: 'mono' }, t.model)),
               h('td', { 'data-label': 'Category' }, t.category ?? '—'),
               h('td', { 'data-label': 'Status' }, statusBadge(t.status)),
               h('td', { 'data-label': 'Cost', class: 'num' }, usd(t.cost)),
-              h('td', { 'data-label': 'Created' }, h('time', { datetime: isoTime(t.created_at) }, dateTime(t.created_at))),
+              h(
+                'td',
+                { 'data-label': 'Created' },
+                h('time', { datetime: isoTime(t.created_at) }, dateTime(t.created_at)),
+              ),
             ),
           ),
         ),
@@ -139,7 +232,9 @@ function results(tasks: Task[], pagination: Pagination, query: URLSearchParams):
 /** GET /v1/tasks with the same filters, newest first, a page at a time. */
 export async function tasksView(ctx: ViewContext): Promise<void> {
   ctx.heading('Tasks', 'Media tasks and LLM calls, newest first.');
-  const listing = json<{ data: Task[]; pagination: Pagination }>('GET', `/v1/tasks?${apiQuery(ctx.query)}`, { signal: ctx.signal });
+  const listing = json<{ data: Task[]; pagination: Pagination }>('GET', `/v1/tasks?${apiQuery(ctx.query)}`, {
+    signal: ctx.signal,
+  });
   listing.catch(() => undefined);
   ctx.main.append(await filterForm(ctx));
   try {

@@ -38,13 +38,29 @@ Bun.serve({
 
 /** Webhook signing (GET/POST /v1/account/webhook-signing, POST …/reset) and how to verify it. */
 export async function webhooksView(ctx: ViewContext): Promise<void> {
-  ctx.heading('Webhooks', 'When a task has a ', h('code', null, 'callback_url'), ', the gateway POSTs its result there once it finishes. Sign the deliveries so your receiver can tell they came from this gateway.');
+  ctx.heading(
+    'Webhooks',
+    'When a task has a ',
+    h('code', null, 'callback_url'),
+    ', the gateway POSTs its result there once it finishes. Sign the deliveries so your receiver can tell they came from this gateway.',
+  );
   const state = h('section', { class: 'card', 'aria-labelledby': 'signing-title' });
   const messages = h('div', { class: 'messages' });
 
   const render = (signing: Signing) => {
-    const toggle = h('input', { id: 'signing-enabled', type: 'checkbox', role: 'switch', checked: signing.enabled, 'aria-describedby': 'signing-help' });
-    toggle.addEventListener('change', () => change(() => data<Signing>('POST', '/v1/account/webhook-signing', { body: { enabled: toggle.checked } }), toggle.checked ? 'Signing is on.' : 'Signing is off.'));
+    const toggle = h('input', {
+      id: 'signing-enabled',
+      type: 'checkbox',
+      role: 'switch',
+      checked: signing.enabled,
+      'aria-describedby': 'signing-help',
+    });
+    toggle.addEventListener('change', () =>
+      change(
+        () => data<Signing>('POST', '/v1/account/webhook-signing', { body: { enabled: toggle.checked } }),
+        toggle.checked ? 'Signing is on.' : 'Signing is off.',
+      ),
+    );
     const reset = h('button', { type: 'button', class: 'button danger', disabled: !signing.secret }, 'Reset secret…');
     reset.addEventListener('click', async () => {
       const sure = await confirmDialog({
@@ -52,14 +68,34 @@ export async function webhooksView(ctx: ViewContext): Promise<void> {
         body: 'A new secret is made and the current one stops verifying at once: deliveries from now on are signed with the new one only.',
         confirm: 'Reset secret',
       });
-      if (sure) await change(() => data<Signing>('POST', '/v1/account/webhook-signing/reset'), 'A new secret was made; update your receivers.');
+      if (sure)
+        await change(
+          () => data<Signing>('POST', '/v1/account/webhook-signing/reset'),
+          'A new secret was made; update your receivers.',
+        );
     });
     fill(
       state,
       h('h2', { id: 'signing-title' }, 'Signing'),
-      h('div', { class: 'switch-row' }, toggle, h('label', { for: 'signing-enabled' }, 'Sign webhook deliveries'), h('span', { class: `badge ${signing.enabled ? 'ok' : 'neutral'}`, 'data-testid': 'signing-state' }, signing.enabled ? 'On' : 'Off')),
-      h('p', { id: 'signing-help', class: 'help' }, 'With signing on, every delivery (retries and manual redeliveries too, each signed afresh) carries x-webhook-timestamp and x-webhook-signature. Turning it off keeps the secret.'),
-      signing.secret ? copyField('Signing secret', signing.secret, { id: 'signing-secret' }) : h('p', { class: 'muted' }, 'Turn signing on to create your secret.'),
+      h(
+        'div',
+        { class: 'switch-row' },
+        toggle,
+        h('label', { for: 'signing-enabled' }, 'Sign webhook deliveries'),
+        h(
+          'span',
+          { class: `badge ${signing.enabled ? 'ok' : 'neutral'}`, 'data-testid': 'signing-state' },
+          signing.enabled ? 'On' : 'Off',
+        ),
+      ),
+      h(
+        'p',
+        { id: 'signing-help', class: 'help' },
+        'With signing on, every delivery (retries and manual redeliveries too, each signed afresh) carries x-webhook-timestamp and x-webhook-signature. Turning it off keeps the secret.',
+      ),
+      signing.secret
+        ? copyField('Signing secret', signing.secret, { id: 'signing-secret' })
+        : h('p', { class: 'muted' }, 'Turn signing on to create your secret.'),
       h('div', { class: 'row' }, reset),
     );
   };
@@ -80,7 +116,11 @@ export async function webhooksView(ctx: ViewContext): Promise<void> {
   };
 
   render(await data<Signing>('GET', '/v1/account/webhook-signing', { signal: ctx.signal }));
-  const code = h('pre', { class: 'code', tabindex: '0', 'aria-label': 'TypeScript verification sample' }, h('code', null, VERIFY_SAMPLE));
+  const code = h(
+    'pre',
+    { class: 'code', tabindex: '0', 'aria-label': 'TypeScript verification sample' },
+    h('code', null, VERIFY_SAMPLE),
+  );
   ctx.main.append(
     state,
     messages,
@@ -91,13 +131,41 @@ export async function webhooksView(ctx: ViewContext): Promise<void> {
       h(
         'ol',
         { class: 'steps' },
-        h('li', null, 'Read the headers ', h('code', null, 'x-webhook-timestamp'), ' (Unix seconds) and ', h('code', null, 'x-webhook-signature'), ' (64 lowercase hex characters).'),
-        h('li', null, 'Take the request body as raw bytes, before any JSON parsing, and form the text ', h('code', null, '${timestamp}.${rawBody}'), ' — the timestamp, a period, the body.'),
+        h(
+          'li',
+          null,
+          'Read the headers ',
+          h('code', null, 'x-webhook-timestamp'),
+          ' (Unix seconds) and ',
+          h('code', null, 'x-webhook-signature'),
+          ' (64 lowercase hex characters).',
+        ),
+        h(
+          'li',
+          null,
+          'Take the request body as raw bytes, before any JSON parsing, and form the text ',
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the page shows the template itself
+          h('code', null, '${timestamp}.${rawBody}'),
+          ' — the timestamp, a period, the body.',
+        ),
         h('li', null, 'Compute HMAC-SHA256 of that text keyed with your signing secret, as lowercase hex.'),
-        h('li', null, 'Compare it with the signature in constant time; on a mismatch answer 401 and ignore the delivery.'),
-        h('li', null, 'Optionally refuse old timestamps: the gateway enforces no window, so choose your own (5 minutes is common).'),
+        h(
+          'li',
+          null,
+          'Compare it with the signature in constant time; on a mismatch answer 401 and ignore the delivery.',
+        ),
+        h(
+          'li',
+          null,
+          'Optionally refuse old timestamps: the gateway enforces no window, so choose your own (5 minutes is common).',
+        ),
       ),
-      h('div', { class: 'code-head' }, h('h3', null, 'TypeScript (Node.js or Bun)'), copyButton(() => VERIFY_SAMPLE, 'Copy the TypeScript sample')),
+      h(
+        'div',
+        { class: 'code-head' },
+        h('h3', null, 'TypeScript (Node.js or Bun)'),
+        copyButton(() => VERIFY_SAMPLE, 'Copy the TypeScript sample'),
+      ),
       code,
     ),
   );
