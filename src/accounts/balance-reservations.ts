@@ -1,10 +1,18 @@
-import { sql } from 'kysely';
-import type { Db, DbOrTrx } from '../db/database.ts';
+import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { GroupCommit } from '../ops/group-commit.ts';
 import { runUnprepared, type RunPrepared } from '../db/prepared.ts';
-import { fromUnits, toUnits } from './money.ts';
+import { toUnits } from './money.ts';
+import {
+  type GrownLease,
+  type GrowRequest,
+  growLeasesStatement,
+  releaseHolds,
+  renewLeases,
+} from './llm-reservations.repository.ts';
+
+export { lockSpendable } from './llm-reservations.repository.ts';
 
 /** A hold granted, or refused with what the account could still hold. */
 export type HoldResult = { ok: true; id: string } | { ok: false; availableUnits: bigint };
@@ -40,15 +48,6 @@ interface Lease {
   growing?: Promise<void>;
   /** Being returned: no new hold may come from it. */
   closing?: boolean;
-}
-
-interface GrowRequest {
-  leaseId: string;
-  accountId: number;
-  /** Grant at least this much, or nothing… */
-  min: bigint;
-  /** …and at most this much. */
-  want: bigint;
 }
 
 /**
@@ -209,12 +208,8 @@ export class BalanceReservations {
       await this.returnIdle();
       const live = [...this.leases.values()].map((l) => l.id);
       if (live.length) {
-        const renewed = await sql<{
-          id: string;
-        }>`update llm_reservations set expires_at = now() + ${`${this.ttlMs} milliseconds`}::interval
-          where id = any(${live}::text[]) returning id`.execute(this.db);
+        const kept = await renewLeases(this.db, live, this.ttlMs);
         // A lease swept meanwhile (this instance was cut off past the TTL) holds nothing any more.
-        const kept = new Set(renewed.rows.map((r) => r.id));
         for (const lease of this.leases.values())
           if (!kept.has(lease.id) && !lease.growing && lease.units > 0n) lease.units = 0n;
       }
@@ -239,85 +234,11 @@ export class BalanceReservations {
    * as the account can spend, or not at all when that is less than `min`.
    */
   private async grow(batch: GrowRequest[]): Promise<Array<{ granted: bigint; spendable: bigint }>> {
-    const query = sql`
-      with req as (
-        select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.accountId)}::int[],
-                             ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, account_id, min, want)
-      ), locked as (
-        select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
-        where a.id in (select account_id from req) order by a.id for no key update
-      ), granted as (
-        select r.id, r.account_id, least(r.want, l.spendable) as amount from req as r join locked as l on l.id = r.account_id
-        where l.spendable >= r.min and r.min > 0
-      ), added as (
-        update accounts as a set reserved_usd = a.reserved_usd + g.amount from granted as g where a.id = g.account_id returning a.id
-      ), upserted as (
-        insert into llm_reservations as h (id, account_id, amount_usd, expires_at)
-        select id, account_id, amount, now() + ${`${this.ttlMs} milliseconds`}::interval from granted
-        on conflict (id) do update set amount_usd = h.amount_usd + excluded.amount_usd, expires_at = excluded.expires_at
-        returning h.id
-      )
-      select r.id, coalesce((select g.amount from granted as g where g.id = r.id), 0)::text as granted,
-             coalesce((select l.spendable from locked as l where l.id = r.account_id), 0)::text as spendable,
-             (select count(*) from upserted) as written
-      from req as r`;
-    const rows = await this.prepared<{ id: string; granted: string; spendable: string }>(
-      'grow_llm_leases',
-      query.compile(this.db),
-    );
+    const rows = await this.prepared<GrownLease>('grow_llm_leases', growLeasesStatement(this.db, batch, this.ttlMs));
     const byId = new Map(rows.map((r) => [r.id, r]));
     return batch.map((r) => {
       const row = byId.get(r.leaseId);
       return { granted: row ? toUnits(row.granted) : 0n, spendable: row ? toUnits(row.spendable) : 0n };
     });
   }
-}
-
-/**
- * Locks the accounts (id order, so writers never deadlock) and returns what each can still
- * spend: its balance minus its open holds. Every writer of `balance_usd`/`reserved_usd` that
- * decides from them takes this lock first.
- */
-export async function lockSpendable(trx: DbOrTrx, accountIds: number[]): Promise<Map<number, bigint>> {
-  const ids = [...new Set(accountIds)].sort((a, b) => a - b);
-  if (ids.length === 0) return new Map();
-  const rows = await trx
-    .selectFrom('accounts')
-    .select(['id', 'balance_usd', 'reserved_usd'])
-    .where('id', 'in', ids)
-    .orderBy('id')
-    .forNoKeyUpdate()
-    .execute();
-  return new Map(rows.map((row) => [row.id, toUnits(row.balance_usd) - toUnits(row.reserved_usd)]));
-}
-
-/** Deletes lease rows (by id, or every expired one) and takes their amounts off the accounts' reserved totals. */
-async function releaseHolds(trx: DbOrTrx, which: { ids: string[] } | { expired: true }): Promise<void> {
-  const found =
-    'ids' in which
-      ? await trx
-          .selectFrom('llm_reservations')
-          .select('account_id')
-          .distinct()
-          .where('id', 'in', which.ids.length ? which.ids : [''])
-          .execute()
-      : await trx
-          .selectFrom('llm_reservations')
-          .select('account_id')
-          .distinct()
-          .where('expires_at', '<', sql<Date>`now()`)
-          .limit(1000)
-          .execute();
-  const accounts = found.map((r) => r.account_id);
-  if (accounts.length === 0) return;
-  await lockSpendable(trx, accounts);
-  const condition =
-    'ids' in which
-      ? sql`id = any(${which.ids}::text[])`
-      : sql`expires_at < now() and account_id = any(${accounts}::int[])`;
-  await sql`
-    with gone as (delete from llm_reservations where ${condition} returning account_id, amount_usd)
-    update accounts as a set reserved_usd = a.reserved_usd - g.total
-    from (select account_id, sum(amount_usd) as total from gone group by account_id) as g
-    where a.id = g.account_id`.execute(trx);
 }

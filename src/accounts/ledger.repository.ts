@@ -57,3 +57,23 @@ export async function ledgerSum(db: DbOrTrx, accountId: number): Promise<number>
     .executeTakeFirstOrThrow();
   return Number(row.total);
 }
+
+/** Charges minus refunds per UTC day (`YYYY-MM-DD`) and category since `since`: what the account spent. */
+export async function spendRows(
+  db: DbOrTrx,
+  accountId: number,
+  since: Date,
+): Promise<Array<{ day: string; category: string | null; spent: string }>> {
+  return db
+    .selectFrom('ledger_entries')
+    .select([
+      sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('day'),
+      'category',
+      sql<string>`-sum(amount_usd)`.as('spent'),
+    ])
+    .where('account_id', '=', accountId)
+    .where('kind', 'in', ['charge', 'refund'])
+    .where('created_at', '>=', since)
+    .groupBy([sql`1`, 'category'])
+    .execute();
+}

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { registerModels } from './model-registry.repository.ts';
 import type { GatewayConfig, ModelConfig, ProviderConfig } from '../config/gateway-config.ts';
 import type { Db } from '../db/database.ts';
 import { CATEGORY_ORDER, compareModels, toModelObject, type Category, type ModelObject } from './model-object.ts';
@@ -55,22 +55,10 @@ export class Catalog {
 }
 
 export async function buildCatalog(db: Db, config: GatewayConfig): Promise<Catalog> {
-  const ids = config.models.map((m) => m.id);
-  if (ids.length > 0) {
-    await db
-      .insertInto('model_registry')
-      .values(ids.map((id) => ({ id })))
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-  }
-  const rows = ids.length
-    ? await db
-        .selectFrom('model_registry')
-        .select(['id', sql<number>`extract(epoch from added_at)::int`.as('added')])
-        .where('id', 'in', ids)
-        .execute()
-    : [];
-  const added = new Map(rows.map((r) => [r.id, r.added]));
+  const added = await registerModels(
+    db,
+    config.models.map((m) => m.id),
+  );
   const providers = new Map(config.providers.map((p) => [p.id, p]));
   const entries = config.models.flatMap((model) => {
     const provider = providers.get(model.id.split('/')[0] ?? '');

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { spendRows } from '../accounts/ledger.repository.ts';
 import type { DbOrTrx } from '../db/database.ts';
 
 export const SPEND_CATEGORIES = ['llm', 'image', 'video', 'audio'] as const;
@@ -16,18 +16,7 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export async function spendByDay(db: DbOrTrx, accountId: number, days: number, now = Date.now()): Promise<SpendDay[]> {
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const since = today - (days - 1) * DAY_MS;
-  const rows = await db
-    .selectFrom('ledger_entries')
-    .select([
-      sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('day'),
-      'category',
-      sql<string>`-sum(amount_usd)`.as('spent'),
-    ])
-    .where('account_id', '=', accountId)
-    .where('kind', 'in', ['charge', 'refund'])
-    .where('created_at', '>=', new Date(since))
-    .groupBy([sql`1`, 'category'])
-    .execute();
+  const rows = await spendRows(db, accountId, new Date(since));
 
   const byDay = new Map<string, SpendDay>();
   for (let at = since; at <= today; at += DAY_MS) {

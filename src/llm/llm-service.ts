@@ -18,7 +18,7 @@ import { LlmError, kindForStatus } from './llm-error.ts';
 import { OutcomeTap, type StreamOutcome } from './outcome-tap.ts';
 import { estimateTokens, llmCost } from './pricing.ts';
 import { recordableInput } from './record-input.ts';
-import { loadConversation, saveResponse } from './responses-store.ts';
+import { loadConversation, saveResponse } from './llm-responses.repository.ts';
 import { clientStream } from './stream-pipeline.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';

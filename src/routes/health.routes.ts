@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { sql } from 'kysely';
+import { pingDatabase } from '../db/ping.ts';
 import type { AppContext } from '../app/context.ts';
 import type { Provider } from '../../providers/types.ts';
 import { providerStatuses } from '../upstreams/provider-status.ts';
@@ -33,7 +33,7 @@ export function healthRoutes(ctx: AppContext, providers: ReadonlyMap<string, Pro
         }
       };
       const [database, store] = await Promise.all([
-        check(() => sql`select 1`.execute(ctx.db)),
+        check(() => pingDatabase(ctx.db)),
         check(async () => {
           if (!(await ctx.store.ping())) throw new Error('ping failed');
         }),

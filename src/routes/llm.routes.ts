@@ -7,7 +7,8 @@ import { chatCompletionsFormat } from '../llm/formats/chat-completions-format.ts
 import { responsesFormat } from '../llm/formats/responses-format.ts';
 import { LlmError, kindForStatus, type ErrorFamily } from '../llm/llm-error.ts';
 import type { LlmService } from '../llm/llm-service.ts';
-import { loadResponse, resolveItemReferences } from '../llm/responses-store.ts';
+import { loadResponse } from '../llm/llm-responses.repository.ts';
+import { resolveItemReferences } from '../llm/resolve-item-references.ts';
 
 function authErrors(family: ErrorFamily): AuthErrors {
   return {

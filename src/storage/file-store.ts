@@ -6,6 +6,7 @@ import { fileIdFromName, newFileId } from './file-id.ts';
 import { peekStream } from './peek-stream.ts';
 import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from '../../providers/shared/sniff-content-type.ts';
 import type { Storage } from './storage.ts';
+import { deleteStoredFile, findStoredFile, insertStoredFile } from './stored-files.repository.ts';
 
 export type FileSource = StoredFilesTable['source'];
 
@@ -66,18 +67,15 @@ export class FileStore {
     const info = await this.storage.put(id, body, { contentType, maxBytes });
     const sha256 = hasher.digest('hex');
     try {
-      await this.db
-        .insertInto('stored_files')
-        .values({
-          id,
-          account_id: input.accountId,
-          storage_key: id,
-          content_type: contentType,
-          size_bytes: info.size,
-          sha256,
-          source: input.source,
-        })
-        .execute();
+      await insertStoredFile(this.db, {
+        id,
+        account_id: input.accountId,
+        storage_key: id,
+        content_type: contentType,
+        size_bytes: info.size,
+        sha256,
+        source: input.source,
+      });
     } catch (err) {
       // No row, no file: the bytes would be unreachable forever.
       await this.storage.delete(id).catch(() => undefined);
@@ -90,7 +88,7 @@ export class FileStore {
   async find(name: string): Promise<StoredFileRow | undefined> {
     const id = fileIdFromName(name);
     if (!id) return undefined;
-    return this.db.selectFrom('stored_files').selectAll().where('id', '=', id).executeTakeFirst();
+    return findStoredFile(this.db, id);
   }
 
   urlOf(row: Pick<StoredFileRow, 'id' | 'content_type'>): string {
@@ -99,11 +97,7 @@ export class FileStore {
   }
 
   async remove(id: string): Promise<void> {
-    const row = await this.db
-      .deleteFrom('stored_files')
-      .where('id', '=', id)
-      .returning('storage_key')
-      .executeTakeFirst();
-    if (row) await this.storage.delete(row.storage_key);
+    const storageKey = await deleteStoredFile(this.db, id);
+    if (storageKey) await this.storage.delete(storageKey);
   }
 }
