@@ -2,7 +2,7 @@ import { ConfigError } from '../config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
 import { asyncJobSettings } from '../shared/async-job-settings.ts';
 import { nextPollMs } from '../shared/poll-schedule.ts';
-import { stepForUpstreamError } from '../shared/upstream-step.ts';
+import { stepForOperationError } from '../shared/upstream-step.ts';
 import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import type { FalQueue, FalRequestUrls, FalStatus, FalSubmitted } from './fal-queue.ts';
 import { falOutputs } from './fal-result.ts';
@@ -53,20 +53,13 @@ export function falModel(config: ModelConfig, provider: ProviderConfig, queue: F
     operation: op,
     pollAfterMs: nextPollMs(schedule, op.polls, { webhook: false, startedAt: op.started_at, deadlineMs }),
   });
-  const rateLimited =
-    (op: FalOperation) =>
-    (delayMs: number): JobStep => ({
-      state: 'running',
-      operation: { ...op, limited: (op.limited ?? 0) + 1 },
-      pollAfterMs: delayMs,
-    });
 
   const submit = async (job: MediaJob, op: FalOperation): Promise<JobStep> => {
     let submitted: FalSubmitted;
     try {
       submitted = await queue.submit(modelId, media.upstreamInput(job.input), job.signal);
     } catch (err) {
-      return stepForUpstreamError(err, 'fal', rateLimited(op), op.limited ?? 0);
+      return stepForOperationError(err, 'fal', op);
     }
     return running({
       request_id: submitted.request_id,
@@ -110,7 +103,7 @@ export function falModel(config: ModelConfig, provider: ProviderConfig, queue: F
         const status = await queue.status(op.urls, job.signal);
         if (status.status === 'COMPLETED') return await completed(job, op.urls, status);
       } catch (err) {
-        return stepForUpstreamError(err, 'fal', rateLimited(op), op.limited ?? 0);
+        return stepForOperationError(err, 'fal', op);
       }
       return running({ ...op, polls: op.polls + 1, limited: 0 });
     },

@@ -2,7 +2,7 @@ import { ConfigError } from '../config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
 import { asyncJobSettings } from '../shared/async-job-settings.ts';
 import { nextPollMs } from '../shared/poll-schedule.ts';
-import { stepForUpstreamError } from '../shared/upstream-step.ts';
+import { stepForOperationError } from '../shared/upstream-step.ts';
 import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import { parseTarget, type ReplicateApi } from './replicate-api.ts';
 import { finishedStep, isPrediction, TERMINAL, type Prediction } from './replicate-prediction.ts';
@@ -63,13 +63,6 @@ export function replicateModel(
       deadlineMs,
     }),
   });
-  const rateLimited =
-    (op: ReplicateOperation) =>
-    (delayMs: number): JobStep => ({
-      state: 'running',
-      operation: { ...op, limited: (op.limited ?? 0) + 1 },
-      pollAfterMs: delayMs,
-    });
 
   const submit = async (job: MediaJob, op: ReplicateOperation): Promise<JobStep> => {
     let prediction: Prediction;
@@ -79,7 +72,7 @@ export function replicateModel(
         : undefined;
       prediction = await api.create(target, media.upstreamInput(job.input), callback, job.signal);
     } catch (err) {
-      return stepForUpstreamError(err, 'replicate', rateLimited(op), op.limited ?? 0);
+      return stepForOperationError(err, 'replicate', op);
     }
     return (
       finishedStep(prediction, kind, outputField) ?? running({ id: prediction.id, started_at: op.started_at, polls: 0 })
@@ -105,7 +98,7 @@ export function replicateModel(
       try {
         prediction = await api.get(op.id, job.signal);
       } catch (err) {
-        return stepForUpstreamError(err, 'replicate', rateLimited(op), op.limited ?? 0);
+        return stepForOperationError(err, 'replicate', op);
       }
       return (
         finishedStep(prediction, kind, outputField) ??

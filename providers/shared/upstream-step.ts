@@ -31,3 +31,17 @@ export function stepForUpstreamError(
   }
   throw err;
 }
+
+/**
+ * `stepForUpstreamError` for a job whose operation counts its consecutive 429s in `limited`: a
+ * rate-limited step keeps the operation, one more 429 counted, and polls again after the wait.
+ */
+export function stepForOperationError<Op extends { limited?: number }>(err: unknown, label: string, op: Op): JobStep {
+  const limited = op.limited ?? 0;
+  const again = (delayMs: number): JobStep => ({
+    state: 'running',
+    operation: { ...op, limited: limited + 1 },
+    pollAfterMs: delayMs,
+  });
+  return stepForUpstreamError(err, label, again, limited);
+}
