@@ -26,7 +26,7 @@ const oneOf = <T extends string>(values: readonly T[]) =>
 export const DEFAULT_MOTION_SIZE = 30;
 export const MAX_MOTION_SIZE = 100;
 
-const MotionQuerySchema = v.object({
+export const MotionQuerySchema = v.object({
   size: v.optional(
     v.pipe(
       v.string(),
@@ -54,7 +54,7 @@ export function parseMotionQuery(query: Record<string, unknown>): MotionQuery {
   return { size: size ?? DEFAULT_MOTION_SIZE, ...(category ? { category } : {}), ...(search ? { search } : {}) };
 }
 
-const LanguageQuery = v.object({
+export const LanguageQuery = v.object({
   language: v.optional(oneOf(PHRASE_LANGUAGES)),
 });
 

@@ -8,7 +8,7 @@ import { envelope } from '../http/envelope.ts';
 import { notFound } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
 
-const SigningBody = v.object({ enabled: v.boolean() });
+export const SigningBody = v.object({ enabled: v.boolean() });
 
 /** 64 lowercase hex characters (32 random bytes), as the API contract's signing secret. */
 export function newSigningSecret(): string {

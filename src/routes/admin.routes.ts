@@ -11,12 +11,12 @@ import { conflict, notFound, unauthorized } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
 
 const usd = v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1_000_000_000));
-const CreateAccountBody = v.object({
+export const CreateAccountBody = v.object({
   email: v.pipe(v.string(), v.trim(), v.email('expected an e-mail address')),
   balance_usd: v.optional(usd),
 });
-const TopupBody = v.object({ amount_usd: v.pipe(usd, v.minValue(0.0000000001, 'must be greater than 0')) });
-const AccountId = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer user_id'));
+export const TopupBody = v.object({ amount_usd: v.pipe(usd, v.minValue(0.0000000001, 'must be greater than 0')) });
+export const AccountId = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer user_id'));
 const UNIQUE_VIOLATION = '23505';
 /** Account ids are Postgres `integer`s: a larger one names no account (and must never reach a query). */
 const MAX_ACCOUNT_ID = 2_147_483_647;

@@ -19,7 +19,7 @@ const SIGN_IN_MAX_BYTES = 16 * 1024;
 const SignInBody = v.object({
   api_key: v.pipe(v.string(), v.trim(), v.nonEmpty('is required'), v.maxLength(200, 'is too long')),
 });
-const SpendQuery = v.object({
+export const SpendQuery = v.object({
   days: v.optional(
     v.pipe(
       v.string(),

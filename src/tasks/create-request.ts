@@ -4,7 +4,7 @@ import { findUnstorableString } from '../http/hostile-json.ts';
 import { parseOr422 } from '../http/parse.ts';
 
 /** `POST /v1/tasks` (docs/api-contract.md); `input` is validated afterwards against the model's own schema. */
-const CreateTaskSchema = v.object({
+export const CreateTaskSchema = v.object({
   model: v.pipe(v.string(), v.nonEmpty('must not be empty')),
   input: v.record(v.string(), v.unknown(), 'must be an object'),
   callback_url: v.optional(

@@ -40,9 +40,9 @@ const unixSeconds = v.optional(
   boundedInteger(0, MAX_UNIX_SECONDS, `must be Unix seconds, an integer from 0 to ${MAX_UNIX_SECONDS}`),
 );
 
-const QuerySchema = v.object({
+export const TaskListQuerySchema = v.object({
   page: v.optional(boundedInteger(1, MAX_PAGE, `must be a positive integer up to ${MAX_PAGE}`)),
-  page_size: v.optional(v.string()),
+  page_size: v.optional(v.pipe(v.string(), v.description('10, 25, 50 or 100; any other value becomes 25'))),
   status: v.optional(v.picklist(['processing', 'completed', 'failed'], 'must be processing, completed or failed')),
   model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), storable)),
   category: v.pipe(
@@ -51,8 +51,9 @@ const QuerySchema = v.object({
       (list) => !list || list.every((c) => CATEGORIES.has(c.toLowerCase())),
       'must be a comma-separated subset of llm, video, image, audio',
     ),
+    v.description('comma list of llm, video, image, audio'),
   ),
-  provider: commaList,
+  provider: v.pipe(commaList, v.description('comma list of provider slugs')),
   created_after: unixSeconds,
   created_before: unixSeconds,
 });
@@ -70,7 +71,7 @@ export interface TaskListQuery {
  * `created_before` are whole Unix seconds, both inclusive (the repository compares them so).
  */
 export function parseTaskListQuery(query: Record<string, string | undefined>): TaskListQuery {
-  const q = parseOr422(QuerySchema, query, 'query');
+  const q = parseOr422(TaskListQuerySchema, query, 'query');
   if (q.created_after !== undefined && q.created_before !== undefined && q.created_before < q.created_after) {
     throw unprocessable('created_before: must be greater than or equal to created_after');
   }

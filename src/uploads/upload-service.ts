@@ -15,7 +15,7 @@ import { uploadGcPacer } from './gc-pacer.ts';
 /** A file_url download may take this long, body included. */
 const URL_DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
 
-const FileUrlBody = v.object({
+export const FileUrlBody = v.object({
   file_url: v.pipe(v.string(), v.nonEmpty('is required'), v.url('expected an absolute URL')),
 });
 
