@@ -7,7 +7,7 @@ import { dropFields, ignoredSetting, refuseFields, requestObject } from '../shar
 import { isRecord, isSet, nullishBoolean, nullishString, numberBetween, parseAt } from '../shared/validation.ts';
 import { defaultEcho, type ResponsesEcho } from './wire-types.ts';
 
-const RequestSchema = v.looseObject({
+export const RequestSchema = v.looseObject({
   model: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty')),
   input: v.union([v.string(), v.array(v.unknown())], 'must be a string or an array of input items'),
   instructions: nullishString(),
