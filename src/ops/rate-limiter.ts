@@ -5,6 +5,8 @@ interface Window {
   shared: number;
   /** Requests counted here and not yet added to the store. */
   pending: number;
+  /** Requests being added to the store right now: still counted until the new total is back. */
+  sending: number;
   expiresAt: number;
 }
 
@@ -39,11 +41,11 @@ export class RateLimiter {
     const key = `rl:${subject}:${minute}`;
     let window = this.windows.get(key);
     if (!window) {
-      window = { shared: 0, pending: 0, expiresAt: (minute + 1) * 60_000 };
+      window = { shared: 0, pending: 0, sending: 0, expiresAt: (minute + 1) * 60_000 };
       this.windows.set(key, window);
     }
     const retryAfterSeconds = (window.expiresAt - now) / 1000;
-    if (window.shared + window.pending >= limitPerMinute) return { allowed: false, retryAfterSeconds };
+    if (window.shared + window.sending + window.pending >= limitPerMinute) return { allowed: false, retryAfterSeconds };
     window.pending += 1;
     return { allowed: true, retryAfterSeconds };
   }
@@ -62,12 +64,15 @@ export class RateLimiter {
         const by = window.pending;
         if (by === 0) continue;
         window.pending = 0;
+        window.sending += by;
         work.push(
           this.store.incr(key, by, window.expiresAt - now + 5_000).then(
             (total) => {
+              window.sending -= by;
               window.shared = Math.max(window.shared, total);
             },
             () => {
+              window.sending -= by;
               window.pending += by; // store unreachable: keep counting locally, retry next tick
             },
           ),

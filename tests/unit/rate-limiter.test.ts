@@ -30,3 +30,26 @@ test('counts from other instances, learned at sync, count against the budget', a
   a.stop();
   b.stop();
 });
+
+test('requests counted but still on their way to the store count against the budget', async () => {
+  const now = 180_000_000;
+  const store = new MemoryStore(() => now);
+  // A store round trip that has not come back yet, as Redis under load.
+  let arrive!: () => void;
+  const slow = Object.assign(Object.create(store), {
+    incr: async (key: string, by: number, ttlMs: number) => {
+      await new Promise<void>((resolve) => {
+        arrive = resolve;
+      });
+      return store.incr(key, by, ttlMs);
+    },
+  });
+  const limiter = new RateLimiter(slow, 1_000_000, () => now);
+  for (let i = 0; i < 3; i++) expect(limiter.check('busy', 3).allowed).toBe(true);
+  const flushing = limiter.flush();
+  expect(limiter.check('busy', 3).allowed).toBe(false);
+  arrive();
+  await flushing;
+  expect(limiter.check('busy', 3).allowed).toBe(false);
+  limiter.stop();
+});
