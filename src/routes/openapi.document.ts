@@ -42,7 +42,7 @@ export const openApiPaths: Record<string, unknown> = {
           name: 'category',
           in: 'query',
           schema: { type: 'string' },
-          description: 'comma list of llm, video, image, audio',
+          description: 'comma list of llm, embedding, video, image, audio',
         },
       ],
       responses: {
@@ -162,7 +162,7 @@ export function openApiDocument(extraPaths: Record<string, unknown> = {}) {
             owned_by: { type: 'string' },
             provider_display: { type: 'string' },
             display_name: { type: 'string' },
-            category: { enum: ['audio', 'image', 'video', 'llm'] },
+            category: { enum: ['audio', 'image', 'video', 'llm', 'embedding'] },
             context_length: { type: 'integer' },
             max_output: { type: 'integer' },
           },

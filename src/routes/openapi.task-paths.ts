@@ -73,7 +73,7 @@ export const taskOpenApiPaths: Record<string, unknown> = {
         query('page_size', { enum: [10, 25, 50, 100], default: 25 }, 'any other value becomes 25'),
         query('status', { enum: ['processing', 'completed', 'failed'] }),
         query('model', { type: 'string' }),
-        query('category', { type: 'string' }, 'comma list of llm, video, image, audio'),
+        query('category', { type: 'string' }, 'comma list of llm, embedding, video, image, audio'),
         query('provider', { type: 'string' }, 'comma list of provider slugs'),
         query('created_after', { type: 'integer' }, 'Unix seconds, inclusive'),
         query('created_before', { type: 'integer' }, 'Unix seconds, inclusive; >= created_after'),

@@ -5,7 +5,13 @@ import { integer, usd } from '../format.ts';
 import type { Category, Model, Pricing } from '../types.ts';
 import type { ViewContext } from '../view.ts';
 
-const TITLES: Record<Category, string> = { llm: 'LLM', image: 'Image', video: 'Video', audio: 'Audio' };
+const TITLES: Record<Category, string> = {
+  llm: 'LLM',
+  embedding: 'Embedding',
+  image: 'Image',
+  video: 'Video',
+  audio: 'Audio',
+};
 
 /** The catalog's price fields in words. */
 function priceText(p: Pricing | undefined): string {
