@@ -1,7 +1,8 @@
 /**
- * OpenAPI paths of the three LLM wire formats. Their bodies are the formats' own (OpenAI chat
- * completions and Responses, Anthropic Messages), documented upstream; here the required fields
- * and limits of the API contract's tables, and the error shapes each endpoint answers with.
+ * OpenAPI paths of the three LLM wire formats, Anthropic's count_tokens and OpenAI's embeddings.
+ * Their bodies are the formats' own (OpenAI chat completions, Responses and embeddings, Anthropic
+ * Messages), documented upstream; here the required fields and limits of the API contract's
+ * tables, and the error shapes each endpoint answers with.
  */
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const openAIError = { $ref: '#/components/schemas/OpenAIError' };
@@ -111,6 +112,108 @@ export const llmOpenApiPaths: Record<string, unknown> = {
         }),
       },
       responses: answers('message, or message_* events', anthropicError),
+    },
+  },
+  '/v1/messages/count_tokens': {
+    post: {
+      summary:
+        'Input tokens of a Messages request, any catalog LLM (free); Anthropic upstreams count, others the gateway',
+      externalDocs: { url: 'https://docs.anthropic.com/en/api/messages-count-tokens' },
+      requestBody: {
+        required: true,
+        content: json({
+          type: 'object',
+          required: ['model', 'messages'],
+          properties: {
+            model: { type: 'string' },
+            messages: { type: 'array' },
+            system: { oneOf: [{ type: 'string' }, { type: 'array' }] },
+            tools: { type: 'array' },
+            tool_choice: { type: 'object' },
+          },
+        }),
+      },
+      responses: {
+        200: {
+          description: 'the count',
+          content: json({
+            type: 'object',
+            required: ['input_tokens'],
+            properties: { input_tokens: { type: 'integer', minimum: 0 } },
+          }),
+        },
+        ...Object.fromEntries(
+          [400, 401, 404, 429, 500, 502, 504].map((s) => [
+            String(s),
+            { description: `error ${s}`, content: json(anthropicError) },
+          ]),
+        ),
+      },
+    },
+  },
+  '/v1/embeddings': {
+    post: {
+      summary: 'Embeddings (OpenAI wire format) for models of category embedding; charged per input token',
+      externalDocs: { url: 'https://platform.openai.com/docs/api-reference/embeddings/create' },
+      requestBody: {
+        required: true,
+        content: json({
+          type: 'object',
+          required: ['model', 'input'],
+          properties: {
+            model: { type: 'string' },
+            input: {
+              oneOf: [
+                { type: 'string', minLength: 1 },
+                { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, maxItems: 2048 },
+                { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1 },
+                {
+                  type: 'array',
+                  items: { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1 },
+                  minItems: 1,
+                  maxItems: 2048,
+                },
+              ],
+            },
+            encoding_format: { enum: ['float', 'base64'], default: 'float' },
+            dimensions: { type: 'integer', minimum: 1 },
+            user: { type: 'string' },
+          },
+        }),
+      },
+      responses: {
+        200: {
+          description: 'list of embeddings; base64 is little-endian float32',
+          content: json({
+            type: 'object',
+            properties: {
+              object: { const: 'list' },
+              data: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    object: { const: 'embedding' },
+                    index: { type: 'integer' },
+                    embedding: { oneOf: [{ type: 'array', items: { type: 'number' } }, { type: 'string' }] },
+                  },
+                },
+              },
+              model: { type: 'string' },
+              usage: {
+                type: 'object',
+                properties: { prompt_tokens: { type: 'integer' }, total_tokens: { type: 'integer' } },
+              },
+            },
+          }),
+        },
+        ...Object.fromEntries(
+          [400, 401, 402, 404, 429, 500, 502, 504].map((s) => [
+            String(s),
+            { description: `error ${s}`, content: json(openAIError) },
+          ]),
+        ),
+      },
     },
   },
 };

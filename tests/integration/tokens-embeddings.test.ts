@@ -109,6 +109,9 @@ for (const mode of MODES) {
       expect(ids).toEqual(['fakeoai/embed', 'fakeoai/embed-500', 'fakeoai/embed-garbage', 'sandbox/embed']);
       const res = await api(gw, 'GET', '/v1/models?category=embedding,llm', { key });
       expect(res.body.data.map((m: { category: string }) => m.category)).toContain('llm');
+      const doc = await api(gw, 'GET', '/openapi.json');
+      expect(doc.body.paths['/v1/embeddings'].post.requestBody).toBeDefined();
+      expect(doc.body.paths['/v1/messages/count_tokens'].post.responses['200']).toBeDefined();
     });
 
     test('count_tokens on sandbox/echo: its whitespace count, the same as a Messages call reports; free', async () => {
@@ -346,3 +349,35 @@ for (const mode of MODES) {
     });
   });
 }
+
+describe('embedding models in the config file', () => {
+  const refused = async (models: object[]) => {
+    const dir = await mkdtemp(join(tmpdir(), 'gw-embed-config-'));
+    const path = join(dir, 'gateway.json');
+    await writeFile(
+      path,
+      JSON.stringify({
+        providers: [
+          { id: 'ant', kind: 'anthropic', api_key: 'k' },
+          { id: 'oai', kind: 'openai', api_key: 'k' },
+        ],
+        models,
+      }),
+    );
+    const gw = await startGateway({ DATA_DIR: dir, GATEWAY_CONFIG: path }, { waitReady: false });
+    const code = await gw.proc.exited;
+    await Bun.sleep(20);
+    return { code, output: gw.output() };
+  };
+
+  test('need an input price and a provider that serves embeddings, or start-up stops naming the model', async () => {
+    const unpriced = await refused([{ id: 'oai/e', category: 'embedding', display_name: 'E' }]);
+    expect(unpriced.code).toBe(1);
+    expect(unpriced.output).toContain('models[0].pricing: embedding models need input_per_mtok');
+    const anthropic = await refused([
+      { id: 'ant/e', category: 'embedding', display_name: 'E', pricing: { input_per_mtok: 0.1 } },
+    ]);
+    expect(anthropic.code).toBe(1);
+    expect(anthropic.output).toContain('ant/e: provider ant (kind anthropic) cannot serve embeddings');
+  });
+});
