@@ -80,11 +80,6 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
   const embeddingAdapters = new Map<string, EmbeddingAdapter>();
   for (const [id, provider] of providers) if (provider.embeddings) embeddingAdapters.set(id, provider.embeddings);
-  for (const entry of catalog.entries)
-    if (entry.object.category === 'embedding' && !embeddingAdapters.has(entry.provider.id))
-      throw new ConfigError(
-        `models: ${entry.object.id}: provider ${entry.provider.id} (kind ${entry.provider.kind}) cannot serve embeddings`,
-      );
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
   const services = {

@@ -11,6 +11,7 @@ import type { BalanceReservations } from '../accounts/balance-reservations.ts';
 import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import type { CatalogEntry } from '../catalog/catalog.ts';
+import { ConfigError } from '../config/config-error.ts';
 import { storableString } from '../http/hostile-json.ts';
 import { LlmError, kindForStatus } from '../llm/llm-error.ts';
 import { llmCost } from '../llm/pricing.ts';
@@ -46,7 +47,14 @@ export class EmbeddingService {
     private readonly recorder: UsageRecorder,
     private readonly reservations: BalanceReservations,
     private readonly counter: TokenCounter = defaultTokenCounter,
-  ) {}
+  ) {
+    // An embedding model no provider can serve is a configuration error, found at start.
+    for (const entry of ctx.catalog.entries)
+      if (entry.object.category === 'embedding' && !adapters.has(entry.provider.id))
+        throw new ConfigError(
+          `models: ${entry.object.id}: provider ${entry.provider.id} (kind ${entry.provider.kind}) cannot serve embeddings`,
+        );
+  }
 
   async handle(body: unknown, auth: AuthContext, request: Request): Promise<Response> {
     const { decoded, warnings, entry, adapter, model } = this.prepare(body);
