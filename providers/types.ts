@@ -6,6 +6,7 @@ import type {
   StreamEvent,
   TranslationWarning,
 } from '../translators/canonical/index.ts';
+import type { CanonicalEmbeddingRequest, CanonicalEmbeddingResponse } from '../translators/embeddings/index.ts';
 import type { ProviderResources } from './shared/resources.ts';
 
 /** What a provider is told about the model being called. */
@@ -33,6 +34,24 @@ export type LlmStream =
 export interface LlmAdapter {
   generate(call: LlmCall): Promise<{ response: CanonicalResponse; warnings: TranslationWarning[] }>;
   stream(call: LlmCall): Promise<LlmStream>;
+  /**
+   * The request's input tokens as the upstream counts them (`POST /v1/messages/count_tokens`).
+   * Without it the gateway counts them itself (src/llm/token-counter.ts).
+   */
+  countTokens?(call: LlmCall): Promise<{ inputTokens: number; warnings: TranslationWarning[] }>;
+}
+
+export interface EmbeddingCall {
+  request: CanonicalEmbeddingRequest;
+  model: ModelRef;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+/** A provider's embedding models (`category: embedding`, `POST /v1/embeddings`). */
+export interface EmbeddingAdapter {
+  /** Vectors in input order; a `dimensions` the model cannot give throws InvalidRequestError naming it. */
+  embed(call: EmbeddingCall): Promise<{ response: CanonicalEmbeddingResponse; warnings: TranslationWarning[] }>;
 }
 
 /** What a media job produced: bytes in hand, or a URL the gateway copies into its storage. */
@@ -146,6 +165,7 @@ export interface Provider {
   id: string;
   kind: string;
   llm?: LlmAdapter;
+  embeddings?: EmbeddingAdapter;
   media?: MediaAdapter;
   /** Voice and motion presets etc. served under `/v1/resources/<id>/…` (docs/api-contract.md). */
   resources?: ProviderResources;

@@ -1,5 +1,11 @@
 import type { ProviderConfig } from '../config/config-schema.ts';
-import { decodeAnthropicResponse, encodeAnthropicRequest } from '../../translators/anthropic-messages/index.ts';
+import {
+  decodeAnthropicResponse,
+  encodeAnthropicCountTokensRequest,
+  encodeAnthropicRequest,
+} from '../../translators/anthropic-messages/index.ts';
+import { asNumber, asObject } from '../../translators/shared/validation.ts';
+import { UpstreamError } from '../shared/upstream-error.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
@@ -36,6 +42,16 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
       const res = await response;
       if (!res.body) throw new Error('upstream stream has no body');
       return { kind: 'wire', format: 'anthropic-messages', body: res.body, warnings };
+    },
+    /** @see https://docs.anthropic.com/en/api/messages-count-tokens */
+    async countTokens(call) {
+      const { value, warnings } = encodeAnthropicCountTokensRequest(call.request, call.model.upstreamModel);
+      const res = await postJson(`${url}/count_tokens`, value, headers, policy, call.signal);
+      const body: unknown = await res.json().catch(() => undefined);
+      const tokens = asNumber(asObject(body)?.input_tokens);
+      if (tokens === undefined || tokens < 0 || !Number.isInteger(tokens))
+        throw new UpstreamError('server_error', 'upstream count_tokens answer has no input_tokens', res.status);
+      return { inputTokens: tokens, warnings };
     },
   };
 }

@@ -34,7 +34,7 @@ export const ModelSchema = v.object({
     v.string(),
     v.regex(/^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'expected <provider>/<model-name>'),
   ),
-  category: v.picklist(['llm', 'image', 'video', 'audio']),
+  category: v.picklist(['llm', 'embedding', 'image', 'video', 'audio']),
   upstream_model: v.optional(v.string()),
   display_name: v.pipe(v.string(), v.minLength(1)),
   created: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),

@@ -1,6 +1,7 @@
 import { UpstreamHealth } from '../shared/upstream-health.ts';
 import type { ProviderFactory } from '../types.ts';
 import { createChatAdapter } from './chat-adapter.ts';
+import { createEmbeddingsAdapter } from './embeddings-adapter.ts';
 import { createOpenAIMedia } from './media-adapter.ts';
 
 export const createOpenAIProvider: ProviderFactory = (config) => {
@@ -10,6 +11,7 @@ export const createOpenAIProvider: ProviderFactory = (config) => {
     id: config.id,
     kind: 'openai',
     llm: createChatAdapter(config),
+    embeddings: createEmbeddingsAdapter(config),
     media: createOpenAIMedia(config, health),
     health,
   };

@@ -1,7 +1,7 @@
 import { mintId } from '../../translators/shared/ids.ts';
 import type { CanonicalResponse, StreamEvent } from '../../translators/canonical/index.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
-import { runEcho, streamPieces, type EchoResult } from './echo-model.ts';
+import { echoInputTokens, runEcho, streamPieces, type EchoResult } from './echo-model.ts';
 
 function toResponse(call: LlmCall, result: EchoResult, id: string, toolCallId: string): CanonicalResponse {
   return {
@@ -59,5 +59,8 @@ export const echoAdapter: LlmAdapter = {
       },
     });
     return { kind: 'canonical', events: stream, warnings: [] };
+  },
+  async countTokens(call) {
+    return { inputTokens: echoInputTokens(call.request), warnings: [] };
   },
 };

@@ -54,9 +54,13 @@ function chosenTool(request: CanonicalRequest): string | undefined {
   return undefined;
 }
 
+/** The request's input tokens as `sandbox/echo` reports them in usage (and count_tokens answers). */
+export const echoInputTokens = (request: CanonicalRequest): number =>
+  messageText(request).reduce((sum, text) => sum + countTokens(text), 0);
+
 export function runEcho(request: CanonicalRequest): EchoResult {
   const input = lastUserText(request);
-  const inputTokens = messageText(request).reduce((sum, text) => sum + countTokens(text), 0);
+  const inputTokens = echoInputTokens(request);
   const usage = (outputTokens: number): CanonicalUsage => ({
     inputTokens,
     outputTokens,

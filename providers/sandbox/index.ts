@@ -1,5 +1,6 @@
 import type { ProviderFactory } from '../types.ts';
 import { echoAdapter } from './echo-adapter.ts';
+import { sandboxEmbeddings } from './embed-model.ts';
 import { sandboxMedia } from './media-adapter.ts';
 import { sandboxResources } from './resources/index.ts';
 
@@ -8,6 +9,7 @@ export const createSandboxProvider: ProviderFactory = (config) => ({
   id: config.id,
   kind: 'sandbox',
   llm: echoAdapter,
+  embeddings: sandboxEmbeddings,
   media: sandboxMedia,
   resources: sandboxResources,
 });

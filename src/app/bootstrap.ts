@@ -15,7 +15,9 @@ import { connectStore } from '../store/connect.ts';
 import { connectStorage } from '../storage/connect.ts';
 import { FileStore } from '../storage/file-store.ts';
 import { createProviders, isProviderKind } from '../../providers/registry.ts';
-import type { LlmAdapter, Provider } from '../../providers/types.ts';
+import type { EmbeddingAdapter, LlmAdapter, Provider } from '../../providers/types.ts';
+import { EmbeddingService } from '../embeddings/embedding-service.ts';
+import { TokenCountService } from '../llm/count-tokens.ts';
 import { LlmService } from '../llm/llm-service.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
 import type { AppContext } from './context.ts';
@@ -28,6 +30,8 @@ export interface Started {
   services: {
     providers: ReadonlyMap<string, Provider>;
     llm: LlmService;
+    embeddings: EmbeddingService;
+    tokenCount: TokenCountService;
     usage: UsageRecorder;
     reservations: BalanceReservations;
   } & TaskServices;
@@ -74,11 +78,15 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const providers = createProviders(config.providers, providerHost(env.publicUrl));
   const llmAdapters = new Map<string, LlmAdapter>();
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
+  const embeddingAdapters = new Map<string, EmbeddingAdapter>();
+  for (const [id, provider] of providers) if (provider.embeddings) embeddingAdapters.set(id, provider.embeddings);
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
   const services = {
     providers,
     llm: new LlmService(ctx, llmAdapters, usage, reservations),
+    embeddings: new EmbeddingService(ctx, embeddingAdapters, usage, reservations),
+    tokenCount: new TokenCountService(ctx, llmAdapters),
     usage,
     reservations,
     ...createTaskServices(ctx, providers, saveTaskOutput(ctx)),

@@ -9,6 +9,8 @@ import { adminRoutes } from '../routes/admin.routes.ts';
 import { dashboardRoutes } from '../routes/dashboard.routes.ts';
 import { healthRoutes } from '../routes/health.routes.ts';
 import { providerWebhookRoutes } from '../routes/provider-webhooks.routes.ts';
+import { countTokensRoutes } from '../routes/count-tokens.routes.ts';
+import { embeddingRoutes } from '../routes/embeddings.routes.ts';
 import { llmErrorShapers, llmRoutes } from '../routes/llm.routes.ts';
 import { modelRoutes } from '../routes/models.routes.ts';
 import { openApiRoutes } from '../routes/openapi.routes.ts';
@@ -17,6 +19,8 @@ import { taskRoutes } from '../routes/tasks.routes.ts';
 import { uploadRoutes } from '../routes/upload.routes.ts';
 import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from './context.ts';
+import type { EmbeddingService } from '../embeddings/embedding-service.ts';
+import type { TokenCountService } from '../llm/count-tokens.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
@@ -31,6 +35,8 @@ export function buildApp(
   services: {
     providers: ReadonlyMap<string, Provider>;
     llm: LlmService;
+    embeddings: EmbeddingService;
+    tokenCount: TokenCountService;
     tasks: TaskService;
     webhooks: WebhookDeliverer;
   },
@@ -54,7 +60,9 @@ export function buildApp(
     .use(dashboardRoutes(ctx))
     .use(taskRoutes(ctx, services.tasks, services.webhooks))
     .use(resourceRoutes(ctx, { providers: services.providers }))
-    .use(llmRoutes(ctx, services.llm));
+    .use(countTokensRoutes(ctx, services.tokenCount))
+    .use(llmRoutes(ctx, services.llm))
+    .use(embeddingRoutes(ctx, services.embeddings));
 }
 
 export type App = ReturnType<typeof buildApp>;

@@ -1,8 +1,10 @@
 import type { ModelConfig, Pricing, ProviderConfig } from '../config/gateway-config.ts';
 
-export type Category = 'audio' | 'image' | 'video' | 'llm';
+export type Category = 'audio' | 'image' | 'video' | 'llm' | 'embedding';
 /** Categories in the order every model list uses; lists are grouped the same way. */
-export const CATEGORY_ORDER: readonly Category[] = ['audio', 'image', 'video', 'llm'];
+export const CATEGORY_ORDER: readonly Category[] = ['audio', 'image', 'video', 'llm', 'embedding'];
+/** Categories served by `POST /v1/tasks`; the others have endpoints of their own. */
+export const isMediaCategory = (category: Category): boolean => category !== 'llm' && category !== 'embedding';
 
 /** The model object (OpenAI-style, docs/api-contract.md), plus `pricing` for the dashboard. */
 export interface ModelObject {

@@ -72,7 +72,10 @@ export function parseGatewayConfig(
     if (m.category === 'llm' && (m.pricing?.input_per_mtok === undefined || m.pricing.output_per_mtok === undefined)) {
       throw new ConfigError(`${source}: models[${i}].pricing: llm models need input_per_mtok and output_per_mtok`);
     }
-    if (m.category !== 'llm') {
+    if (m.category === 'embedding' && m.pricing?.input_per_mtok === undefined) {
+      throw new ConfigError(`${source}: models[${i}].pricing: embedding models need input_per_mtok`);
+    }
+    if (m.category !== 'llm' && m.category !== 'embedding') {
       try {
         checkMediaOptions(m.options, `models[${i}].options`);
       } catch (err) {

@@ -1,7 +1,7 @@
 import { spendRows } from '../accounts/ledger.repository.ts';
 import type { DbOrTrx } from '../db/database.ts';
 
-export const SPEND_CATEGORIES = ['llm', 'image', 'video', 'audio'] as const;
+export const SPEND_CATEGORIES = ['llm', 'embedding', 'image', 'video', 'audio'] as const;
 export type SpendDay = { day: string } & Record<(typeof SPEND_CATEGORIES)[number], number>;
 
 const DAY_MS = 86_400_000;
@@ -21,7 +21,7 @@ export async function spendByDay(db: DbOrTrx, accountId: number, days: number, n
   const byDay = new Map<string, SpendDay>();
   for (let at = since; at <= today; at += DAY_MS) {
     const day = utcDay(at);
-    byDay.set(day, { day, llm: 0, image: 0, video: 0, audio: 0 });
+    byDay.set(day, { day, llm: 0, embedding: 0, image: 0, video: 0, audio: 0 });
   }
   for (const row of rows) {
     const entry = byDay.get(row.day);

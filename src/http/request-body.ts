@@ -19,10 +19,10 @@ export interface BodyLimits {
 const MIB = 1024 * 1024;
 /** Tasks, account, admin, dashboard and every other JSON endpoint. */
 export const JSON_BODY_MAX_BYTES = MIB;
-/** The LLM endpoints: long conversations with inline images. */
+/** The LLM and embeddings endpoints: long conversations with inline images, batches of documents. */
 export const LLM_BODY_MAX_BYTES = 32 * MIB;
-/** Path prefixes of the LLM endpoints. */
-export const LLM_BODY_PATHS = ['/v1/chat/completions', '/v1/responses', '/v1/messages'];
+/** Path prefixes of the LLM endpoints (`/v1/messages` covers `/v1/messages/count_tokens`) and embeddings. */
+export const LLM_BODY_PATHS = ['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/embeddings'];
 
 export function bodyLimitsFor(path: string, timeoutMs: number): BodyLimits {
   const llm = LLM_BODY_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));

@@ -2,7 +2,6 @@ import {
   InvalidRequestError,
   type CanonicalMessage,
   type CanonicalResponse,
-  type TranslationWarning,
 } from '../../translators/canonical/index.ts';
 import { mintId } from '../../translators/shared/ids.ts';
 import type { LlmAdapter, ModelRef } from '../../providers/types.ts';
@@ -21,6 +20,7 @@ import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
 import { clientStream } from './stream-pipeline.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
+import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
 
 const SSE_HEADERS = {
@@ -29,20 +29,6 @@ const SSE_HEADERS = {
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 };
-
-/**
- * Lossy translations are never silent: what was dropped or changed is told to the client in one
- * header, as a JSON array of `{type, field, message}` (ASCII only, at most 4 KiB).
- */
-function warningHeaders(warnings: TranslationWarning[]): Record<string, string> {
-  const ascii = (list: TranslationWarning[]) => JSON.stringify(list).replace(/[^\x20-\x7e]/g, '?');
-  // Drop trailing warnings until the header fits; it always stays valid JSON.
-  for (let kept = warnings; kept.length; kept = kept.slice(0, -1)) {
-    const text = ascii(kept);
-    if (text.length <= 4096) return { 'x-gateway-warnings': text };
-  }
-  return {};
-}
 
 interface Call {
   format: ClientFormat;
@@ -133,7 +119,9 @@ export class LlmService {
       throw new LlmError(
         format.family,
         'invalid_request',
-        `The model '${modelId}' is a ${entry.object.category} model; use POST /v1/tasks`,
+        entry.object.category === 'embedding'
+          ? `The model '${modelId}' is an embedding model; use POST /v1/embeddings`
+          : `The model '${modelId}' is a ${entry.object.category} model; use POST /v1/tasks`,
         'model',
         'model_not_supported',
       );

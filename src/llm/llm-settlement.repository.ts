@@ -3,13 +3,15 @@ import { toUnits, type UsdUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
 import type { RunPrepared } from '../db/prepared.ts';
 
-/** One finished LLM call as the settlement statement reads it (numeric amounts as exact text). */
+/** One finished LLM or embeddings call as the settlement statement reads it (numeric amounts as exact text). */
 export interface SettlementRow {
   ord: number;
   id: string;
   account_id: number;
   model: string;
   provider: string;
+  /** The task and ledger category: `llm`, or `embedding` for embeddings calls. */
+  category: string;
   status: string;
   input: unknown;
   output: unknown;
@@ -42,7 +44,7 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
   const query = sql`
     with rec as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        as t(ord int, id text, account_id int, model text, provider text, status text, input jsonb, output jsonb,
+        as t(ord int, id text, account_id int, model text, provider text, category text, status text, input jsonb, output jsonb,
              error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric)
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
@@ -68,7 +70,7 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
       select c.*, sum(c.charge) over (partition by c.account_id order by c.ord) as charged_upto from charged as c
     ), created as (
       insert into tasks (id, account_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at)
-      select id, account_id, model, provider, 'llm', status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz
+      select id, account_id, model, provider, category, status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz
       from charged on conflict (id) do nothing
       returning id
     ), totals as (
@@ -83,7 +85,7 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
       returning a.id, a.balance_usd, t.charged, t.cost
     ), ledger as (
       insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
-      select c.account_id, -c.charge, m.balance_usd + m.charged - c.charged_upto, 'charge', c.id, 'llm', c.model
+      select c.account_id, -c.charge, m.balance_usd + m.charged - c.charged_upto, 'charge', c.id, c.category, c.model
       from cumulative as c join moved as m on m.id = c.account_id where c.charge > 0
     )
     select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from moved

@@ -10,12 +10,16 @@ import { isPoisonError } from '../db/db-errors.ts';
 import { setAside } from '../ops/dead-letters.repository.ts';
 import { type SettledBatch, type SettlementRow, settleLlmCalls } from './llm-settlement.repository.ts';
 
-/** One finished LLM call: becomes a task row (`category: llm`) and, when it cost anything, a ledger charge. */
+/**
+ * One finished LLM (or embeddings) call: becomes a task row of its category (`llm` unless said)
+ * and, when it cost anything, a ledger charge of the same category.
+ */
 export interface LlmCallRecord {
   taskId: string;
   accountId: number;
   model: string;
   provider: string;
+  category?: 'llm' | 'embedding';
   status: 'completed' | 'failed';
   /** Already storable (see `toStorable`): the recorder writes it as it is. */
   input: unknown;
@@ -146,6 +150,7 @@ async function settleBatch(
       account_id: r.accountId,
       model: r.model,
       provider: r.provider,
+      category: r.category ?? 'llm',
       status: r.status,
       input: r.input,
       output: r.output,

@@ -48,7 +48,7 @@ export interface Hold {
 }
 
 /** The hold for a number of input and output tokens at the model's prices, in 1e-10 USD units. */
-function holdUnits(inputTokens: number, outputTokens: number, model: ModelConfig): bigint {
+export function holdUnits(inputTokens: number, outputTokens: number, model: ModelConfig): bigint {
   const p = model.pricing;
   const usd =
     (inputTokens * (p?.input_per_mtok ?? 0) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 +

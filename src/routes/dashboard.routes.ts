@@ -59,7 +59,7 @@ const json = (body: unknown, headers: Record<string, string> = {}, status = 200)
  *   read its HttpOnly cookie, learns its CSRF token); 401 when there is no live session.
  * - `DELETE /dashboard/api/session` (with `x-csrf-token`) → signs out: the session is deleted
  *   from the store on every instance and the cookie cleared.
- * - `GET /v1/account/spend?days=30` (bearer key or session) → `data: [{day, llm, image, video,
+ * - `GET /v1/account/spend?days=30` (bearer key or session) → `data: [{day, llm, embedding, image, video,
  *   audio}]`, oldest day first: USD spent per UTC day and category, charges minus refunds.
  *
  * Every other action of the page goes through the API a client would use, with the session

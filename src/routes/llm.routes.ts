@@ -10,7 +10,8 @@ import type { LlmService } from '../llm/llm-service.ts';
 import { loadResponse } from '../llm/llm-responses.repository.ts';
 import { resolveItemReferences } from '../llm/resolve-item-references.ts';
 
-function authErrors(family: ErrorFamily): AuthErrors {
+/** Authentication refusals in an LLM family's error shape (also used by the embeddings and count_tokens routes). */
+export function llmAuthErrors(family: ErrorFamily): AuthErrors {
   return {
     unauthorized: () => new LlmError(family, 'authentication', 'invalid or missing API key', null, 'invalid_api_key'),
     rateLimited: (retryAfter) => {
@@ -35,7 +36,7 @@ export const llmErrorShapers: Array<{ prefix: string; shape: ErrorShaper }> = [
         status === 422 ? 400 : status,
       ),
   },
-  ...['/v1/chat/completions', '/v1/responses'].map((prefix) => ({
+  ...['/v1/chat/completions', '/v1/responses', '/v1/embeddings'].map((prefix) => ({
     prefix,
     shape: ((status, message) =>
       new LlmError(
@@ -52,7 +53,7 @@ export const llmErrorShapers: Array<{ prefix: string; shape: ErrorShaper }> = [
 /** The three LLM wire formats (docs/api-contract.md), plus reading back a stored response. */
 export function llmRoutes(ctx: AppContext, service: LlmService) {
   const openai = new Elysia({ name: 'llm-openai', prefix: '/v1' })
-    .use(authPlugin(ctx, { errors: authErrors('openai') }))
+    .use(authPlugin(ctx, { errors: llmAuthErrors('openai') }))
     .post('/chat/completions', ({ auth, body, request }) => service.handle(chatCompletionsFormat, body, auth, request))
     .post('/responses', async ({ auth, body, request }) =>
       service.handle(responsesFormat, await resolveItemReferences(ctx.db, auth.accountId, body), auth, request),
@@ -71,7 +72,7 @@ export function llmRoutes(ctx: AppContext, service: LlmService) {
     });
 
   const anthropic = new Elysia({ name: 'llm-anthropic', prefix: '/v1' })
-    .use(authPlugin(ctx, { errors: authErrors('anthropic'), allowXApiKey: true }))
+    .use(authPlugin(ctx, { errors: llmAuthErrors('anthropic'), allowXApiKey: true }))
     .post('/messages', ({ auth, body, request }) => service.handle(anthropicMessagesFormat, body, auth, request));
 
   return new Elysia().use(openai).use(anthropic);

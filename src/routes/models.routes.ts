@@ -15,7 +15,7 @@ function parseCategories(raw: string | undefined): { set?: Set<Category>; key: s
     if (!isCategory(value)) {
       throw new OpenAIStyleError(
         400,
-        `invalid category "${part.trim()}": expected a comma-separated list of llm, video, image, audio`,
+        `invalid category "${part.trim()}": expected a comma-separated list of llm, embedding, video, image, audio`,
         'invalid_category',
         'invalid_request_error',
         'category',

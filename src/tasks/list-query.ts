@@ -5,7 +5,7 @@ import { isStorableString } from '../http/hostile-json.ts';
 import type { TaskFilter } from './tasks.repository.ts';
 
 const PAGE_SIZES = new Set([10, 25, 50, 100]);
-const CATEGORIES = new Set(['llm', 'video', 'image', 'audio']);
+const CATEGORIES = new Set(['llm', 'embedding', 'video', 'image', 'audio']);
 
 /** Highest page asked for: far past any real list, and its offset stays an exact integer. */
 export const MAX_PAGE = 1_000_000;
@@ -49,9 +49,9 @@ export const TaskListQuerySchema = v.object({
     commaList,
     v.check(
       (list) => !list || list.every((c) => CATEGORIES.has(c.toLowerCase())),
-      'must be a comma-separated subset of llm, video, image, audio',
+      'must be a comma-separated subset of llm, embedding, video, image, audio',
     ),
-    v.description('comma list of llm, video, image, audio'),
+    v.description('comma list of llm, embedding, video, image, audio'),
   ),
   provider: v.pipe(commaList, v.description('comma list of provider slugs')),
   created_after: unixSeconds,

@@ -1,5 +1,6 @@
 import type { MediaModel, ModelRef, Provider } from '../../providers/types.ts';
 import type { Catalog, CatalogEntry } from '../catalog/catalog.ts';
+import { isMediaCategory } from '../catalog/model-object.ts';
 import { ConfigError } from '../config/config-error.ts';
 
 export interface ResolvedMediaModel {
@@ -17,7 +18,7 @@ export class MediaRegistry {
 
   constructor(catalog: Catalog, providers: ReadonlyMap<string, Provider>) {
     for (const entry of catalog.entries) {
-      if (entry.object.category === 'llm') continue;
+      if (!isMediaCategory(entry.object.category)) continue;
       const media = providers.get(entry.provider.id)?.media?.model(entry.config);
       if (!media)
         throw new ConfigError(

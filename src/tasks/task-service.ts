@@ -45,6 +45,8 @@ export class TaskService {
     const category = catalogHas(modelId);
     if (category === 'llm')
       throw unprocessable(`model: ${modelId} is an LLM; use POST /v1/chat/completions, /v1/responses or /v1/messages`);
+    if (category === 'embedding')
+      throw unprocessable(`model: ${modelId} is an embedding model; use POST /v1/embeddings`);
     throw unprocessable(`model: unknown model ${modelId}`);
   }
 

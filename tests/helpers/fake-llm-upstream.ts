@@ -17,6 +17,8 @@
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
 
+import { fakeCountTokens, fakeEmbeddings } from './fake-token-endpoints.ts';
+
 export type FakeKind = 'openai' | 'anthropic';
 
 export const SCENARIOS = [
@@ -748,7 +750,8 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
   };
 
   const handle = async (req: Request, rec: RecordedRequest): Promise<Response> => {
-    if (req.method !== 'POST' || rec.path !== path)
+    const other = kind === 'openai' ? '/v1/embeddings' : '/v1/messages/count_tokens';
+    if (req.method !== 'POST' || (rec.path !== path && rec.path !== other))
       return errorFor(kind, 404, `Unknown request URL: ${req.method} ${rec.path}`);
     if (kind === 'openai' && rec.headers.authorization !== `Bearer ${apiKey}`)
       return errorFor(kind, 401, 'Incorrect API key provided.');
@@ -759,6 +762,12 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
       if (!rec.headers['anthropic-version']) return errorFor(kind, 400, 'anthropic-version: header is required');
     }
     if (rec.body === undefined) return errorFor(kind, 400, 'We could not parse the JSON body of your request.');
+    if (rec.path === other) {
+      const fail = (status: number, message: string, param?: string | null) => errorFor(kind, status, message, param);
+      return kind === 'openai'
+        ? fakeEmbeddings(rec.body, rec.scenario, fail)
+        : fakeCountTokens(rec.body, rec.scenario, fail);
+    }
     let norm: Normalized;
     try {
       norm = kind === 'openai' ? readOpenAI(rec.body) : readAnthropic(rec.body);

@@ -211,8 +211,10 @@ for (const mode of MODES) {
       expect(days.at(-1).image).toBeCloseTo(0.02, 10);
       expect(days.at(-1).audio).toBe(0);
       expect(days.at(-1).video).toBe(0);
+      expect(days.at(-1).embedding).toBe(0);
       expect(days.at(-1).llm).toBeCloseTo(llmCost, 12);
-      for (const day of days.slice(0, -1)) expect(day).toEqual({ day: day.day, llm: 0, image: 0, video: 0, audio: 0 });
+      for (const day of days.slice(0, -1))
+        expect(day).toEqual({ day: day.day, llm: 0, embedding: 0, image: 0, video: 0, audio: 0 });
 
       const week = await api(gw, 'GET', '/v1/account/spend?days=7', { key });
       expect(week.body.data).toHaveLength(7);

@@ -52,7 +52,7 @@ for (const mode of MODES) {
       expect(res.status).toBe(200);
       expect(res.body.object).toBe('list');
       const ids = res.body.data.map((m: { id: string }) => m.id);
-      expect(ids).toEqual(['sandbox/speech', 'sandbox/image', 'sandbox/video', 'sandbox/echo']);
+      expect(ids).toEqual(['sandbox/speech', 'sandbox/image', 'sandbox/video', 'sandbox/echo', 'sandbox/embed']);
       const echo = res.body.data[3];
       expect(echo).toMatchObject({
         id: 'sandbox/echo',
@@ -88,7 +88,7 @@ for (const mode of MODES) {
       expect(one.body.category).toBe('video');
       const provider = await api(gw, 'GET', '/v1/models/sandbox', { key });
       expect(provider.body.object).toBe('list');
-      expect(provider.body.data).toHaveLength(4);
+      expect(provider.body.data).toHaveLength(5);
       const missing = await api(gw, 'GET', '/v1/models/sandbox/nope', { key });
       expect(missing.status).toBe(404);
       expect(missing.body.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found' });

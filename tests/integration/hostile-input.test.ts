@@ -192,7 +192,12 @@ interface Ids {
 const shapeOf = (raw: string): Shape => {
   // The router reads `//clips/motions` as `/clips/motions`: so does the shape.
   const path = raw.replace(/\/{2,}/g, '/');
-  if (path.startsWith('/v1/chat/completions') || path.startsWith('/v1/responses') || path.startsWith('/v1/models'))
+  if (
+    path.startsWith('/v1/chat/completions') ||
+    path.startsWith('/v1/responses') ||
+    path.startsWith('/v1/models') ||
+    path.startsWith('/v1/embeddings')
+  )
     return 'openai';
   if (path.startsWith('/v1/messages')) return 'anthropic';
   // The declared motion-preset product of the sandbox; an unknown product is no motion endpoint (envelope 404).
@@ -318,6 +323,19 @@ function routes(): Route[] {
       auth: 'x-api-key',
       body: { model: 'sandbox/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
     },
+    {
+      method: 'POST',
+      path: '/v1/messages/count_tokens',
+      auth: 'x-api-key',
+      body: { model: 'sandbox/echo', system: 'be brief', messages: [{ role: 'user', content: 'hi' }] },
+    },
+    {
+      method: 'POST',
+      path: '/v1/embeddings',
+      auth: 'key',
+      body: { model: 'sandbox/embed', input: ['hi', 'there'], dimensions: 8, encoding_format: 'base64' },
+    },
+    { method: 'POST', path: '/v1/embeddings', auth: 'key', body: { model: 'sandbox/embed', input: [[1, 2], [3]] } },
   ];
 }
 

@@ -21,3 +21,8 @@ export type {
   AnthropicToolChoice,
   AnthropicUsage,
 } from './wire-types.ts';
+export {
+  decodeAnthropicCountTokensRequest,
+  encodeAnthropicCountTokensRequest,
+  type AnthropicCountTokensRequest,
+} from './count-tokens.ts';

@@ -4,6 +4,7 @@ import type { SpendDay } from './types.ts';
 
 const SERIES = [
   { key: 'llm', label: 'LLM' },
+  { key: 'embedding', label: 'Embedding' },
   { key: 'image', label: 'Image' },
   { key: 'video', label: 'Video' },
   { key: 'audio', label: 'Audio' },
@@ -12,7 +13,7 @@ const SERIES = [
 const HEIGHT = 240;
 const MARGIN = { top: 12, right: 24, bottom: 28, left: 64 };
 
-const total = (d: SpendDay) => d.llm + d.image + d.video + d.audio;
+const total = (d: SpendDay) => d.llm + d.embedding + d.image + d.video + d.audio;
 
 /** A round axis maximum (1, 2, 2.5 or 5 × 10^n) at or above `max`, and its tick step. */
 function niceScale(max: number, ticks = 4): { top: number; step: number } {

@@ -1,6 +1,6 @@
 /** The API's shapes as the page reads them (docs/api-contract.md). */
 
-export type Category = 'audio' | 'image' | 'video' | 'llm';
+export type Category = 'audio' | 'image' | 'video' | 'llm' | 'embedding';
 
 export interface Account {
   user_id: number;
@@ -13,6 +13,7 @@ export interface Account {
 export interface SpendDay {
   day: string;
   llm: number;
+  embedding: number;
   image: number;
   video: number;
   audio: number;

@@ -8,7 +8,7 @@ import { Account, envelope, ErrorEnvelope, ModelList, ModelObject, OpenAIError, 
 const errors = (...codes: number[]) => ({ shape: ErrorEnvelope, codes });
 const UserId = v.object({ user_id: AccountId });
 const ModelsQuery = v.object({
-  category: v.optional(v.pipe(v.string(), v.description('comma list of llm, video, image, audio'))),
+  category: v.optional(v.pipe(v.string(), v.description('comma list of llm, embedding, video, image, audio'))),
 });
 const Health = v.record(v.string(), v.unknown());
 const account = { description: 'account', schema: envelope(Account) };

@@ -1,10 +1,11 @@
 import * as v from 'valibot';
 import { RequestSchema as MessagesRequest } from '../../../translators/anthropic-messages/request-schema.ts';
 import { RequestSchema as ChatRequest } from '../../../translators/chat-completions/request-schema.ts';
+import { RequestSchema as EmbeddingsRequest } from '../../../translators/embeddings/decode-request.ts';
 import { RequestSchema as ResponsesRequest } from '../../../translators/responses/decode-request.ts';
 import type { Schema } from './json-schema.ts';
 import { type OperationSpec, operation } from './operation.ts';
-import { AnthropicError, AnyObject, OpenAIError } from './shapes.ts';
+import { AnthropicError, AnyObject, EmbeddingList, OpenAIError } from './shapes.ts';
 
 const LLM_ERRORS = [400, 401, 402, 404, 413, 429, 500, 502, 504];
 
@@ -56,5 +57,27 @@ export const llmOpenApiPaths: Record<string, unknown> = {
       'message, or message_* events',
       AnthropicError,
     ),
+  },
+  '/v1/messages/count_tokens': {
+    post: operation({
+      summary:
+        'Input tokens of a Messages request, any catalog LLM (free); Anthropic upstreams count, others the gateway',
+      externalDocs: 'https://docs.anthropic.com/en/api/messages-count-tokens',
+      body: v.omit(MessagesRequest, ['max_tokens']),
+      ok: {
+        description: 'the count',
+        schema: v.object({ input_tokens: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
+      },
+      errors: { shape: AnthropicError, codes: [400, 401, 404, 413, 429, 500, 502, 504] },
+    }),
+  },
+  '/v1/embeddings': {
+    post: operation({
+      summary: 'Embeddings (OpenAI wire format) for models of category embedding; charged per input token',
+      externalDocs: 'https://platform.openai.com/docs/api-reference/embeddings/create',
+      body: EmbeddingsRequest,
+      ok: { description: 'list of embeddings; base64 is little-endian float32', schema: EmbeddingList },
+      errors: { shape: OpenAIError, codes: LLM_ERRORS },
+    }),
   },
 };

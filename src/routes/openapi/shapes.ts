@@ -79,9 +79,23 @@ export const Pagination = v.object({
 export const SpendDay = v.object({
   day: v.pipe(v.string(), v.isoDate()),
   llm: v.number(),
+  embedding: v.number(),
   image: v.number(),
   video: v.number(),
   audio: v.number(),
+});
+
+export const EmbeddingList = v.object({
+  object: v.literal('list'),
+  data: v.array(
+    v.object({
+      object: v.literal('embedding'),
+      index: v.pipe(v.number(), v.integer()),
+      embedding: v.union([v.array(v.number()), v.pipe(v.string(), v.description('base64 of little-endian float32'))]),
+    }),
+  ),
+  model: v.string(),
+  usage: v.object({ prompt_tokens: v.number(), total_tokens: v.number() }),
 });
 
 /** A JSON object the gateway passes on in an upstream's own format (LLM answers). */

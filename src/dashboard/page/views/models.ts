@@ -5,13 +5,22 @@ import { integer, usd } from '../format.ts';
 import type { Category, Model, Pricing } from '../types.ts';
 import type { ViewContext } from '../view.ts';
 
-const TITLES: Record<Category, string> = { llm: 'LLM', image: 'Image', video: 'Video', audio: 'Audio' };
+const TITLES: Record<Category, string> = {
+  llm: 'LLM',
+  embedding: 'Embedding',
+  image: 'Image',
+  video: 'Video',
+  audio: 'Audio',
+};
 
 /** The catalog's price fields in words. */
 function priceText(p: Pricing | undefined): string {
   if (!p) return 'Depends on the input; a dry run (dry_run: true) shows it';
   const parts: string[] = [];
-  if (p.input_per_mtok !== undefined || p.output_per_mtok !== undefined) {
+  // Embedding models price input only.
+  if (p.input_per_mtok !== undefined && p.output_per_mtok === undefined)
+    parts.push(`${usd(p.input_per_mtok)} per 1M input tokens`);
+  else if (p.input_per_mtok !== undefined || p.output_per_mtok !== undefined) {
     parts.push(`${usd(p.input_per_mtok ?? 0)} input · ${usd(p.output_per_mtok ?? 0)} output per 1M tokens`);
   }
   if (p.per_request !== undefined) parts.push(`${usd(p.per_request)} per request`);
@@ -89,7 +98,7 @@ export async function modelsView(ctx: ViewContext): Promise<void> {
     'Models',
     'Pass the model id as ',
     h('code', null, 'model'),
-    ' to /v1/tasks (media) or to the LLM endpoints.',
+    ' to /v1/tasks (media), to the LLM endpoints or to /v1/embeddings.',
   );
   const models = await catalog();
   const groups = new Map<Category, Model[]>();

@@ -10,7 +10,8 @@ import type { Category, Model, Task } from '../types.ts';
 import { pause, type ViewContext } from '../view.ts';
 
 /** Starting inputs a newcomer can run as they are; the API validates whatever is sent. */
-const EXAMPLE_INPUT: Record<Exclude<Category, 'llm'>, object> = {
+type MediaCategory = Exclude<Category, 'llm' | 'embedding'>;
+const EXAMPLE_INPUT: Record<MediaCategory, object> = {
   image: { prompt: 'a red fox in the snow', width: 512, height: 512 },
   video: { prompt: 'waves rolling onto a beach at sunset', duration: 5 },
   audio: { text: 'Hello from the generation gateway.' },
@@ -134,7 +135,7 @@ function mediaPanel(ctx: ViewContext, media: Model[]): HTMLElement {
   model.value = media.find((m) => m.category === 'image')?.id ?? model.value;
   const example = () =>
     JSON.stringify(
-      EXAMPLE_INPUT[(media.find((m) => m.id === model.value)?.category ?? 'image') as Exclude<Category, 'llm'>] ?? {},
+      EXAMPLE_INPUT[(media.find((m) => m.id === model.value)?.category ?? 'image') as MediaCategory] ?? {},
       null,
       2,
     );
@@ -271,7 +272,7 @@ export async function playgroundView(ctx: ViewContext): Promise<void> {
   ctx.heading('Playground', 'Every call here is a real API call on your account, charged like any other.');
   const models = await catalog();
   const llms = models.filter((m) => m.category === 'llm');
-  const media = models.filter((m) => m.category !== 'llm');
+  const media = models.filter((m) => m.category !== 'llm' && m.category !== 'embedding');
   ctx.main.append(
     h(
       'div',

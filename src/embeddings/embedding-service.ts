@@ -1,0 +1,172 @@
+import { InvalidRequestError } from '../../translators/canonical/index.ts';
+import {
+  decodeEmbeddingRequest,
+  encodeEmbeddingResponse,
+  type CanonicalEmbeddingResponse,
+  type DecodedEmbeddingRequest,
+} from '../../translators/embeddings/index.ts';
+import type { EmbeddingAdapter, ModelRef } from '../../providers/types.ts';
+import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import type { BalanceReservations } from '../accounts/balance-reservations.ts';
+import type { AppContext } from '../app/context.ts';
+import type { AuthContext } from '../auth/key-cache.ts';
+import type { CatalogEntry } from '../catalog/catalog.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { storableString } from '../http/hostile-json.ts';
+import { LlmError, kindForStatus } from '../llm/llm-error.ts';
+import { llmCost } from '../llm/pricing.ts';
+import { defaultTokenCounter, type TokenCounter } from '../llm/token-counter.ts';
+import type { UsageRecorder } from '../llm/usage-recorder.ts';
+import { warningHeaders } from '../llm/warning-headers.ts';
+import { errorFields } from '../ops/logger.ts';
+import { embeddingHold } from './embedding-hold.ts';
+import { recordableEmbeddingInput } from './embedding-record.ts';
+
+interface Call {
+  decoded: DecodedEmbeddingRequest;
+  entry: CatalogEntry;
+  model: ModelRef;
+  auth: AuthContext;
+  startedAt: Date;
+  reservationId: string;
+}
+
+const invalid = (message: string, param: string | null, code: string | null = null) =>
+  new LlmError('openai', 'invalid_request', message, param, code);
+
+/**
+ * `POST /v1/embeddings` (docs/api-contract.md) for models of category `embedding`: decode, hold
+ * the worst case, call the provider, answer in the client's encoding, and charge the upstream's
+ * token count like an LLM call (reserve, then settle: docs/money.md) — the task record and ledger
+ * row carry category `embedding`, and the charge is committed before the answer is sent.
+ */
+export class EmbeddingService {
+  constructor(
+    private readonly ctx: Pick<AppContext, 'catalog' | 'log'>,
+    private readonly adapters: ReadonlyMap<string, EmbeddingAdapter>,
+    private readonly recorder: UsageRecorder,
+    private readonly reservations: BalanceReservations,
+    private readonly counter: TokenCounter = defaultTokenCounter,
+  ) {
+    // An embedding model no provider can serve is a configuration error, found at start.
+    for (const entry of ctx.catalog.entries)
+      if (entry.object.category === 'embedding' && !adapters.has(entry.provider.id))
+        throw new ConfigError(
+          `models: ${entry.object.id}: provider ${entry.provider.id} (kind ${entry.provider.kind}) cannot serve embeddings`,
+        );
+  }
+
+  async handle(body: unknown, auth: AuthContext, request: Request): Promise<Response> {
+    const { decoded, warnings, entry, adapter, model } = this.prepare(body);
+    const reservationId = await this.reserve(decoded, entry, auth);
+    const call: Call = { decoded, entry, model, auth, startedAt: new Date(), reservationId };
+    let result: Awaited<ReturnType<EmbeddingAdapter['embed']>>;
+    try {
+      result = await adapter.embed({ request: decoded.request, model, signal: request.signal });
+    } catch (err) {
+      throw this.failure(call, err);
+    }
+    const inputTokens = result.response.inputTokens ?? this.estimate(decoded);
+    // Billed before answered: a crash after this line cannot lose the charge.
+    await this.record(call, 'completed', result.response, inputTokens);
+    const json = encodeEmbeddingResponse(result.response, model.id, decoded.encoding, inputTokens);
+    return Response.json(json, { headers: warningHeaders([...warnings, ...result.warnings]) });
+  }
+
+  private prepare(body: unknown) {
+    let translated: ReturnType<typeof decodeEmbeddingRequest>;
+    try {
+      translated = decodeEmbeddingRequest(body);
+    } catch (err) {
+      if (err instanceof InvalidRequestError) throw invalid(err.message, err.param ?? null);
+      throw err;
+    }
+    const decoded = translated.value;
+    const modelId = decoded.request.model;
+    const entry = this.ctx.catalog.get(modelId);
+    if (!entry)
+      throw new LlmError('openai', 'not_found', `The model '${modelId}' does not exist`, 'model', 'model_not_found');
+    if (entry.object.category !== 'embedding')
+      throw invalid(
+        `The model '${modelId}' is a${entry.object.category === 'llm' ? 'n' : ''} ${entry.object.category} model, not an embedding model`,
+        'model',
+        'model_not_supported',
+      );
+    const adapter = this.adapters.get(entry.provider.id);
+    if (!adapter) throw invalid(`The model '${modelId}' has no embeddings adapter`, 'model');
+    const model: ModelRef = {
+      id: entry.object.id,
+      upstreamModel: entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1),
+    };
+    return { decoded, warnings: translated.warnings, entry, adapter, model };
+  }
+
+  /** Holds the call's worst case against the spendable balance; refused → 402. */
+  private async reserve(decoded: DecodedEmbeddingRequest, entry: CatalogEntry, auth: AuthContext): Promise<string> {
+    const hold = embeddingHold(decoded.request.inputs, entry.config);
+    const result = await this.reservations.reserve(auth.accountId, hold.units);
+    if (result.ok) return result.id;
+    throw new LlmError(
+      'openai',
+      'insufficient_balance',
+      'insufficient balance: top up the account to continue',
+      null,
+      'insufficient_balance',
+    );
+  }
+
+  /** The charge when the upstream reported no usage: the gateway's own count. */
+  private estimate(decoded: DecodedEmbeddingRequest): number {
+    return decoded.request.inputs.reduce(
+      (sum, input) => sum + (input.type === 'text' ? this.counter.countText(input.text) : input.tokens.length),
+      0,
+    );
+  }
+
+  /** Writes the task record (category `embedding`) and settles the hold; resolves once committed. */
+  private record(
+    call: Call,
+    status: 'completed' | 'failed',
+    response: CanonicalEmbeddingResponse | undefined,
+    inputTokens: number,
+    errorMessage?: string,
+  ): Promise<void> {
+    return this.recorder.record({
+      taskId: crypto.randomUUID(),
+      accountId: call.auth.accountId,
+      model: call.model.id,
+      provider: call.entry.provider.id,
+      category: 'embedding',
+      status,
+      input: recordableEmbeddingInput(call.decoded.request, call.decoded.encoding),
+      output: response
+        ? {
+            object: 'list',
+            count: response.vectors.length,
+            dimensions: response.vectors[0]?.length ?? 0,
+            usage: { input_tokens: inputTokens, total_tokens: inputTokens },
+          }
+        : null,
+      errorMessage: errorMessage === undefined ? undefined : storableString(errorMessage),
+      costUsd: response
+        ? llmCost(call.entry.config.pricing, { inputTokens, outputTokens: 0, totalTokens: inputTokens })
+        : 0,
+      createdAt: call.startedAt,
+      reservationId: call.reservationId,
+    });
+  }
+
+  private failure(call: Call, err: unknown): LlmError {
+    if (err instanceof UpstreamError) {
+      void this.record(call, 'failed', undefined, 0, err.message);
+      return new LlmError('openai', kindForStatus(err.status), err.message, null, `upstream_${err.kind}`, err.status);
+    }
+    if (err instanceof InvalidRequestError || err instanceof LlmError) {
+      this.reservations.release(call.reservationId);
+      return err instanceof LlmError ? err : invalid(err.message, err.param ?? null);
+    }
+    this.ctx.log.error('embeddings call failed', { model: call.model.id, ...errorFields(err) });
+    void this.record(call, 'failed', undefined, 0, (err as Error).message ?? String(err));
+    return new LlmError('openai', 'internal', 'internal error');
+  }
+}

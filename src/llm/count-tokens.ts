@@ -1,0 +1,82 @@
+import { decodeAnthropicCountTokensRequest } from '../../translators/anthropic-messages/index.ts';
+import { InvalidRequestError } from '../../translators/canonical/index.ts';
+import type { LlmAdapter, ModelRef } from '../../providers/types.ts';
+import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import type { AppContext } from '../app/context.ts';
+import { errorFields } from '../ops/logger.ts';
+import { LlmError, kindForStatus } from './llm-error.ts';
+import { defaultTokenCounter, type TokenCounter } from './token-counter.ts';
+import { warningHeaders } from './warning-headers.ts';
+
+/**
+ * `POST /v1/messages/count_tokens` (docs/api-contract.md): the input tokens of a Messages request
+ * for any catalog LLM, as `{input_tokens}`. An upstream that can count (Anthropic: its own
+ * count_tokens endpoint; the sandbox: its whitespace count) is asked; any other model is counted
+ * by the gateway's token counter. Free: nothing is held, charged or recorded.
+ */
+export class TokenCountService {
+  constructor(
+    private readonly ctx: Pick<AppContext, 'catalog' | 'log'>,
+    private readonly adapters: ReadonlyMap<string, LlmAdapter>,
+    private readonly counter: TokenCounter = defaultTokenCounter,
+  ) {}
+
+  async handle(body: unknown, request: Request): Promise<Response> {
+    let decoded: ReturnType<typeof decodeAnthropicCountTokensRequest>;
+    try {
+      decoded = decodeAnthropicCountTokensRequest(body);
+    } catch (err) {
+      if (err instanceof InvalidRequestError)
+        throw new LlmError('anthropic', 'invalid_request', err.message, err.param ?? null);
+      throw err;
+    }
+    const modelId = decoded.value.model;
+    const entry = this.ctx.catalog.get(modelId);
+    if (!entry)
+      throw new LlmError('anthropic', 'not_found', `The model '${modelId}' does not exist`, 'model', 'model_not_found');
+    if (entry.object.category !== 'llm')
+      throw new LlmError(
+        'anthropic',
+        'invalid_request',
+        `model: '${modelId}' is a ${entry.object.category} model; count_tokens takes an LLM`,
+        'model',
+        'model_not_supported',
+      );
+    const adapter = this.adapters.get(entry.provider.id);
+    const model: ModelRef = {
+      id: entry.object.id,
+      upstreamModel: entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1),
+    };
+    let inputTokens: number;
+    let warnings = decoded.warnings;
+    if (adapter?.countTokens) {
+      try {
+        const counted = await adapter.countTokens({ request: decoded.value, model, signal: request.signal });
+        inputTokens = counted.inputTokens;
+        warnings = [...warnings, ...counted.warnings];
+      } catch (err) {
+        throw this.failure(model, err);
+      }
+    } else {
+      inputTokens = this.counter.countRequest(decoded.value);
+    }
+    return Response.json({ input_tokens: inputTokens }, { headers: warningHeaders(warnings) });
+  }
+
+  private failure(model: ModelRef, err: unknown): LlmError {
+    if (err instanceof UpstreamError)
+      return new LlmError(
+        'anthropic',
+        kindForStatus(err.status),
+        err.message,
+        null,
+        `upstream_${err.kind}`,
+        err.status,
+      );
+    if (err instanceof LlmError) return err;
+    if (err instanceof InvalidRequestError)
+      return new LlmError('anthropic', 'invalid_request', err.message, err.param ?? null);
+    this.ctx.log.error('count_tokens failed', { model: model.id, ...errorFields(err) });
+    return new LlmError('anthropic', 'internal', 'internal error');
+  }
+}
