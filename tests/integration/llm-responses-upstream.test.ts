@@ -27,7 +27,16 @@ const PROVIDER = 'fakeresp';
 const model = (scenario: Scenario | 'missing') => `${PROVIDER}/${scenario}`;
 /** $1 in / $2 out per million tokens, as configured below. */
 const cost = (input: number, output: number) => (input * 1 + output * 2) / 1_000_000;
-const SCENARIOS_USED: Scenario[] = ['text', 'tools', 'error-event', 'garbage', 'cut', 'flaky-429', 'always-500'];
+const SCENARIOS_USED: Scenario[] = [
+  'text',
+  'tools',
+  'error-event',
+  'garbage',
+  'cut',
+  'flaky-429',
+  'always-500',
+  'slow-stream',
+];
 const TOOL_SCHEMA = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 
 let markerCount = 0;
@@ -465,6 +474,94 @@ for (const mode of MODES) {
               (e: unknown) => e,
             );
           check(err instanceof OpenAI.NotFoundError, `expected NotFoundError, got ${String(err)}`);
+        },
+      );
+    });
+
+    test('an item_reference to an item of a passed-through response resolves to that item, upstream ids and all', async () => {
+      await matrix(
+        [false, true],
+        (st) => (st ? 'stream' : 'json'),
+        async (stream) => {
+          const first = await call(c, 'responses', body('responses', model('text'), newMarker('ref')), stream);
+          const item = first.final.output[0];
+          const next = newMarker('refnext');
+          const out = await call(
+            c,
+            'responses',
+            {
+              model: model('text'),
+              input: [
+                { type: 'item_reference', id: item.id },
+                { role: 'user', content: next },
+              ],
+            },
+            stream,
+          );
+          expect(out.text).toBe(FULL_TEXT);
+          const sent = (await onlyRequest(next)).body.input;
+          expect(sent[0]).toMatchObject({ id: item.id, type: 'message', role: 'assistant' });
+          expect(inputText(sent[0])).toBe(FULL_TEXT);
+        },
+      );
+    });
+
+    test('NUL and lone surrogates in fields the gateway does not know reach the upstream as sent; the call is stored', async () => {
+      const marker = newMarker('hostile');
+      const hostile = 'a\u0000b\ud800c';
+      const res = await api(gw, 'POST', '/v1/responses', {
+        key,
+        body: { ...body('responses', model('text'), marker), x_note: hostile, metadata: { note: 'ok' } },
+      });
+      expect(res.status).toBe(200);
+      const rec = await onlyRequest(marker);
+      expect(rec.body.x_note).toBe(hostile);
+      expect((await api(gw, 'GET', `/v1/responses/${res.body.id}`, { key })).status).toBe(200);
+    });
+
+    test('streams are relayed as they come, and a client disconnect aborts the upstream promptly', async () => {
+      await matrix(
+        CLIENTS,
+        (cl) => cl,
+        async (client) => {
+          const marker = newMarker('slow');
+          const ac = new AbortController();
+          const started = performance.now();
+          let firstText: number | undefined;
+          let abortedAt = 0;
+          let deltas = 0;
+          const req = { ...body(client, model('slow-stream'), marker), stream: true };
+          const options = { signal: ac.signal };
+          try {
+            const s =
+              client === 'messages'
+                ? await c.anthropic.messages.create(req, options)
+                : client === 'chat'
+                  ? await c.openai.chat.completions.create(req, options)
+                  : await c.openai.responses.create(req, options);
+            for await (const event of s as unknown as AsyncIterable<any>) {
+              const isText =
+                client === 'chat'
+                  ? !!event.choices?.[0]?.delta?.content
+                  : client === 'responses'
+                    ? event.type === 'response.output_text.delta'
+                    : event.delta?.type === 'text_delta';
+              if (!isText) continue;
+              firstText ??= performance.now() - started;
+              if (++deltas === 3) {
+                abortedAt = Date.now();
+                ac.abort();
+              }
+            }
+          } catch {
+            // the SDKs may surface the abort as an error
+          }
+          check(firstText !== undefined && abortedAt > 0, `only ${deltas} deltas arrived`);
+          expect(firstText).toBeLessThan(1_000);
+          const rec = await onlyRequest(marker);
+          const seen = await eventually(() => rec.abortedAt, 3_000);
+          check(seen !== undefined, 'the upstream never saw the request go away');
+          expect(seen - abortedAt).toBeLessThan(1_000);
         },
       );
     });
