@@ -308,6 +308,27 @@ for (const mode of MODES) {
       );
     });
 
+    test('what a translation toward Responses cannot carry is reported in x-gateway-warnings, never dropped silently', async () => {
+      await matrix(
+        ['chat', 'messages'] as Client[],
+        (cl) => cl,
+        async (client) => {
+          const marker = newMarker('warn');
+          const req = body(client, model('text'), marker, { maxTokens: 5 });
+          if (client === 'chat') req.stop = ['lazy'];
+          else req.stop_sequences = ['lazy'];
+          const path = client === 'chat' ? '/v1/chat/completions' : '/v1/messages';
+          const res = await api(gw, 'POST', path, { key, body: req });
+          expect(res.status).toBe(200);
+          const warnings = JSON.parse(res.headers.get('x-gateway-warnings') ?? '[]');
+          expect(warnings.map((w: any) => w.field).sort()).toEqual(['max_output_tokens', 'stop']);
+          const rec = await onlyRequest(marker);
+          expect(rec.body.max_output_tokens).toBe(16);
+          expect(rec.body.stop).toBeUndefined();
+        },
+      );
+    });
+
     test('parallel tool calls, then their results in a follow-up turn', async () => {
       await matrix(
         pairs(CLIENTS, [false, true]),
