@@ -99,6 +99,13 @@ function read(body: any): { maxTokens?: number; toolNames: string[]; toolResults
   const calls = new Set<string>();
   input.forEach((item, i) => {
     const type = item?.type ?? 'message';
+    // As the real API does under store: false: an item id names a stored item, and nothing is stored.
+    if (item?.id !== undefined)
+      throw new HttpError(
+        400,
+        `Item with id '${item.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+        'input',
+      );
     if (type === 'message') {
       if (!['user', 'system', 'developer', 'assistant'].includes(item.role))
         throw new HttpError(400, `Invalid value for 'input[${i}].role'.`, `input[${i}].role`);

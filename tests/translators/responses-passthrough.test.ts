@@ -150,7 +150,28 @@ describe('responses passthrough: request', () => {
     };
     const { value, warnings } = responsesPassthroughRequest(body, []);
     const { store: _s, previous_response_id: _p, ...kept } = body;
-    expect(value).toEqual({ ...kept, store: false });
+    expect(value).toEqual({ ...kept, input: [{ role: 'user', content: 'hi' }], store: false });
+    // The bare reasoning item (an id the stateless upstream cannot resolve) is the only thing left out, and said so.
+    expect(warnings).toEqual([
+      { type: 'unsupported-content', field: 'input[1]', message: expect.stringContaining('encrypted_content') },
+    ]);
+  });
+
+  test('input items lose their ids, which a stateless upstream would look up; encrypted reasoning is kept', () => {
+    const input = [
+      { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAA' },
+      {
+        type: 'message',
+        id: 'msg_1',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'x' }],
+      },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'f', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'ok' },
+    ];
+    const { value, warnings } = responsesPassthroughRequest({ model: 'm', input }, []);
+    expect(value.input).toEqual(input.map(({ id: _id, ...rest }) => rest));
     expect(warnings).toEqual([]);
   });
 
