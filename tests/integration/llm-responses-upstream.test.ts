@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
-import { FAKE_INPUT_TOKENS, FULL_TEXT, TEXT_DELTAS, eventually, type Scenario } from '../helpers/fake-llm-upstream.ts';
+import {
+  FAKE_INPUT_TOKENS,
+  FULL_TEXT,
+  TEXT_DELTAS,
+  eventually,
+  startFakeLlmUpstream,
+  type FakeLlmUpstream,
+  type Scenario,
+} from '../helpers/fake-llm-upstream.ts';
 import {
   REASONING_SUMMARY,
   startFakeResponsesUpstream,
@@ -186,6 +194,8 @@ const FINISH: Record<Client, { stop: string; length: string; tools: string }> = 
 };
 
 let fake: FakeResponsesUpstream;
+/** A chat-completions upstream, to continue conversations across providers. */
+let chatFake: FakeLlmUpstream;
 let configPath: string;
 
 async function onlyRequest(marker: string): Promise<ResponsesRecord> {
@@ -199,6 +209,7 @@ const inputText = (item: any): string =>
 
 beforeAll(async () => {
   fake = await startFakeResponsesUpstream({ apiKey: 'sk-fake-responses-0123' });
+  chatFake = await startFakeLlmUpstream('openai', { apiKey: 'sk-fake-chat-0123' });
   const entry = (scenario: string) => ({
     id: model(scenario as Scenario),
     category: 'llm',
@@ -220,8 +231,13 @@ beforeAll(async () => {
         max_retries: 2,
         timeout_ms: 2000,
       },
+      { id: 'fakechat', kind: 'openai', base_url: chatFake.baseUrl, api_key: chatFake.apiKey },
     ],
-    models: [...SCENARIOS_USED.map(entry), entry('missing')],
+    models: [
+      ...SCENARIOS_USED.map(entry),
+      entry('missing'),
+      { ...entry('text'), id: 'fakechat/text', display_name: 'Chat text' },
+    ],
   };
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-responses-upstream-')), 'gateway.json');
   await writeFile(configPath, JSON.stringify(config, null, 2));
@@ -229,6 +245,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fake?.stop();
+  await chatFake?.stop();
 });
 
 for (const mode of MODES) {
@@ -513,6 +530,33 @@ for (const mode of MODES) {
           check(err instanceof OpenAI.NotFoundError, `expected NotFoundError, got ${String(err)}`);
         },
       );
+    });
+
+    test('a conversation continues across providers: chat upstream then Responses upstream, and back', async () => {
+      const first = newMarker('cross1');
+      const onChat = await c.openai.responses.create({ model: 'fakechat/text', input: first });
+      const second = newMarker('cross2');
+      const onResp = await c.openai.responses.create({
+        model: model('text'),
+        previous_response_id: onChat.id,
+        input: second,
+      });
+      expect(onResp.output_text).toBe(FULL_TEXT);
+      expect((await onlyRequest(second)).body.input.map((i: any) => [i.role, inputText(i)])).toEqual([
+        ['user', first],
+        ['assistant', FULL_TEXT],
+        ['user', second],
+      ]);
+      const third = newMarker('cross3');
+      await c.openai.responses.create({ model: 'fakechat/text', previous_response_id: onResp.id, input: third });
+      const [rec] = await chatFake.waitFor(third, 1, 2_000);
+      expect(rec?.body.messages.map((m: any) => [m.role, inputText(m)])).toEqual([
+        ['user', first],
+        ['assistant', FULL_TEXT],
+        ['user', second],
+        ['assistant', FULL_TEXT],
+        ['user', third],
+      ]);
     });
 
     test('an item_reference to an item of a passed-through response (upstream item ids) resolves to that item', async () => {
