@@ -46,6 +46,11 @@ export interface Passthrough {
    * body → the upstream body, `history` being the stored conversation it continues.
    */
   request?(body: Record<string, unknown>, history: CanonicalMessage[]): Translated<Record<string, unknown>>;
+  /**
+   * What the gateway decodes of a body it passes through (for the hold, the records and the
+   * store): the parts the canonical request has no form for left out, since the upstream reads them.
+   */
+  view?(body: Record<string, unknown>): Record<string, unknown>;
   /** The upstream's non-stream body → what the client receives. */
   response?(body: Record<string, unknown>, ctx: PassthroughContext): Record<string, unknown>;
 }

@@ -128,10 +128,23 @@ export class LlmService {
     }
   }
 
+  /**
+   * Whether this body goes straight to an upstream of its own format: then the gateway decodes
+   * only what it reads of it (`Passthrough.view`), and the upstream judges the rest.
+   */
+  private passesThrough(format: ClientFormat, body: unknown): body is Record<string, unknown> {
+    const passthrough = format.passthrough;
+    if (!passthrough?.request || !isRecord(body) || typeof body.model !== 'string') return false;
+    const entry = this.ctx.catalog.get(body.model);
+    return !!entry && this.adapters.get(entry.provider.id)?.passthroughFormat === passthrough.format;
+  }
+
   private async prepare(format: ClientFormat, body: unknown, auth: AuthContext): Promise<Call> {
     let decoded: DecodedClientRequest;
+    const passesThrough = this.passesThrough(format, body);
     try {
-      decoded = format.decode(body);
+      const view = passesThrough ? format.passthrough?.view : undefined;
+      decoded = format.decode(view && isRecord(body) ? view(body) : body);
     } catch (err) {
       if (err instanceof InvalidRequestError)
         throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
@@ -179,7 +192,7 @@ export class LlmService {
     }
     let wire: Call['wire'];
     const passthrough = format.passthrough;
-    if (passthrough?.request && adapter.passthroughFormat === passthrough.format && isRecord(body)) {
+    if (passesThrough && passthrough?.request && isRecord(body)) {
       // Nothing is dropped on the way: the translator's warnings about what the canonical request
       // leaves out do not apply; only the passthrough's own do.
       const built = passthrough.request(body, history);

@@ -416,8 +416,26 @@ for (const mode of MODES) {
             text: { format: { type: 'text' }, verbosity: 'low' },
             metadata: { team: 'search' },
             x_experimental: { nested: [1, 'two', null, { deep: true }], big: 12345678901234 },
+            // Features the canonical request has no form for: the upstream's business, not refused.
+            tools: [
+              { type: 'web_search' },
+              { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com' },
+            ],
+            tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'web_search' }] },
           };
-          const req = { ...body('responses', model('text'), marker), ...extras };
+          const req = {
+            ...body('responses', model('text'), marker),
+            ...extras,
+            input: [
+              {
+                role: 'user',
+                content: [
+                  { type: 'input_text', text: `Tell me something. ${marker}` },
+                  { type: 'input_file', file_id: 'file-abc123' },
+                ],
+              },
+            ],
+          };
           let headers: Headers;
           const events: any[] = [];
           let final: any;
@@ -468,6 +486,17 @@ for (const mode of MODES) {
           }
         },
       );
+    });
+
+    test('built-in tools are refused, naming the field, when the model is not passed through', async () => {
+      const err = await c.openai.responses
+        .create({ model: 'fakechat/text', input: 'hi', tools: [{ type: 'web_search' }] } as any)
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      check(err instanceof OpenAI.BadRequestError, `expected BadRequestError, got ${String(err)}`);
+      expect((err as any).error?.param).toBe('tools[0].type');
     });
 
     test('previous_response_id and store are resolved by the gateway, never forwarded', async () => {

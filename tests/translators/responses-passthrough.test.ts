@@ -3,6 +3,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { CanonicalMessage } from '../../translators/canonical/index.ts';
 import {
   renameResponseObject,
+  responsesCanonicalView,
   responsesPassthrough,
   responsesPassthroughRequest,
 } from '../../translators/passthrough/index.ts';
@@ -192,5 +193,54 @@ describe('responses passthrough: request', () => {
 
   test('without a conversation the input is left exactly as sent', () => {
     expect(responsesPassthroughRequest({ model: 'm', input: 'plain' }, []).value.input).toBe('plain');
+  });
+});
+
+describe('responses passthrough: what the gateway reads of the body', () => {
+  test('built-in tools, their choices, call items and file parts are left out of the view; the rest is as sent', () => {
+    const fn = { type: 'function', name: 'f', parameters: {} };
+    const body = {
+      model: 'm',
+      tools: [{ type: 'web_search' }, fn, { type: 'mcp', server_label: 's' }],
+      tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] },
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'a' },
+            { type: 'input_file', file_id: 'file-1' },
+          ],
+        },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+        { role: 'user', content: [{ type: 'input_image', file_id: 'file-2' }] },
+        { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
+        {
+          type: 'function_call_output',
+          call_id: 'c',
+          output: [
+            { type: 'input_file', file_id: 'f' },
+            { type: 'input_text', text: 'ok' },
+          ],
+        },
+        { id: 'msg_ref' },
+      ],
+      reasoning: { effort: 'low' },
+    };
+    expect(responsesCanonicalView(body)).toEqual({
+      model: 'm',
+      tools: [fn],
+      input: [
+        { role: 'user', content: [{ type: 'input_text', text: 'a' }] },
+        { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c', output: [{ type: 'input_text', text: 'ok' }] },
+        { id: 'msg_ref' },
+      ],
+      reasoning: { effort: 'low' },
+    });
+    // Function tool choices and string inputs are read as they are.
+    const plain = { model: 'm', input: 'hi', tool_choice: { type: 'function', name: 'f' }, tools: [fn] };
+    expect(responsesCanonicalView(plain)).toEqual(plain);
+    // Nothing readable left: an empty text, so the view still decodes.
+    expect(responsesCanonicalView({ model: 'm', input: [{ type: 'input_file', file_id: 'x' }] }).input).toBe('');
   });
 });

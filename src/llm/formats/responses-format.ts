@@ -6,6 +6,7 @@ import {
 } from '../../../translators/responses/index.ts';
 import {
   renameResponseObject,
+  responsesCanonicalView,
   responsesPassthrough,
   responsesPassthroughRequest,
 } from '../../../translators/passthrough/index.ts';
@@ -31,6 +32,7 @@ export const responsesFormat: ClientFormat = {
     format: 'responses',
     rules: responsesPassthrough,
     request: responsesPassthroughRequest,
+    view: responsesCanonicalView,
     response: renameResponseObject,
   },
   decode(body) {
