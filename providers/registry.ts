@@ -3,6 +3,7 @@ import { createAnthropicProvider } from './anthropic/index.ts';
 import { createElevenLabsProvider } from './elevenlabs/index.ts';
 import { createFalProvider } from './fal/index.ts';
 import { createOpenAIProvider } from './openai/index.ts';
+import { createOpenAIResponsesProvider } from './openai-responses/index.ts';
 import { createReplicateProvider } from './replicate/index.ts';
 import { createSandboxProvider } from './sandbox/index.ts';
 import type { Provider, ProviderFactory, ProviderHost } from './types.ts';
@@ -14,6 +15,7 @@ import type { Provider, ProviderFactory, ProviderHost } from './types.ts';
 const FACTORIES = {
   sandbox: createSandboxProvider,
   openai: createOpenAIProvider,
+  'openai-responses': createOpenAIResponsesProvider,
   anthropic: createAnthropicProvider,
   elevenlabs: createElevenLabsProvider,
   replicate: createReplicateProvider,

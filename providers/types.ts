@@ -22,23 +22,35 @@ export interface LlmCall {
   model: ModelRef;
   /** Aborted when the client goes away: the upstream request is cancelled at once. */
   signal: AbortSignal;
+  /**
+   * Set only for an adapter whose `passthroughFormat` is the client's own format: the request
+   * already in that wire format (the client's body, conversation resolved, model still the
+   * gateway's id). The adapter sends it instead of encoding `request`, so fields the gateway does
+   * not model reach the upstream unchanged; `request` still describes the call.
+   */
+  wire?: { format: UpstreamStreamFormat; body: Record<string, unknown> };
 }
 
 /** Upstream wire formats a provider can stream in; `canonical` when it emits canonical events itself. */
-export type UpstreamStreamFormat = 'chat-completions' | 'anthropic-messages';
+export type UpstreamStreamFormat = 'chat-completions' | 'anthropic-messages' | 'responses';
 
 export type LlmStream =
   | { kind: 'wire'; format: UpstreamStreamFormat; body: ReadableStream<Uint8Array>; warnings: TranslationWarning[] }
   | { kind: 'canonical'; events: ReadableStream<StreamEvent>; warnings: TranslationWarning[] };
 
 export interface LlmAdapter {
-  generate(call: LlmCall): Promise<{ response: CanonicalResponse; warnings: TranslationWarning[] }>;
+  /** `wire` is the upstream's own body when the call was passed through (`call.wire` set). */
+  generate(
+    call: LlmCall,
+  ): Promise<{ response: CanonicalResponse; warnings: TranslationWarning[]; wire?: Record<string, unknown> }>;
   stream(call: LlmCall): Promise<LlmStream>;
   /**
    * The request's input tokens as the upstream counts them (`POST /v1/messages/count_tokens`).
    * Without it the gateway counts them itself (src/llm/token-counter.ts).
    */
   countTokens?(call: LlmCall): Promise<{ inputTokens: number; warnings: TranslationWarning[] }>;
+  /** A client speaking this wire format has its own request body sent upstream (see `LlmCall.wire`). */
+  passthroughFormat?: UpstreamStreamFormat;
 }
 
 export interface EmbeddingCall {

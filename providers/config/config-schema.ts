@@ -19,6 +19,7 @@ export const PricingSchema = v.object({
 
 export const ProviderSchema = v.object({
   id: slug,
+  /** A kind of providers/registry.ts (`openai`, `openai-responses`, `anthropic`, …), checked at start. */
   kind: v.pipe(v.string(), v.minLength(1)),
   display_name: v.optional(v.string()),
   base_url: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),

@@ -1,10 +1,12 @@
 import type {
+  CanonicalMessage,
   CanonicalRequest,
   CanonicalResponse,
   StreamEvent,
+  Translated,
   TranslationWarning,
 } from '../../translators/canonical/index.ts';
-import type { PassthroughRules } from '../../translators/passthrough/index.ts';
+import type { PassthroughContext, PassthroughRules } from '../../translators/passthrough/index.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { UpstreamStreamFormat } from '../../providers/types.ts';
 import type { ErrorFamily } from './llm-error.ts';
@@ -35,6 +37,36 @@ export interface EncodeContext {
   decoded: DecodedClientRequest;
 }
 
+/** How a client format passes through to an upstream of its own format. */
+export interface Passthrough {
+  format: UpstreamStreamFormat;
+  rules: PassthroughRules;
+  /**
+   * For adapters that accept the client's body (`LlmAdapter.passthroughFormat`): the client's
+   * body → the upstream body, `history` being the stored conversation it continues.
+   */
+  request?(body: Record<string, unknown>, history: CanonicalMessage[]): Translated<Record<string, unknown>>;
+  /**
+   * What the gateway decodes of a body it passes through (for the hold, the records and the
+   * store): the parts the canonical request has no form for left out, since the upstream reads them.
+   */
+  view?(body: Record<string, unknown>): Record<string, unknown>;
+  /** The upstream's non-stream body → what the client receives. */
+  response?(body: Record<string, unknown>, ctx: PassthroughContext): Record<string, unknown>;
+}
+
+/** What the passthrough rules need to know of a call. */
+export function passthroughContext(ctx: EncodeContext): PassthroughContext {
+  const state = ctx.decoded.responses;
+  return {
+    gatewayModel: ctx.model,
+    includeUsage: ctx.decoded.includeUsage,
+    ...(state
+      ? { response: { id: ctx.id, store: state.store, previousResponseId: state.previousResponseId ?? null } }
+      : {}),
+  };
+}
+
 /**
  * One client wire format as the service sees it: a thin adapter over its translator so the
  * service handles all three formats with one code path.
@@ -45,7 +77,7 @@ export interface ClientFormat {
   /** The id prefix of this format's responses. */
   readonly idPrefix: string;
   /** Set when an upstream of this same format can stream straight through. */
-  readonly passthrough?: { format: UpstreamStreamFormat; rules: PassthroughRules };
+  readonly passthrough?: Passthrough;
   decode(body: unknown): DecodedClientRequest;
   encodeResponse(response: CanonicalResponse, ctx: EncodeContext): unknown;
   /** This format's stream encoder (see translators/shared/stream-translator.ts). */

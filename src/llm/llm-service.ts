@@ -4,7 +4,8 @@ import {
   type CanonicalResponse,
 } from '../../translators/canonical/index.ts';
 import { mintId } from '../../translators/shared/ids.ts';
-import type { LlmAdapter, ModelRef } from '../../providers/types.ts';
+import { isRecord } from '../../translators/shared/validation.ts';
+import type { LlmAdapter, LlmCall, ModelRef } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import type { AppContext } from '../app/context.ts';
 import type { BalanceReservations } from '../accounts/balance-reservations.ts';
@@ -12,7 +13,12 @@ import type { AuthContext } from '../auth/key-cache.ts';
 import type { CatalogEntry } from '../catalog/catalog.ts';
 import { storableString, toStorable } from '../http/hostile-json.ts';
 import { errorFields } from '../ops/logger.ts';
-import type { ClientFormat, DecodedClientRequest, EncodeContext } from './client-format.ts';
+import {
+  passthroughContext,
+  type ClientFormat,
+  type DecodedClientRequest,
+  type EncodeContext,
+} from './client-format.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
 import { OutcomeTap, type StreamOutcome } from './outcome-tap.ts';
 import { estimateTokens, llmCost } from './pricing.ts';
@@ -44,6 +50,8 @@ interface Call {
   history: CanonicalMessage[];
   /** The balance hold taken at admission; settled with the call's record. */
   reservationId: string;
+  /** The client's own body for an upstream of its format (passthrough), else undefined. */
+  wire?: LlmCall['wire'];
 }
 
 /**
@@ -65,11 +73,15 @@ export class LlmService {
     const onClientGone = () => abort.abort(new Error('client disconnected'));
     request.signal.addEventListener('abort', onClientGone, { once: true });
     const signal = abort.signal;
-    const callArgs = { request: call.decoded.request, model: call.model, signal };
+    const callArgs: LlmCall = { request: call.decoded.request, model: call.model, signal, wire: call.wire };
+    const passthrough = call.format.passthrough;
     try {
       if (!call.decoded.request.stream) {
-        const { response, warnings } = await call.adapter.generate(callArgs);
-        const json = call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode);
+        const { response, warnings, wire } = await call.adapter.generate(callArgs);
+        const json =
+          wire && passthrough?.response
+            ? passthrough.response(wire, passthroughContext(call.encode))
+            : call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode);
         await this.store(call, response, json);
         // Billed before answered: a crash after this line cannot lose the charge.
         await this.record(call, 'completed', response);
@@ -80,26 +92,45 @@ export class LlmService {
         (n, m) => n + m.content.reduce((k, p) => k + (p.type === 'text' ? estimateTokens(p.text) : 0), 0),
         0,
       );
+      /** Passed through: the response object exactly as the client saw it, stored as such. */
+      let final: Record<string, unknown> | undefined;
       const tap = new OutcomeTap(
         call.model.id,
         inputEstimate,
         (outcome) => this.settle(call, outcome),
-        call.decoded.responses?.store ? (response) => this.store(call, response) : undefined,
+        call.decoded.responses?.store ? (response) => this.store(call, response, final) : undefined,
       );
       const headers = { ...SSE_HEADERS, ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]) };
-      return new Response(clientStream({ upstream, model: call.model, format, ctx: call.encode, tap, abort }), {
-        headers,
-      });
+      const keepFinal = (response: Record<string, unknown>) => {
+        final = response;
+      };
+      return new Response(
+        clientStream({ upstream, model: call.model, format, ctx: call.encode, tap, abort, keepFinal }),
+        { headers },
+      );
     } catch (err) {
       request.signal.removeEventListener('abort', onClientGone);
       throw this.failure(call, err);
     }
   }
 
+  /**
+   * Whether this body goes straight to an upstream of its own format: then the gateway decodes
+   * only what it reads of it (`Passthrough.view`), and the upstream judges the rest.
+   */
+  private passesThrough(format: ClientFormat, body: unknown): body is Record<string, unknown> {
+    const passthrough = format.passthrough;
+    if (!passthrough?.request || !isRecord(body) || typeof body.model !== 'string') return false;
+    const entry = this.ctx.catalog.get(body.model);
+    return !!entry && this.adapters.get(entry.provider.id)?.passthroughFormat === passthrough.format;
+  }
+
   private async prepare(format: ClientFormat, body: unknown, auth: AuthContext): Promise<Call> {
     let decoded: DecodedClientRequest;
+    const passesThrough = this.passesThrough(format, body);
     try {
-      decoded = format.decode(body);
+      const view = passesThrough ? format.passthrough?.view : undefined;
+      decoded = format.decode(view && isRecord(body) ? view(body) : body);
     } catch (err) {
       if (err instanceof InvalidRequestError)
         throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
@@ -147,6 +178,15 @@ export class LlmService {
       const rest = decoded.request.messages.filter((m) => m.role !== 'system');
       decoded = { ...decoded, request: { ...decoded.request, messages: [...system, ...history, ...rest] } };
     }
+    let wire: Call['wire'];
+    const passthrough = format.passthrough;
+    if (passesThrough && passthrough?.request && isRecord(body)) {
+      // Nothing is dropped on the way: the translator's warnings about what the canonical request
+      // leaves out do not apply; only the passthrough's own do.
+      const built = passthrough.request(body, history);
+      wire = { format: passthrough.format, body: built.value };
+      decoded = { ...decoded, warnings: built.warnings };
+    }
     const model: ModelRef = {
       id: entry.object.id,
       upstreamModel: entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1),
@@ -170,6 +210,7 @@ export class LlmService {
       startedAt: new Date(),
       history,
       reservationId,
+      wire,
     };
   }
 

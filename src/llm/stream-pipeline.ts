@@ -3,7 +3,7 @@ import type { StreamEvent } from '../../translators/canonical/index.ts';
 import type { PassthroughRules } from '../../translators/passthrough/index.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { LlmStream, ModelRef } from '../../providers/types.ts';
-import type { ClientFormat, EncodeContext } from './client-format.ts';
+import { passthroughContext, type ClientFormat, type EncodeContext } from './client-format.ts';
 import type { OutcomeTap } from './outcome-tap.ts';
 import { upstreamDecoder } from './upstream-decoders.ts';
 
@@ -138,10 +138,11 @@ function passedThrough(
   ctx: EncodeContext,
   tap: OutcomeTap,
   send: Send,
+  keepFinal?: (response: Record<string, unknown>) => void,
 ) {
   const source = sseMessages(upstream.body);
   const billing = upstreamDecoder(upstream.format, model.id);
-  const passCtx = { gatewayModel: model.id, includeUsage: ctx.decoded.includeUsage };
+  const passCtx = passthroughContext(ctx);
   /** Passes events through the tap; `ready` hands over what may go out before an ending waits for its charge. */
   const observe = async (events: StreamEvent[], ready?: () => void) => {
     for (const event of events) {
@@ -182,6 +183,11 @@ function passedThrough(
           text = '';
         });
         text += rules.forward(message, passCtx) ?? '';
+        if (kind === 'terminal') {
+          // Before the finish reaches the tap, whose store step saves the object the client saw.
+          const final = rules.finalObject?.(message, passCtx);
+          if (final) keepFinal?.(final);
+        }
         if (kind === 'terminal' || kind === 'error') return end(text, billing.end());
       }
       if (read.done)
@@ -207,6 +213,8 @@ export function clientStream(opts: {
   ctx: EncodeContext;
   tap: OutcomeTap;
   abort: AbortController;
+  /** Passed through: receives the whole response object of the terminal event, when the format has one. */
+  keepFinal?: (response: Record<string, unknown>) => void;
 }): ReadableStream<Uint8Array> {
   const { upstream, format, model, ctx, tap } = opts;
   const rules = format.passthrough?.rules;
@@ -214,7 +222,7 @@ export function clientStream(opts: {
   const send: Send = (text) => controller?.enqueue(utf8.encode(text));
   const engine =
     rules && upstream.kind === 'wire' && format.passthrough?.format === upstream.format
-      ? passedThrough(upstream, rules, model, ctx, tap, send)
+      ? passedThrough(upstream, rules, model, ctx, tap, send, opts.keepFinal)
       : translated(upstream, model, format, ctx, tap, send);
   let finished = false;
   return new ReadableStream<Uint8Array>({

@@ -1,6 +1,7 @@
 import type { StreamEvent } from '../../translators/canonical/index.ts';
 import { createAnthropicStreamDecoder } from '../../translators/anthropic-messages/index.ts';
 import { createChatStreamDecoder } from '../../translators/chat-completions/index.ts';
+import { createResponsesStreamDecoder } from '../../translators/responses/index.ts';
 import type { EventSourceMessage } from '../../translators/shared/sse.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { UpstreamStreamFormat } from '../../providers/types.ts';
@@ -15,6 +16,8 @@ export function upstreamDecoder(
       return createChatStreamDecoder({ model });
     case 'anthropic-messages':
       return createAnthropicStreamDecoder({ model });
+    case 'responses':
+      return createResponsesStreamDecoder({ model });
     default: {
       const exhaustive: never = format;
       throw new Error(`no decoder for ${exhaustive}`);

@@ -1,3 +1,6 @@
 export { anthropicPassthrough } from './anthropic-messages-passthrough.ts';
 export { chatPassthrough } from './chat-completions-passthrough.ts';
+export { renameResponseObject, responsesPassthrough } from './responses-passthrough.ts';
+export { responsesPassthroughRequest } from './responses-passthrough-request.ts';
 export type { PassthroughContext, PassthroughRules } from './passthrough-rules.ts';
+export { responsesCanonicalView } from './responses-canonical-view.ts';

@@ -17,12 +17,19 @@ export interface PassthroughRules {
   forward(message: EventSourceMessage, ctx: PassthroughContext): string | null;
   /** This format's error event, ending the stream. */
   errorEvent(code: string, message: string): string;
+  /**
+   * The whole response object a terminal event carries (Responses: `response.completed`), as the
+   * client received it, for formats whose responses the gateway stores.
+   */
+  finalObject?(message: EventSourceMessage, ctx: PassthroughContext): Json | undefined;
 }
 
 export interface PassthroughContext {
   gatewayModel: string;
   /** Chat completions: whether the client asked for the trailing usage chunk. */
   includeUsage: boolean;
+  /** Responses: the id and conversation state the client sees, which the upstream never saw. */
+  response?: { id: string; store: boolean; previousResponseId: string | null };
 }
 
 /**

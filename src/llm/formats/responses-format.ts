@@ -4,6 +4,12 @@ import {
   encodeResponsesResponse,
   type ResponsesEcho,
 } from '../../../translators/responses/index.ts';
+import {
+  renameResponseObject,
+  responsesCanonicalView,
+  responsesPassthrough,
+  responsesPassthroughRequest,
+} from '../../../translators/passthrough/index.ts';
 import type { ClientFormat, EncodeContext } from '../client-format.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -12,14 +18,23 @@ const now = () => Math.floor(Date.now() / 1000);
 const echoOf = (ctx: EncodeContext) => (ctx.decoded.responses?.echo ?? {}) as Partial<ResponsesEcho>;
 
 /**
- * `POST /v1/responses`. No upstream speaks Responses yet, so streams are always translated.
- * Conversation state (`store`, `previous_response_id`) is acted on by the service.
+ * `POST /v1/responses`. An upstream that speaks Responses gets the client's own body and answers
+ * straight through (response id, model and conversation state renamed); any other is translated.
+ * Conversation state (`store`, `previous_response_id`) is always the service's, whatever the
+ * upstream (docs/architecture.md).
  * @see https://platform.openai.com/docs/api-reference/responses/create
  */
 export const responsesFormat: ClientFormat = {
   name: 'responses',
   family: 'openai',
   idPrefix: 'resp_',
+  passthrough: {
+    format: 'responses',
+    rules: responsesPassthrough,
+    request: responsesPassthroughRequest,
+    view: responsesCanonicalView,
+    response: renameResponseObject,
+  },
   decode(body) {
     const { value, warnings } = decodeResponsesRequest(body);
     return {

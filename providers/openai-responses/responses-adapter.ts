@@ -1,0 +1,48 @@
+import type { ProviderConfig } from '../config/config-schema.ts';
+import type { TranslationWarning } from '../../translators/canonical/index.ts';
+import { decodeResponsesResponse, encodeResponsesRequest } from '../../translators/responses/index.ts';
+import { asObject } from '../../translators/shared/validation.ts';
+import type { LlmAdapter, LlmCall } from '../types.ts';
+import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
+import { postJson } from '../shared/upstream-fetch.ts';
+
+/**
+ * An upstream that speaks the OpenAI Responses API (`POST {base_url}/responses`, bearer key).
+ * Chat-completions and Messages clients are translated through the canonical request; a
+ * Responses client's own body is sent as it is (`call.wire`: model renamed, conversation state
+ * kept by the gateway), and the answer comes back in the same words. The upstream never stores
+ * anything: every request says `store: false` (docs/architecture.md).
+ * @see https://platform.openai.com/docs/api-reference/responses/create
+ */
+export function createResponsesAdapter(config: ProviderConfig): LlmAdapter {
+  const url = `${baseUrl(config, 'https://api.openai.com/v1')}/responses`;
+  const headers: Record<string, string> = config.api_key ? { authorization: `Bearer ${config.api_key}` } : {};
+  const policy = retryPolicy(config);
+
+  const body = (call: LlmCall, stream: boolean): { value: unknown; warnings: TranslationWarning[] } => {
+    if (call.wire?.format === 'responses')
+      return { value: { ...call.wire.body, model: call.model.upstreamModel, stream }, warnings: [] };
+    return encodeResponsesRequest({ ...call.request, stream }, call.model.upstreamModel);
+  };
+  const send = (call: LlmCall, stream: boolean) => {
+    const { value, warnings } = body(call, stream);
+    return { response: postJson(url, value, headers, policy, call.signal), warnings };
+  };
+
+  return {
+    passthroughFormat: 'responses',
+    async generate(call) {
+      const { response, warnings } = send(call, false);
+      const json: unknown = await (await response).json();
+      const decoded = decodeResponsesResponse(json, call.model.id);
+      const wire = call.wire ? asObject(json) : undefined;
+      return wire ? { response: decoded, warnings, wire } : { response: decoded, warnings };
+    },
+    async stream(call) {
+      const { response, warnings } = send(call, true);
+      const res = await response;
+      if (!res.body) throw new Error('upstream stream has no body');
+      return { kind: 'wire', format: 'responses', body: res.body, warnings };
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { CanonicalMessage } from '../canonical/request.ts';
+import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
+import { encodeResponsesRequest } from '../responses/encode-request.ts';
+import { asObject, isSet, type Json } from '../shared/validation.ts';
+
+/**
+ * The client's input items as a stateless upstream can take them. Item ids (`msg_…`, `fc_…`,
+ * `rs_…`) name items the upstream would look up in its own store, which holds nothing (it is
+ * called with `store: false`), so an echoed id fails the call with "Item with id … not found":
+ * ids are removed and the content kept. A reasoning item without `encrypted_content` is nothing
+ * but such an id, so it is not sent, with a warning.
+ * @see https://platform.openai.com/docs/guides/reasoning#encrypted-reasoning-items
+ */
+function statelessItems(input: unknown[], warnings: TranslationWarning[]): unknown[] {
+  const items: unknown[] = [];
+  input.forEach((item, i) => {
+    const obj = asObject(item);
+    if (obj?.type === 'reasoning' && !isSet(obj.encrypted_content)) {
+      warnings.push({
+        type: 'unsupported-content',
+        field: `input[${i}]`,
+        message:
+          'a reasoning item without encrypted_content was not sent: the upstream stores nothing and cannot look it up; request include ["reasoning.encrypted_content"] to carry reasoning across turns',
+      });
+      return;
+    }
+    if (!obj || !('id' in obj)) {
+      items.push(item);
+      return;
+    }
+    const { id: _id, ...rest } = obj;
+    items.push(rest);
+  });
+  return items;
+}
+
+/**
+ * A Responses client's body → the body for an upstream that speaks Responses too, with every
+ * field the client sent kept as it is (reasoning, include, built-in tools, fields the gateway has
+ * never heard of), except the conversation state, which the gateway keeps itself:
+ *
+ * - `store` is always false upstream: the gateway stores the response (when the client asked) in
+ *   its own database, so `previous_response_id`, `item_reference` and `GET /v1/responses/{id}`
+ *   work the same whatever provider answered; input items lose their ids (above);
+ * - `previous_response_id` is resolved by the gateway: the stored conversation (`history`, without
+ *   system messages) is encoded as input items ahead of the client's own input.
+ *
+ * `model` stays the gateway's id here; the provider swaps in its upstream model.
+ */
+export function responsesPassthroughRequest(body: Json, history: CanonicalMessage[]): Translated<Json> {
+  const { previous_response_id: _resolved, ...rest } = body;
+  const value: Json = { ...rest, store: false };
+  const warnings: TranslationWarning[] = [];
+  const own = Array.isArray(body.input) ? statelessItems(body.input, warnings) : body.input;
+  if (!history.length) {
+    if (Array.isArray(own)) value.input = own;
+    return { value, warnings };
+  }
+  const earlier = encodeResponsesRequest({ model: '', messages: history, stream: false }, '');
+  const input = typeof own === 'string' ? [{ type: 'message', role: 'user', content: own }] : own;
+  value.input = [...earlier.value.input, ...(Array.isArray(input) ? input : [])];
+  return { value, warnings: [...earlier.warnings, ...warnings] };
+}
