@@ -21,6 +21,8 @@ export interface LlmCall {
   model: ModelRef;
   /** Aborted when the client goes away: the upstream request is cancelled at once. */
   signal: AbortSignal;
+  /** Told of every upstream HTTP attempt, retries included (`x-gateway-attempts`). */
+  onAttempt?: () => void;
 }
 
 /** Upstream wire formats a provider can stream in; `canonical` when it emits canonical events itself. */

@@ -17,6 +17,10 @@ import { FileStore } from '../storage/file-store.ts';
 import { createProviders, isProviderKind } from '../../providers/registry.ts';
 import type { LlmAdapter, Provider } from '../../providers/types.ts';
 import { LlmService } from '../llm/llm-service.ts';
+import { ResponseCache } from '../llm/response-cache.ts';
+import { DeploymentHealth } from '../routing/deployment-health.ts';
+import { Router } from '../routing/router.ts';
+import { RoutingTable } from '../routing/routing-table.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
 import type { AppContext } from './context.ts';
 import { createTaskServices, type TaskServices } from './task-services.ts';
@@ -27,6 +31,7 @@ export interface Started {
   ctx: AppContext;
   services: {
     providers: ReadonlyMap<string, Provider>;
+    router: Router;
     llm: LlmService;
     usage: UsageRecorder;
     reservations: BalanceReservations;
@@ -74,11 +79,20 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const providers = createProviders(config.providers, providerHost(env.publicUrl));
   const llmAdapters = new Map<string, LlmAdapter>();
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
+  const table = new RoutingTable(
+    catalog,
+    config.providers,
+    (p, entry) => (entry.object.category === 'llm' ? llmAdapters.has(p.id) : Boolean(providers.get(p.id)?.media)),
+    env.gatewayConfigPath,
+  );
+  const router = new Router(table, new DeploymentHealth(store, log));
+  await router.health.start(table.all());
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
   const services = {
     providers,
-    llm: new LlmService(ctx, llmAdapters, usage, reservations),
+    router,
+    llm: new LlmService(ctx, llmAdapters, usage, reservations, router, new ResponseCache(store, log)),
     usage,
     reservations,
     ...createTaskServices(ctx, providers, saveTaskOutput(ctx)),

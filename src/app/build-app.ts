@@ -18,6 +18,7 @@ import { uploadRoutes } from '../routes/upload.routes.ts';
 import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from './context.ts';
 import type { LlmService } from '../llm/llm-service.ts';
+import type { Router } from '../routing/router.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 
@@ -30,6 +31,8 @@ export function buildApp(
   ctx: AppContext,
   services: {
     providers: ReadonlyMap<string, Provider>;
+    /** Deployment health for `/readyz` (docs/routing.md). */
+    router?: Router;
     llm: LlmService;
     tasks: TaskService;
     webhooks: WebhookDeliverer;
@@ -43,7 +46,7 @@ export function buildApp(
   return new Elysia()
     .use(bodyErrorHandler(llmErrorShapers))
     .use(errorHandler(ctx.log, [...llmErrorShapers, ...motionErrorShapers(motionProducts)]))
-    .use(healthRoutes(ctx, services.providers))
+    .use(healthRoutes(ctx, services.providers, services.router))
     .use(providerWebhookRoutes(ctx, services.providers))
     .use(fileRoutes(ctx))
     .use(uploadRoutes(ctx))
