@@ -95,7 +95,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     llm: new LlmService(ctx, llmAdapters, usage, reservations, router, new ResponseCache(store, log)),
     usage,
     reservations,
-    ...createTaskServices(ctx, providers, saveTaskOutput(ctx)),
+    ...createTaskServices(ctx, providers, saveTaskOutput(ctx), { fallbacks: (id) => table.fallbacks(id) }),
   };
 
   let firstKey: Started['firstKey'];
