@@ -19,6 +19,7 @@ import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from './context.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { Router } from '../routing/router.ts';
+import { routingRoutes } from '../routes/routing.routes.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 
@@ -53,6 +54,7 @@ export function buildApp(
     .use(openApiRoutes())
     .use(new Elysia({ name: 'admin-guarded' }).use(adminGuard(ctx)).use(adminRoutes(ctx)))
     .use(modelRoutes(ctx))
+    .use(services.router ? routingRoutes(ctx, services.router) : new Elysia({ name: 'routing-off' }))
     .use(accountRoutes(ctx))
     .use(dashboardRoutes(ctx))
     .use(taskRoutes(ctx, services.tasks, services.webhooks))

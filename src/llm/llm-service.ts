@@ -110,6 +110,15 @@ export class LlmService {
       cacheKey = this.cache.key(auth.accountId, call.requested.object.id, format.name, call.decoded.request);
       const hit = await this.cache.get(cacheKey);
       if (hit) {
+        // Recorded under the model and provider that first served the answer.
+        const servedBy = this.router.table
+          .all()
+          .find(
+            (d) =>
+              d.entry.object.id === hit.headers['x-gateway-model'] &&
+              d.provider.id === hit.headers['x-gateway-provider'],
+          );
+        if (servedBy && this.adapters.has(servedBy.provider.id)) call.served = this.serve(servedBy);
         await this.record(call, 'completed', undefined, undefined, 'cache_hit');
         return cachedResponse(hit);
       }

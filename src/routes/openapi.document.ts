@@ -63,6 +63,12 @@ export const openApiPaths: Record<string, unknown> = {
       },
     },
   },
+  '/v1/routing': {
+    get: {
+      summary: "Each model's deployments and their shared health (ok, degraded, cooling_down)",
+      responses: { 200: ok('deployments by model', envelope({ type: 'object' })), ...errors(401) },
+    },
+  },
   '/v1/account': { get: { summary: 'Account', responses: { 200: ok('account', envelope(account)), ...errors(401) } } },
   '/account': {
     get: { summary: 'Account (legacy alias)', responses: { 200: ok('account', envelope(account)), ...errors(401) } },

@@ -275,6 +275,15 @@ for (const mode of MODES) {
       }
       const ready = await api(gw, 'GET', '/readyz');
       expect(ready.body.deployments['pa/lonely'][0].state).toBe('cooling_down');
+      // The same for any key (the dashboard's models page reads it).
+      const routing = await api(gw, 'GET', '/v1/routing', { key });
+      expect(routing.status).toBe(200);
+      const [lonely] = routing.body.data.models['pa/lonely'];
+      expect(lonely).toMatchObject({ provider: 'pa', upstream_model: 'lonely', state: 'cooling_down' });
+      expect(lonely.consecutive_failures).toBeGreaterThanOrEqual(3);
+      expect(Date.parse(lonely.cooling_down_until)).toBeGreaterThan(Date.now());
+      expect(routing.body.data.models['pa/weighted'].map((d: { weight: number }) => d.weight)).toEqual([3, 1]);
+      expect((await api(gw, 'GET', '/v1/routing')).status).toBe(401);
     });
 
     test('a stalled upstream stream ends with the error event after stream_idle_timeout_ms', async () => {
@@ -388,4 +397,32 @@ describe('routing across two instances sharing Postgres and Redis', () => {
       expect(up.a.count('cached')).toBe(before + 1);
     }
   }, 60_000);
+});
+
+describe('routing config at start-up', () => {
+  test('a deployment on a missing provider, or a fallback to a missing model, stops start-up naming the path', async () => {
+    const refused = async (models: unknown[]) => {
+      const dir = await mkdtemp(join(tmpdir(), 'gw-routing-bad-'));
+      const path = join(dir, 'gateway.json');
+      const providers = [{ id: 'pa', kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'k' }];
+      await writeFile(path, JSON.stringify({ providers, models }));
+      const gw = await startGateway({ DATA_DIR: dir, GATEWAY_CONFIG: path }, { waitReady: false });
+      const code = await gw.proc.exited;
+      await Bun.sleep(20);
+      return { code, output: gw.output() };
+    };
+    const llm = (extra: object) => ({
+      id: 'pa/x',
+      category: 'llm',
+      display_name: 'x',
+      pricing: { input_per_mtok: 1, output_per_mtok: 1 },
+      ...extra,
+    });
+    const missingProvider = await refused([llm({ deployments: [{ provider: 'nowhere' }] })]);
+    expect(missingProvider.code).toBe(1);
+    expect(missingProvider.output).toContain('models[0].deployments[0].provider: provider "nowhere" is not declared');
+    const missingModel = await refused([llm({ fallbacks: ['pa/none'] })]);
+    expect(missingModel.code).toBe(1);
+    expect(missingModel.output).toContain('models[0].fallbacks[0]: model "pa/none" is not declared in models');
+  });
 });
