@@ -14,6 +14,7 @@ import { parseCacheHeader, RoutingHeaderError } from '../routing/routing-headers
 import { classifyLlmFailure, routingHeaders } from './llm-routing.ts';
 import type { ResponseCache } from './response-cache.ts';
 import { cachedResponse, capturedStream, type Capture } from './cached-response.ts';
+import { awaitFirstEvent } from './first-event.ts';
 import type { AppContext } from '../app/context.ts';
 import type { BalanceReservations } from '../accounts/balance-reservations.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
@@ -146,7 +147,10 @@ export class LlmService {
         if (capture) void capture.put({ kind: 'json', body: json, headers });
         return Response.json(json, { headers: { ...headers, ...cacheHeaders } });
       }
-      const { value: upstream } = await this.route(call, signal, (args) => call.served.adapter.stream(args));
+      // The first event is awaited inside the loop: a stream that fails at once still fails over.
+      const { value: upstream } = await this.route(call, signal, async (args) =>
+        awaitFirstEvent(await call.served.adapter.stream(args), call.served.model.id, this.idleMs(call)),
+      );
       const inputEstimate = call.decoded.request.messages.reduce(
         (n, m) => n + m.content.reduce((k, p) => k + (p.type === 'text' ? estimateTokens(p.text) : 0), 0),
         0,
@@ -165,7 +169,7 @@ export class LlmService {
         ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]),
         ...this.servedHeaders(call),
       };
-      const idleTimeoutMs = call.served.deployment.provider.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_MS;
+      const idleTimeoutMs = this.idleMs(call);
       const stream = clientStream({
         upstream,
         model: call.served.model,
@@ -226,6 +230,10 @@ export class LlmService {
       adapter,
       model: { id: deployment.entry.object.id, upstreamModel: deployment.upstreamModel },
     };
+  }
+
+  private idleMs(call: Call): number {
+    return call.served.deployment.provider.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_MS;
   }
 
   private servedHeaders(call: Call): Record<string, string> {

@@ -4,7 +4,8 @@
  * Answers name the upstream model it was asked for, and report fixed usage.
  * @see https://platform.openai.com/docs/api-reference/chat/create
  */
-export type Behaviour = 'ok' | 'stall' | number;
+/** `sse-error`: a stream that answers 200 and then an error event at once (non-streamed: 500). */
+export type Behaviour = 'ok' | 'stall' | 'sse-error' | number;
 
 export const SWITCHABLE_USAGE = { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 };
 
@@ -40,6 +41,15 @@ export function startSwitchableUpstream(name: string): SwitchableUpstream {
           { error: { message: `${name} says ${behaviour}`, type: 'test_error', param: null, code: null } },
           { status: behaviour },
         );
+      if (behaviour === 'sse-error') {
+        const overloaded = {
+          error: { message: `${name} is overloaded`, type: 'server_error', param: null, code: null },
+        };
+        if (!body.stream) return Response.json(overloaded, { status: 500 });
+        return new Response(`data: ${JSON.stringify(overloaded)}\n\n`, {
+          headers: { 'content-type': 'text/event-stream' },
+        });
+      }
       const text = `hello from ${name}`;
       const id = `chatcmpl-${name}`;
       if (!body.stream)

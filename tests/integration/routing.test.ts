@@ -138,6 +138,7 @@ function writeConfig(dir: string, up: Record<'a' | 'b' | 'c' | 'd', SwitchableUp
       model('pa/weighted', cheap, { weight: 3, deployments: [{ provider: 'pb', weight: 1 }] }),
       model('pa/failover', cheap, { deployments: [{ provider: 'pb' }], fallbacks: ['pc/dear'] }),
       model('pa/override', cheap, { fallbacks: ['pc/dear'] }),
+      model('pa/at-once', cheap, { deployments: [{ provider: 'pb', weight: 0 }] }),
       model('pa/client-error', cheap, { deployments: [{ provider: 'pb' }], fallbacks: ['pc/dear'] }),
       model('pa/cooldown', cheap, { fallbacks: ['pc/dear'] }),
       model('pa/lonely', cheap),
@@ -215,6 +216,19 @@ for (const mode of MODES) {
       expect(costs.length).toBeGreaterThanOrEqual(cases.length);
       for (const c of costs) expect(c).toBeCloseTo(costAt(dear), 10);
     }, 60_000);
+
+    test('a stream that answers 200 and fails at once still fails over, on every format', async () => {
+      reset();
+      up.a.behaviour = 'sse-error';
+      for (const format of FORMATS) {
+        const answer = await ask(gw, key, format, 'pa/at-once', true, {}, `at once ${format}`);
+        expect(answer.text).toBe('hello from b');
+        expect(answer.headers.get('x-gateway-provider')).toBe('pb');
+        expect(answer.model).toBe('pa/at-once');
+      }
+      // The first three calls tried pa (and cooled it down), so it was asked exactly three times.
+      expect(up.a.count('at-once')).toBe(3);
+    });
 
     test('x-gateway-fallbacks replaces the list for one request', async () => {
       reset();
