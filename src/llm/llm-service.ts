@@ -99,31 +99,8 @@ export class LlmService {
 
   async handle(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Response> {
     const call = await this.prepare(format, body, auth, request.headers);
-    let cacheTtlS = 0;
-    let cacheKey = '';
-    try {
-      cacheTtlS = parseCacheHeader(request.headers.get('x-gateway-cache'), call.requested.config.cache_ttl_s).ttlS;
-    } catch (err) {
-      throw err instanceof RoutingHeaderError ? new LlmError(format.family, 'invalid_request', err.message) : err;
-    }
-    if (cacheTtlS > 0) {
-      // The first place a call can be served from: before any hold or upstream.
-      cacheKey = this.cache.key(auth.accountId, call.requested.object.id, format.name, call.decoded.request);
-      const hit = await this.cache.get(cacheKey);
-      if (hit) {
-        // Recorded under the model and provider that first served the answer.
-        const servedBy = this.router.table
-          .all()
-          .find(
-            (d) =>
-              d.entry.object.id === hit.headers['x-gateway-model'] &&
-              d.provider.id === hit.headers['x-gateway-provider'],
-          );
-        if (servedBy && this.adapters.has(servedBy.provider.id)) call.served = this.serve(servedBy);
-        await this.record(call, 'completed', undefined, undefined, 'cache_hit');
-        return cachedResponse(hit);
-      }
-    }
+    const { ttlS: cacheTtlS, key: cacheKey, hit } = await this.lookUp(call, request.headers);
+    if (hit) return hit;
     call.reservationId = await this.reserve(format, call, auth);
     const abort = new AbortController();
     const onClientGone = () => abort.abort(new Error('client disconnected'));
@@ -186,6 +163,30 @@ export class LlmService {
       request.signal.removeEventListener('abort', onClientGone);
       throw this.failure(call, err);
     }
+  }
+
+  /**
+   * The exact response cache (docs/routing.md), the first place a call can be served from: before
+   * any hold or upstream. A hit is recorded (cost 0) under the model that first served it.
+   */
+  private async lookUp(call: Call, headers: Headers): Promise<{ ttlS: number; key: string; hit?: Response }> {
+    let ttlS: number;
+    try {
+      ttlS = parseCacheHeader(headers.get('x-gateway-cache'), call.requested.config.cache_ttl_s).ttlS;
+    } catch (err) {
+      throw err instanceof RoutingHeaderError ? new LlmError(call.format.family, 'invalid_request', err.message) : err;
+    }
+    if (ttlS === 0) return { ttlS, key: '' };
+    const key = this.cache.key(call.auth.accountId, call.requested.object.id, call.format.name, call.decoded.request);
+    const hit = await this.cache.get(key);
+    if (!hit) return { ttlS, key };
+    const servedBy = call.plan.find(
+      (d) =>
+        d.entry.object.id === hit.headers['x-gateway-model'] && d.provider.id === hit.headers['x-gateway-provider'],
+    );
+    if (servedBy) call.served = this.serve(servedBy);
+    await this.record(call, 'completed', undefined, undefined, 'cache_hit');
+    return { ttlS, key, hit: cachedResponse(hit) };
   }
 
   /**
@@ -325,8 +326,10 @@ export class LlmService {
   private async reserve(format: ClientFormat, call: Call, auth: AuthContext): Promise<string> {
     let config = call.requested.config;
     let hold = worstCaseHold(call.decoded.request, config);
+    const priced = new Set([config]);
     for (const d of call.plan) {
-      if (d.entry.config === config) continue;
+      if (priced.has(d.entry.config)) continue;
+      priced.add(d.entry.config);
       const other = worstCaseHold(call.decoded.request, d.entry.config);
       if (other.units > hold.units) {
         hold = other;
