@@ -15,10 +15,10 @@ export function planRoute(
   /** The request's `x-gateway-fallbacks`, replacing the model's own list. */
   fallbacks?: readonly string[],
   random: () => number = Math.random,
+  now: number = Date.now(),
 ): Deployment[] {
   const chain = [modelId];
   for (const id of fallbacks ?? table.fallbacks(modelId)) if (!chain.includes(id)) chain.push(id);
-  const now = Date.now();
   const healthy: Deployment[] = [];
   let rested: Deployment | undefined;
   for (const id of chain) {
