@@ -29,6 +29,8 @@ export interface LlmCall {
    * not model reach the upstream unchanged; `request` still describes the call.
    */
   wire?: { format: UpstreamStreamFormat; body: Record<string, unknown> };
+  /** Told of every upstream HTTP attempt, retries included (`x-gateway-attempts`). */
+  onAttempt?: () => void;
 }
 
 /** Upstream wire formats a provider can stream in; `canonical` when it emits canonical events itself. */

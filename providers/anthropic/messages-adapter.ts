@@ -28,7 +28,7 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
 
   const send = (call: LlmCall, stream: boolean) => {
     const { value, warnings } = encodeAnthropicRequest({ ...call.request, stream }, call.model.upstreamModel);
-    return { response: postJson(url, value, headers, policy, call.signal), warnings };
+    return { response: postJson(url, value, headers, policy, call.signal, call.onAttempt), warnings };
   };
 
   return {

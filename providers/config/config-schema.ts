@@ -27,7 +27,20 @@ export const ProviderSchema = v.object({
   /** Upstream failures before the first byte are retried this many times. */
   max_retries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10))),
   timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100))),
+  /** Seconds a deployment of this provider is skipped after consecutive failures (docs/routing.md). */
+  cooldown_s: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400))),
+  /** A stream whose upstream sends nothing for this long ends with the format's error event. */
+  stream_idle_timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(3_600_000))),
   options: v.optional(v.record(v.string(), v.unknown())),
+});
+
+const weight = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000));
+
+/** One more upstream serving a model (docs/routing.md): another provider, its own model name. */
+export const DeploymentSchema = v.object({
+  provider: slug,
+  upstream_model: v.optional(v.pipe(v.string(), v.minLength(1))),
+  weight: v.optional(weight),
 });
 
 export const ModelSchema = v.object({
@@ -43,8 +56,16 @@ export const ModelSchema = v.object({
   max_output: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   pricing: v.optional(PricingSchema),
   options: v.optional(v.record(v.string(), v.unknown())),
+  /** Weight of the model's own provider among its deployments (default 1). */
+  weight: v.optional(weight),
+  deployments: v.optional(v.pipe(v.array(DeploymentSchema), v.maxLength(32))),
+  /** Models tried in order once every deployment failed. */
+  fallbacks: v.optional(v.pipe(v.array(v.string()), v.maxLength(16))),
+  /** Exact response cache TTL applied when the request does not say (docs/routing.md). */
+  cache_ttl_s: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2_592_000))),
 });
 
 export type ProviderConfig = v.InferOutput<typeof ProviderSchema> & { missingEnv: string[] };
 export type ModelConfig = v.InferOutput<typeof ModelSchema>;
+export type DeploymentConfig = v.InferOutput<typeof DeploymentSchema>;
 export type Pricing = v.InferOutput<typeof PricingSchema>;

@@ -26,7 +26,7 @@ export function createResponsesAdapter(config: ProviderConfig): LlmAdapter {
   };
   const send = (call: LlmCall, stream: boolean) => {
     const { value, warnings } = body(call, stream);
-    return { response: postJson(url, value, headers, policy, call.signal), warnings };
+    return { response: postJson(url, value, headers, policy, call.signal, call.onAttempt), warnings };
   };
 
   return {

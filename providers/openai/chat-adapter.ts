@@ -17,7 +17,7 @@ export function createChatAdapter(config: ProviderConfig): LlmAdapter {
 
   const send = (call: LlmCall, stream: boolean) => {
     const { value, warnings } = encodeChatRequest({ ...call.request, stream }, call.model.upstreamModel);
-    return { response: postJson(url, value, headers, policy, call.signal), warnings };
+    return { response: postJson(url, value, headers, policy, call.signal, call.onAttempt), warnings };
   };
 
   return {

@@ -13,6 +13,7 @@ export function postJson(
   headers: Record<string, string>,
   policy: RetryPolicy,
   signal: AbortSignal,
+  onAttempt?: () => void,
 ): Promise<Response> {
   return upstreamRequest({
     method: 'POST',
@@ -20,6 +21,7 @@ export function postJson(
     body,
     policy,
     signal,
+    onAttempt,
     headers: { accept: 'application/json, text/event-stream', ...headers },
   });
 }

@@ -38,6 +38,8 @@ export interface UpstreamCall {
   policy: RetryPolicy;
   signal: AbortSignal;
   health?: UpstreamHealth;
+  /** Told of every attempt made (retries included), so callers can report how many there were. */
+  onAttempt?: () => void;
   /** Error answers handed back as they are (not retried, not thrown): the caller reads them. */
   passStatus?: (status: number, headers: Headers) => boolean;
   /** Reads an error body's message; defaults to OpenAI-style `error.message`, `message`, `detail`. */
@@ -82,6 +84,7 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
       if (asked !== undefined && asked * 1000 > MAX_INLINE_WAIT_MS) break;
       await sleep(asked !== undefined ? asked * 1000 : backoff, signal);
     }
+    call.onAttempt?.();
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), policy.timeoutMs);
     let response: Response;

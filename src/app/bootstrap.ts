@@ -19,6 +19,10 @@ import type { EmbeddingAdapter, LlmAdapter, Provider } from '../../providers/typ
 import { EmbeddingService } from '../embeddings/embedding-service.ts';
 import { TokenCountService } from '../llm/count-tokens.ts';
 import { LlmService } from '../llm/llm-service.ts';
+import { ResponseCache } from '../llm/response-cache.ts';
+import { DeploymentHealth } from '../routing/deployment-health.ts';
+import { Router } from '../routing/router.ts';
+import { RoutingTable } from '../routing/routing-table.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
 import type { AppContext } from './context.ts';
 import { createTaskServices, type TaskServices } from './task-services.ts';
@@ -29,6 +33,7 @@ export interface Started {
   ctx: AppContext;
   services: {
     providers: ReadonlyMap<string, Provider>;
+    router: Router;
     llm: LlmService;
     embeddings: EmbeddingService;
     tokenCount: TokenCountService;
@@ -80,16 +85,25 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
   const embeddingAdapters = new Map<string, EmbeddingAdapter>();
   for (const [id, provider] of providers) if (provider.embeddings) embeddingAdapters.set(id, provider.embeddings);
+  const table = new RoutingTable(
+    catalog,
+    config.providers,
+    (p, entry) => (entry.object.category === 'llm' ? llmAdapters.has(p.id) : Boolean(providers.get(p.id)?.media)),
+    env.gatewayConfigPath,
+  );
+  const router = new Router(table, new DeploymentHealth(store, log));
+  await router.health.start(table.all());
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
   const services = {
     providers,
-    llm: new LlmService(ctx, llmAdapters, usage, reservations),
+    router,
+    llm: new LlmService(ctx, llmAdapters, usage, reservations, router, new ResponseCache(store, log)),
     embeddings: new EmbeddingService(ctx, embeddingAdapters, usage, reservations),
     tokenCount: new TokenCountService(ctx, llmAdapters),
     usage,
     reservations,
-    ...createTaskServices(ctx, providers, saveTaskOutput(ctx)),
+    ...createTaskServices(ctx, providers, saveTaskOutput(ctx), { fallbacks: (id) => table.fallbacks(id) }),
   };
 
   let firstKey: Started['firstKey'];

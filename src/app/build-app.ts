@@ -22,6 +22,8 @@ import type { AppContext } from './context.ts';
 import type { EmbeddingService } from '../embeddings/embedding-service.ts';
 import type { TokenCountService } from '../llm/count-tokens.ts';
 import type { LlmService } from '../llm/llm-service.ts';
+import type { Router } from '../routing/router.ts';
+import { routingRoutes } from '../routes/routing.routes.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 
@@ -34,6 +36,8 @@ export function buildApp(
   ctx: AppContext,
   services: {
     providers: ReadonlyMap<string, Provider>;
+    /** Deployment health for `/readyz` (docs/routing.md). */
+    router?: Router;
     llm: LlmService;
     embeddings: EmbeddingService;
     tokenCount: TokenCountService;
@@ -49,13 +53,14 @@ export function buildApp(
   return new Elysia()
     .use(bodyErrorHandler(llmErrorShapers))
     .use(errorHandler(ctx.log, [...llmErrorShapers, ...motionErrorShapers(motionProducts)]))
-    .use(healthRoutes(ctx, services.providers))
+    .use(healthRoutes(ctx, services.providers, services.router))
     .use(providerWebhookRoutes(ctx, services.providers))
     .use(fileRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(openApiRoutes())
     .use(new Elysia({ name: 'admin-guarded' }).use(adminGuard(ctx)).use(adminRoutes(ctx)))
     .use(modelRoutes(ctx))
+    .use(services.router ? routingRoutes(ctx, services.router) : new Elysia({ name: 'routing-off' }))
     .use(accountRoutes(ctx))
     .use(dashboardRoutes(ctx))
     .use(taskRoutes(ctx, services.tasks, services.webhooks))

@@ -24,6 +24,8 @@ export function createTaskServices(
   ctx: AppContext,
   providers: ReadonlyMap<string, Provider>,
   saveOutput: (task: { id: string; accountId: number }, output: MediaOutput, signal: AbortSignal) => Promise<string>,
+  /** Each model's fallbacks (docs/routing.md); none when absent. */
+  routing?: { fallbacks(modelId: string): readonly string[] },
 ): TaskServices {
   const { env, db, log } = ctx;
   const registry = new MediaRegistry(ctx.catalog, providers);
@@ -40,7 +42,13 @@ export function createTaskServices(
       if (task.callback_url) webhooks.wake();
     },
     log,
-    { instanceId: env.instanceId, concurrency: env.taskConcurrency, leaseMs: TASK_LEASE_MS },
+    {
+      instanceId: env.instanceId,
+      concurrency: env.taskConcurrency,
+      leaseMs: TASK_LEASE_MS,
+      fallbacks: routing?.fallbacks,
+      onBalanceMoved: (accountId) => void ctx.accounts.changed(accountId),
+    },
   );
   const tasks = new TaskService(
     registry,

@@ -4,6 +4,7 @@ import { ConfigError } from '../../providers/config/config-error.ts';
 import { formatIssues } from '../http/validation.ts';
 import { SANDBOX_CONFIG } from './sandbox-catalog.ts';
 import { checkMediaOptions } from '../../providers/shared/config-media-model.ts';
+import { checkRouting } from './routing-config-check.ts';
 
 import {
   ModelSchema,
@@ -83,6 +84,7 @@ export function parseGatewayConfig(
       }
     }
   });
+  checkRouting(source, providers, cfg.models);
   return { providers, models: cfg.models, rateLimitPerMinute: cfg.rate_limit_per_minute };
 }
 

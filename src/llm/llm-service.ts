@@ -7,6 +7,14 @@ import { mintId } from '../../translators/shared/ids.ts';
 import { isRecord } from '../../translators/shared/validation.ts';
 import type { LlmAdapter, LlmCall, ModelRef } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import type { Router } from '../routing/router.ts';
+import { RouteFailure } from '../routing/failover.ts';
+import type { Deployment } from '../routing/routing-table.ts';
+import { parseCacheHeader, RoutingHeaderError } from '../routing/routing-headers.ts';
+import { classifyLlmFailure, routingHeaders } from './llm-routing.ts';
+import type { ResponseCache } from './response-cache.ts';
+import { cachedResponse, capturedStream, type Capture } from './cached-response.ts';
+import { awaitFirstEvent } from './first-event.ts';
 import type { AppContext } from '../app/context.ts';
 import type { BalanceReservations } from '../accounts/balance-reservations.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
@@ -29,6 +37,9 @@ import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
 
+/** A stream whose upstream sends nothing for this long ends with the format's error event. */
+const DEFAULT_STREAM_IDLE_MS = 60_000;
+
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
@@ -36,21 +47,32 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-interface Call {
-  format: ClientFormat;
-  decoded: DecodedClientRequest;
+/** The deployment answering a call: its model (id and prices), provider and adapter. */
+interface Served {
+  deployment: Deployment;
   entry: CatalogEntry;
   adapter: LlmAdapter;
   model: ModelRef;
+}
+
+interface Call {
+  format: ClientFormat;
+  decoded: DecodedClientRequest;
+  /** The model the client asked for. */
+  requested: CatalogEntry;
+  /** The deployments it may try (docs/routing.md); `served` is the one trying or answering. */
+  plan: Deployment[];
+  served: Served;
+  attempts: number;
   auth: AuthContext;
   body: unknown;
   encode: EncodeContext;
   startedAt: Date;
   /** Stored conversation this call continues (Responses), without system messages. */
   history: CanonicalMessage[];
-  /** The balance hold taken at admission; settled with the call's record. */
-  reservationId: string;
-  /** The client's own body for an upstream of its format (passthrough), else undefined. */
+  /** The balance hold taken at admission; settled with the call's record (none for a cache hit). */
+  reservationId?: string;
+  /** The client's own body, for a deployment whose upstream speaks the client's format (passthrough). */
   wire?: LlmCall['wire'];
 }
 
@@ -65,29 +87,42 @@ export class LlmService {
     private readonly adapters: ReadonlyMap<string, LlmAdapter>,
     private readonly recorder: UsageRecorder,
     private readonly reservations: BalanceReservations,
+    private readonly router: Router,
+    private readonly cache: ResponseCache,
   ) {}
 
   async handle(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Response> {
-    const call = await this.prepare(format, body, auth);
+    const call = await this.prepare(format, body, auth, request.headers);
+    const { ttlS: cacheTtlS, key: cacheKey, hit } = await this.lookUp(call, request.headers);
+    if (hit) return hit;
+    call.reservationId = await this.reserve(format, call, auth);
     const abort = new AbortController();
     const onClientGone = () => abort.abort(new Error('client disconnected'));
     request.signal.addEventListener('abort', onClientGone, { once: true });
     const signal = abort.signal;
-    const callArgs: LlmCall = { request: call.decoded.request, model: call.model, signal, wire: call.wire };
+    const capture: Capture | undefined =
+      cacheTtlS > 0 ? { put: (answer) => this.cache.put(cacheKey, answer, cacheTtlS), completed: false } : undefined;
+    const cacheHeaders: Record<string, string> = cacheTtlS > 0 ? { 'x-gateway-cache': 'miss' } : {};
     const passthrough = call.format.passthrough;
     try {
       if (!call.decoded.request.stream) {
-        const { response, warnings, wire } = await call.adapter.generate(callArgs);
+        const { value } = await this.route(call, signal, (args) => call.served.adapter.generate(args));
+        const { response, warnings, wire } = value;
         const json =
           wire && passthrough?.response
             ? passthrough.response(wire, passthroughContext(call.encode))
-            : call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode);
+            : call.format.encodeResponse({ ...response, id: call.encode.id, model: call.served.model.id }, call.encode);
         await this.store(call, response, json);
         // Billed before answered: a crash after this line cannot lose the charge.
         await this.record(call, 'completed', response);
-        return Response.json(json, { headers: warningHeaders([...call.decoded.warnings, ...warnings]) });
+        const headers = { ...warningHeaders([...call.decoded.warnings, ...warnings]), ...this.servedHeaders(call) };
+        if (capture) void capture.put({ kind: 'json', body: json, headers });
+        return Response.json(json, { headers: { ...headers, ...cacheHeaders } });
       }
-      const upstream = await call.adapter.stream(callArgs);
+      // The first event is awaited inside the loop: a stream that fails at once still fails over.
+      const { value: upstream } = await this.route(call, signal, async (args) =>
+        awaitFirstEvent(await call.served.adapter.stream(args), call.served.model.id, this.idleMs(call)),
+      );
       const inputEstimate = call.decoded.request.messages.reduce(
         (n, m) => n + m.content.reduce((k, p) => k + (p.type === 'text' ? estimateTokens(p.text) : 0), 0),
         0,
@@ -95,19 +130,36 @@ export class LlmService {
       /** Passed through: the response object exactly as the client saw it, stored as such. */
       let final: Record<string, unknown> | undefined;
       const tap = new OutcomeTap(
-        call.model.id,
+        call.served.model.id,
         inputEstimate,
-        (outcome) => this.settle(call, outcome),
+        (outcome) => {
+          if (capture) capture.completed = outcome.status === 'completed';
+          return this.settle(call, outcome);
+        },
         call.decoded.responses?.store ? (response) => this.store(call, response, final) : undefined,
       );
-      const headers = { ...SSE_HEADERS, ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]) };
+      const headers = {
+        ...SSE_HEADERS,
+        ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]),
+        ...this.servedHeaders(call),
+      };
       const keepFinal = (response: Record<string, unknown>) => {
         final = response;
       };
-      return new Response(
-        clientStream({ upstream, model: call.model, format, ctx: call.encode, tap, abort, keepFinal }),
-        { headers },
-      );
+      const idleTimeoutMs = this.idleMs(call);
+      const stream = clientStream({
+        upstream,
+        model: call.served.model,
+        format,
+        ctx: call.encode,
+        tap,
+        abort,
+        keepFinal,
+        idleTimeoutMs,
+      });
+      return new Response(capture ? capturedStream(stream, capture, headers) : stream, {
+        headers: { ...headers, ...cacheHeaders },
+      });
     } catch (err) {
       request.signal.removeEventListener('abort', onClientGone);
       throw this.failure(call, err);
@@ -125,7 +177,81 @@ export class LlmService {
     return !!entry && this.adapters.get(entry.provider.id)?.passthroughFormat === passthrough.format;
   }
 
-  private async prepare(format: ClientFormat, body: unknown, auth: AuthContext): Promise<Call> {
+  /**
+   * The exact response cache (docs/routing.md), the first place a call can be served from: before
+   * any hold or upstream. A hit is recorded (cost 0) under the model that first served it.
+   */
+  private async lookUp(call: Call, headers: Headers): Promise<{ ttlS: number; key: string; hit?: Response }> {
+    let ttlS: number;
+    try {
+      ttlS = parseCacheHeader(headers.get('x-gateway-cache'), call.requested.config.cache_ttl_s).ttlS;
+    } catch (err) {
+      throw err instanceof RoutingHeaderError ? new LlmError(call.format.family, 'invalid_request', err.message) : err;
+    }
+    if (ttlS === 0) return { ttlS, key: '' };
+    const key = this.cache.key(call.auth.accountId, call.requested.object.id, call.format.name, call.decoded.request);
+    const hit = await this.cache.get(key);
+    if (!hit) return { ttlS, key };
+    const servedBy = call.plan.find(
+      (d) =>
+        d.entry.object.id === hit.headers['x-gateway-model'] && d.provider.id === hit.headers['x-gateway-provider'],
+    );
+    if (servedBy) call.served = this.serve(servedBy);
+    await this.record(call, 'completed', undefined, undefined, 'cache_hit');
+    return { ttlS, key, hit: cachedResponse(hit) };
+  }
+
+  /**
+   * Runs one upstream step through the selection-and-failover loop (docs/routing.md): before the
+   * client has any byte, a provider failure moves on to the next deployment, then the fallbacks.
+   * `call.served` names the deployment trying, then the one that answered.
+   */
+  private async route<T>(
+    call: Call,
+    signal: AbortSignal,
+    step: (args: LlmCall & { onAttempt: () => void }) => Promise<T>,
+  ) {
+    try {
+      const result = await this.router.run(
+        call.plan,
+        (deployment, onAttempt) => {
+          call.served = this.serve(deployment);
+          call.encode.model = call.served.model.id;
+          // The client's own body goes only to an upstream of its format; a fallback of another
+          // format gets the canonical request.
+          const wire = call.wire && call.served.adapter.passthroughFormat === call.wire.format ? call.wire : undefined;
+          return step({ request: call.decoded.request, model: call.served.model, signal, onAttempt, wire });
+        },
+        (err) => classifyLlmFailure(err, signal),
+      );
+      call.attempts = result.attempts;
+      return result;
+    } catch (err) {
+      if (err instanceof RouteFailure) call.attempts = err.attempts;
+      throw err;
+    }
+  }
+
+  private serve(deployment: Deployment): Served {
+    const adapter = this.adapters.get(deployment.provider.id);
+    if (!adapter) throw new Error(`provider ${deployment.provider.id} has no LLM adapter`);
+    return {
+      deployment,
+      entry: deployment.entry,
+      adapter,
+      model: { id: deployment.entry.object.id, upstreamModel: deployment.upstreamModel },
+    };
+  }
+
+  private idleMs(call: Call): number {
+    return call.served.deployment.provider.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_MS;
+  }
+
+  private servedHeaders(call: Call): Record<string, string> {
+    return routingHeaders(call.served.model.id, call.served.deployment.provider.id, call.attempts);
+  }
+
+  private async prepare(format: ClientFormat, body: unknown, auth: AuthContext, headers: Headers): Promise<Call> {
     let decoded: DecodedClientRequest;
     const passesThrough = this.passesThrough(format, body);
     try {
@@ -157,8 +283,14 @@ export class LlmService {
         'model_not_supported',
       );
     }
-    const adapter = this.adapters.get(entry.provider.id);
-    if (!adapter)
+    let plan: Deployment[];
+    try {
+      plan = this.router.plan(entry, headers.get('x-gateway-fallbacks'));
+    } catch (err) {
+      throw err instanceof RoutingHeaderError ? new LlmError(format.family, 'invalid_request', err.message) : err;
+    }
+    const first = plan[0];
+    if (!first || !this.adapters.has(first.provider.id))
       throw new LlmError(format.family, 'invalid_request', `The model '${modelId}' has no LLM adapter`, 'model');
     let history: CanonicalMessage[] = [];
     const previous = decoded.responses?.previousResponseId;
@@ -187,29 +319,25 @@ export class LlmService {
       wire = { format: passthrough.format, body: built.value };
       decoded = { ...decoded, warnings: built.warnings };
     }
-    const model: ModelRef = {
-      id: entry.object.id,
-      upstreamModel: entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1),
-    };
+    const served = this.serve(first);
     const encode: EncodeContext = {
       id: mintId(format.idPrefix),
-      model: model.id,
+      model: served.model.id,
       created: Math.floor(Date.now() / 1000),
       decoded,
     };
-    const reservationId = await this.reserve(format, entry, decoded, auth);
     return {
       format,
       decoded,
-      entry,
-      adapter,
-      model,
+      requested: entry,
+      plan,
+      served,
+      attempts: 0,
       auth,
       body,
       encode,
       startedAt: new Date(),
       history,
-      reservationId,
       wire,
     };
   }
@@ -217,17 +345,24 @@ export class LlmService {
   /**
    * Holds the call's worst case (input bound + max_tokens or the model's ceiling, at its prices)
    * against the account's spendable balance; refused → 402 saying what `max_tokens` would fit.
+   * Any model of the plan may serve, so the hold is the dearest of their worst cases.
    */
-  private async reserve(
-    format: ClientFormat,
-    entry: CatalogEntry,
-    decoded: DecodedClientRequest,
-    auth: AuthContext,
-  ): Promise<string> {
-    const hold = worstCaseHold(decoded.request, entry.config);
+  private async reserve(format: ClientFormat, call: Call, auth: AuthContext): Promise<string> {
+    let config = call.requested.config;
+    let hold = worstCaseHold(call.decoded.request, config);
+    const priced = new Set([config]);
+    for (const d of call.plan) {
+      if (priced.has(d.entry.config)) continue;
+      priced.add(d.entry.config);
+      const other = worstCaseHold(call.decoded.request, d.entry.config);
+      if (other.units > hold.units) {
+        hold = other;
+        config = d.entry.config;
+      }
+    }
     const result = await this.reservations.reserve(auth.accountId, hold.units);
     if (result.ok) return result.id;
-    const affordable = affordableOutputTokens(result.availableUnits, hold, entry.config);
+    const affordable = affordableOutputTokens(result.availableUnits, hold, config);
     const message =
       affordable > 0
         ? `insufficient balance: the balance covers at most ${affordable} output tokens for this request; lower max_tokens or top up the account`
@@ -246,7 +381,7 @@ export class LlmService {
     const state = call.decoded.responses;
     if (!state?.store) return;
     const encoded = (json ??
-      call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode)) as {
+      call.format.encodeResponse({ ...response, id: call.encode.id, model: call.served.model.id }, call.encode)) as {
       output?: unknown[];
     };
     const assistant: CanonicalMessage = { role: 'assistant', content: response.content };
@@ -254,7 +389,7 @@ export class LlmService {
     await saveResponse(this.ctx.db, {
       id: call.encode.id,
       accountId: call.auth.accountId,
-      model: call.model.id,
+      model: call.served.model.id,
       previousResponseId: state.previousResponseId,
       messages: toStorable([
         ...call.decoded.request.messages.filter((m) => m.role !== 'system'),
@@ -267,7 +402,11 @@ export class LlmService {
 
   /** Resolves once the stream's charge is committed; the stream's last event waits for it. */
   private settle(call: Call, outcome: StreamOutcome): Promise<void> {
-    if (outcome.status === 'failed') return this.record(call, 'failed', outcome.response, outcome.message);
+    if (outcome.status === 'failed') {
+      // A stream that broke after its first byte cannot fail over, but it counts against the deployment.
+      void this.router.health.failed(call.served.deployment, outcome.message);
+      return this.record(call, 'failed', outcome.response, outcome.message);
+    }
     return this.record(
       call,
       'completed',
@@ -291,12 +430,13 @@ export class LlmService {
     return this.recorder.record({
       taskId: crypto.randomUUID(),
       accountId: call.auth.accountId,
-      model: call.model.id,
-      provider: call.entry.provider.id,
+      model: call.served.model.id,
+      provider: call.served.deployment.provider.id,
       status,
       input: recordableInput(call.body),
       output: response
         ? {
+            ...(call.attempts > 1 ? { attempts: call.attempts } : {}),
             id: call.encode.id,
             format: call.format.name,
             finish_reason: endedBy ?? response.finishReason.unified,
@@ -308,25 +448,36 @@ export class LlmService {
               total_tokens: usage.totalTokens,
             },
           }
-        : null,
+        : endedBy === 'cache_hit'
+          ? { id: call.encode.id, format: call.format.name, cache: 'hit' }
+          : null,
       errorMessage: errorMessage === undefined ? undefined : storableString(errorMessage),
-      costUsd: usage ? llmCost(call.entry.config.pricing, usage) : 0,
+      // The served model's prices; a cache hit carries no usage and costs nothing.
+      costUsd: usage ? llmCost(call.served.entry.config.pricing, usage) : 0,
       createdAt: call.startedAt,
       reservationId: call.reservationId,
     });
   }
 
-  private failure(call: Call, err: unknown): LlmError {
+  private failure(call: Call, cause: unknown): LlmError {
+    const routed = cause instanceof RouteFailure;
+    const err = routed ? cause.cause : cause;
+    const failed = this.classified(call, err);
+    if (routed) Object.assign(failed.headers, this.servedHeaders(call));
+    return failed;
+  }
+
+  private classified(call: Call, err: unknown): LlmError {
     const family = call.format.family;
     if (err instanceof UpstreamError) {
       void this.record(call, 'failed', undefined, err.message);
       return new LlmError(family, kindForStatus(err.status), err.message, null, `upstream_${err.kind}`, err.status);
     }
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
-      this.reservations.release(call.reservationId);
+      if (call.reservationId) this.reservations.release(call.reservationId);
       return err instanceof LlmError ? err : new LlmError(family, 'invalid_request', err.message, err.param ?? null);
     }
-    this.ctx.log.error('llm call failed', { model: call.model.id, ...errorFields(err) });
+    this.ctx.log.error('llm call failed', { model: call.served.model.id, ...errorFields(err) });
     void this.record(call, 'failed', undefined, (err as Error).message ?? String(err));
     return new LlmError(family, 'internal', 'internal error');
   }

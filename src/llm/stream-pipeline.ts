@@ -13,17 +13,35 @@ const utf8 = new TextEncoder();
 type Step = { text: string; done: boolean };
 
 /**
- * Reads upstream bytes as SSE messages: one read → the messages it completed (eventsource-parser
- * keeps partial lines across reads). A read failure (reset, abort) is thrown to the caller.
+ * One read that must complete within `idleMs` (provider setting `stream_idle_timeout_ms`): a
+ * stalled upstream is cancelled and the read fails, so the client's stream ends with its error event.
  */
-function sseMessages(body: ReadableStream<Uint8Array>) {
+function readWithin<T>(reader: ReadableStreamDefaultReader<T>, idleMs: number | undefined) {
+  if (!idleMs) return reader.read();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new Error(`upstream sent nothing for ${idleMs} ms`);
+      // Rejected before the cancel settles the pending read, so the race reports the timeout.
+      reject(err);
+      reader.cancel(err).catch(() => undefined);
+    }, idleMs);
+  });
+  return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Reads upstream bytes as SSE messages: one read → the messages it completed (eventsource-parser
+ * keeps partial lines across reads). A read failure (reset, abort, idle timeout) is thrown to the caller.
+ */
+function sseMessages(body: ReadableStream<Uint8Array>, idleMs?: number) {
   const reader = body.getReader();
   const text = new TextDecoder();
   let pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => pending.push(message) });
   return {
     async next(): Promise<{ messages: EventSourceMessage[]; done: boolean }> {
-      const { done, value } = await reader.read();
+      const { done, value } = await readWithin(reader, idleMs);
       if (done) parser.reset({ consume: true });
       else parser.feed(text.decode(value, { stream: true }));
       const messages = pending;
@@ -71,11 +89,11 @@ interface EventSource {
 }
 
 /** A provider that emits canonical events itself (the sandbox). */
-function canonicalSource(events: ReadableStream<StreamEvent>): EventSource {
+function canonicalSource(events: ReadableStream<StreamEvent>, idleMs?: number): EventSource {
   const reader = events.getReader();
   return {
     async next() {
-      const read = await reader.read();
+      const read = await readWithin(reader, idleMs);
       return read.done ? { events: [], done: true } : { events: [read.value], done: false };
     },
     cancel: (reason) => reader.cancel(reason).catch(() => undefined),
@@ -83,8 +101,8 @@ function canonicalSource(events: ReadableStream<StreamEvent>): EventSource {
 }
 
 /** An upstream wire stream, decoded by its format's decoder as each read completes messages. */
-function decodedSource(upstream: Extract<LlmStream, { kind: 'wire' }>, model: ModelRef): EventSource {
-  const source = sseMessages(upstream.body);
+function decodedSource(upstream: Extract<LlmStream, { kind: 'wire' }>, model: ModelRef, idleMs?: number): EventSource {
+  const source = sseMessages(upstream.body, idleMs);
   const decoder = upstreamDecoder(upstream.format, model.id);
   return {
     async next() {
@@ -104,6 +122,7 @@ function translated(
   ctx: EncodeContext,
   tap: OutcomeTap,
   send: Send,
+  idleMs?: number,
 ) {
   const encoder = format.encoder(ctx);
   const emit = encodeInto(tap, encoder, send);
@@ -112,7 +131,8 @@ function translated(
     await tap.end();
     return { text, done: true };
   };
-  const source = upstream.kind === 'canonical' ? canonicalSource(upstream.events) : decodedSource(upstream, model);
+  const source =
+    upstream.kind === 'canonical' ? canonicalSource(upstream.events, idleMs) : decodedSource(upstream, model, idleMs);
   return {
     async next(): Promise<Step> {
       let read: Awaited<ReturnType<EventSource['next']>>;
@@ -139,8 +159,9 @@ function passedThrough(
   tap: OutcomeTap,
   send: Send,
   keepFinal?: (response: Record<string, unknown>) => void,
+  idleMs?: number,
 ) {
-  const source = sseMessages(upstream.body);
+  const source = sseMessages(upstream.body, idleMs);
   const billing = upstreamDecoder(upstream.format, model.id);
   const passCtx = passthroughContext(ctx);
   /** Passes events through the tap; `ready` hands over what may go out before an ending waits for its charge. */
@@ -215,6 +236,8 @@ export function clientStream(opts: {
   abort: AbortController;
   /** Passed through: receives the whole response object of the terminal event, when the format has one. */
   keepFinal?: (response: Record<string, unknown>) => void;
+  /** Longest wait for the next upstream read; undefined: no limit. */
+  idleTimeoutMs?: number;
 }): ReadableStream<Uint8Array> {
   const { upstream, format, model, ctx, tap } = opts;
   const rules = format.passthrough?.rules;
@@ -222,8 +245,8 @@ export function clientStream(opts: {
   const send: Send = (text) => controller?.enqueue(utf8.encode(text));
   const engine =
     rules && upstream.kind === 'wire' && format.passthrough?.format === upstream.format
-      ? passedThrough(upstream, rules, model, ctx, tap, send, opts.keepFinal)
-      : translated(upstream, model, format, ctx, tap, send);
+      ? passedThrough(upstream, rules, model, ctx, tap, send, opts.keepFinal, opts.idleTimeoutMs)
+      : translated(upstream, model, format, ctx, tap, send, opts.idleTimeoutMs);
   let finished = false;
   return new ReadableStream<Uint8Array>({
     start(c) {

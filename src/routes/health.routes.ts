@@ -3,6 +3,7 @@ import { pingDatabase } from '../db/ping.ts';
 import type { AppContext } from '../app/context.ts';
 import type { Provider } from '../../providers/types.ts';
 import { providerStatuses } from '../upstreams/provider-status.ts';
+import type { Router } from '../routing/router.ts';
 
 async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -18,9 +19,10 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T> {
 
 /**
  * `/healthz`: the process answers. `/readyz`: the database and the store answer too; it also
- * lists each provider as ok, unconfigured or failing, which informs but never decides readiness.
+ * lists each provider as ok, unconfigured or failing, and each model's deployments with their
+ * shared health, which inform but never decide readiness.
  */
-export function healthRoutes(ctx: AppContext, providers: ReadonlyMap<string, Provider> = new Map()) {
+export function healthRoutes(ctx: AppContext, providers: ReadonlyMap<string, Provider> = new Map(), router?: Router) {
   return new Elysia({ name: 'health' })
     .get('/healthz', () => ({ status: 'ok' }))
     .get('/readyz', async ({ set }) => {
@@ -44,6 +46,8 @@ export function healthRoutes(ctx: AppContext, providers: ReadonlyMap<string, Pro
         status: ready ? 'ready' : 'not_ready',
         checks: { database: { kind: ctx.dbKind, ...database }, store: { kind: ctx.store.kind, ...store } },
         providers: providerStatuses(ctx.config.providers, providers),
+        // Each model's deployments: ok, degraded (recent failures) or cooling_down (docs/routing.md).
+        ...(router ? { deployments: router.states() } : {}),
       };
     });
 }

@@ -7,6 +7,7 @@ import { errorFields } from '../ops/logger.ts';
 import { ClaimLoop } from '../ops/claim-loop.ts';
 import { formatIssues } from '../http/validation.ts';
 import type { MediaRegistry } from './media-registry.ts';
+import { fallBack } from './task-fallback.ts';
 import { finishTask, type Ending } from './task-finish.ts';
 import {
   type ClaimedTask,
@@ -33,6 +34,10 @@ export interface TaskRunnerOptions {
   idleMs?: number;
   /** A job running longer than this fails, unless its model says otherwise. */
   defaultDeadlineMs?: number;
+  /** A model's fallbacks, tried when its upstream refuses or fails a job (docs/routing.md). */
+  fallbacks?: (modelId: string) => readonly string[];
+  /** The account's balance moved outside a finish (a fallback re-priced the task). */
+  onBalanceMoved?: (accountId: number) => void;
 }
 
 const RETRY_MAX_MS = 30_000;
@@ -116,6 +121,7 @@ export class TaskRunner {
       case 'running':
         return this.release(task.id, { operation: next.operation ?? {}, runAfterMs: Math.max(0, next.pollAfterMs) });
       case 'failed':
+        if (await this.fellBack(task, next.message)) return;
         return this.finish(task, { status: 'failed', message: next.message, detail: next.detail });
       case 'succeeded': {
         const files = [];
@@ -132,6 +138,17 @@ export class TaskRunner {
         throw new Error(`unknown job step ${JSON.stringify(exhaustive)}`);
       }
     }
+  }
+
+  /** Moves the task to its next fallback model, if it has one left; it then starts afresh. */
+  private async fellBack(task: ClaimedTask, message: string): Promise<boolean> {
+    if (!this.opts.fallbacks) return false;
+    const outcome = await fallBack(this.db, this.registry, this.opts.fallbacks, task, this.opts.instanceId, message);
+    if (!outcome.switched) return false;
+    this.log.info('task falls back to another model', { task_id: task.id, from: task.model, to: outcome.model });
+    if (outcome.moneyMoved) this.opts.onBalanceMoved?.(task.account_id);
+    this.loop.wake();
+    return true;
   }
 
   private async finish(task: ClaimedTask, ending: Ending): Promise<void> {

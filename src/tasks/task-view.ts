@@ -30,5 +30,6 @@ export function taskView(row: TaskRow, attempts: CallbackAttemptRow[], catalog: 
     callback_url: row.callback_url,
     callback_result: row.callback_url ? attempts.map(attemptView) : null,
     ...(row.status === 'failed' ? { error_message: row.error_message ?? 'task failed' } : {}),
+    ...(Array.isArray(row.route_attempts) && row.route_attempts.length ? { attempts: row.route_attempts } : {}),
   };
 }

@@ -31,6 +31,7 @@ function served(): string[] {
     tokenCount: stub(),
     tasks: stub(),
     webhooks: stub(),
+    router: stub(),
   });
   return app.routes.filter((r) => !internal(r.path)).map((r) => `${r.method} ${shape(r.path)}`);
 }

@@ -25,6 +25,8 @@ export interface TasksTable {
   /** The opaque upstream job handle (start/poll), owned by the provider. */
   operation: Json | null;
   attempts: Generated<number>;
+  /** Models a media task fell back from: `[{model, provider, error}]` (docs/routing.md). */
+  route_attempts: Json | null;
   lease_owner: string | null;
   lease_expires_at: Date | null;
   run_after: Timestamp;

@@ -3,7 +3,17 @@ import { SigningBody } from '../account.routes.ts';
 import { AccountId, CreateAccountBody, TopupBody } from '../admin.routes.ts';
 import { SpendQuery } from '../dashboard.routes.ts';
 import { operation } from './operation.ts';
-import { Account, envelope, ErrorEnvelope, ModelList, ModelObject, OpenAIError, Signing, SpendDay } from './shapes.ts';
+import {
+  Account,
+  DeploymentState,
+  envelope,
+  ErrorEnvelope,
+  ModelList,
+  ModelObject,
+  OpenAIError,
+  Signing,
+  SpendDay,
+} from './shapes.ts';
 
 const errors = (...codes: number[]) => ({ shape: ErrorEnvelope, codes });
 const UserId = v.object({ user_id: AccountId });
@@ -38,6 +48,13 @@ export const accountOpenApiPaths: Record<string, unknown> = {
       path: v.object({ model_id: v.string() }),
       ok: { description: 'model or list', schema: v.union([ModelObject, ModelList]) },
       errors: { shape: OpenAIError, codes: [404] },
+    }),
+  },
+  '/v1/routing': {
+    get: operation({
+      summary: "Each model's deployments and their shared health (ok, degraded, cooling_down)",
+      ok: { description: 'deployments by model', schema: envelope(v.record(v.string(), v.array(DeploymentState))) },
+      errors: errors(401),
     }),
   },
   '/v1/account': { get: operation({ summary: 'Account', ok: account, errors: errors(401) }) },

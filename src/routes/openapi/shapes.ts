@@ -63,6 +63,21 @@ export const Task = v.object({
   callback_url: v.nullable(v.string()),
   callback_result: v.nullable(v.array(CallbackAttempt)),
   error_message: v.optional(v.string()),
+  attempts: v.optional(
+    v.pipe(
+      v.array(v.object({ model: v.string(), provider: v.string(), error: v.string() })),
+      v.description('models tried before the one that served, when a fallback took over'),
+    ),
+  ),
+});
+/** One deployment of a model as routing sees it (docs/routing.md). */
+export const DeploymentState = v.object({
+  provider: v.string(),
+  upstream_model: v.string(),
+  weight: v.number(),
+  state: v.picklist(['ok', 'degraded', 'cooling_down']),
+  consecutive_failures: v.number(),
+  cooling_down_until: v.optional(v.pipe(v.string(), v.isoTimestamp())),
 });
 export const TaskCreated = v.union([
   v.object({ task_id: v.string(), status: v.literal('processing') }),

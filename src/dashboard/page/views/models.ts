@@ -1,9 +1,45 @@
+import { data } from '../api.ts';
 import { catalog } from '../catalog.ts';
 import { copyButton } from '../copy-button.ts';
 import { h } from '../dom.ts';
 import { integer, usd } from '../format.ts';
 import type { Category, Model, Pricing } from '../types.ts';
 import type { ViewContext } from '../view.ts';
+
+/** One deployment as `GET /v1/routing` reports it (docs/routing.md). */
+interface DeploymentState {
+  provider: string;
+  upstream_model: string;
+  weight: number;
+  state: 'ok' | 'degraded' | 'cooling_down';
+  consecutive_failures: number;
+  cooling_down_until?: string;
+}
+type Routing = Record<string, DeploymentState[]>;
+
+const STATE_TEXT: Record<DeploymentState['state'], string> = {
+  ok: 'ok',
+  degraded: 'recent failures',
+  cooling_down: 'cooling down',
+};
+
+/** A model's deployments under its provider, shown when there are several or one is unwell. */
+function deploymentsList(list: DeploymentState[] | undefined): HTMLElement | null {
+  if (!list || (list.length < 2 && list.every((d) => d.state === 'ok'))) return null;
+  return h(
+    'ul',
+    { class: 'deployments', 'aria-label': 'Deployments' },
+    list.map((d) =>
+      h(
+        'li',
+        null,
+        `${d.provider} (${d.upstream_model}, weight ${d.weight}): ${STATE_TEXT[d.state]}`,
+        d.state !== 'ok' ? `, ${d.consecutive_failures} failures in a row` : '',
+        d.cooling_down_until ? ` until ${new Date(d.cooling_down_until).toLocaleTimeString()}` : '',
+      ),
+    ),
+  );
+}
 
 const TITLES: Record<Category, string> = {
   llm: 'LLM',
@@ -31,7 +67,7 @@ function priceText(p: Pricing | undefined): string {
   return parts.join('; ') || 'Free';
 }
 
-function table(category: Category, models: Model[]): HTMLElement {
+function table(category: Category, models: Model[], routing: Routing): HTMLElement {
   const llm = category === 'llm';
   const heads = ['Model', 'Model id', 'Provider', 'Price', ...(llm ? ['Context', 'Max output'] : [])];
   return h(
@@ -69,7 +105,7 @@ function table(category: Category, models: Model[]): HTMLElement {
                 copyButton(() => m.id, `Copy model id ${m.id}`),
               ),
             ),
-            h('td', { 'data-label': 'Provider' }, m.provider_display ?? m.owned_by),
+            h('td', { 'data-label': 'Provider' }, m.provider_display ?? m.owned_by, deploymentsList(routing[m.id])),
             h('td', { 'data-label': 'Price' }, priceText(m.pricing)),
             llm
               ? h(
@@ -100,7 +136,13 @@ export async function modelsView(ctx: ViewContext): Promise<void> {
     h('code', null, 'model'),
     ' to /v1/tasks (media), to the LLM endpoints or to /v1/embeddings.',
   );
-  const models = await catalog();
+  // Deployment health is extra information: the page still shows the catalog without it.
+  const [models, routing] = await Promise.all([
+    catalog(),
+    data<{ models: Routing }>('GET', '/v1/routing')
+      .then((r) => r.models)
+      .catch(() => ({}) as Routing),
+  ]);
   const groups = new Map<Category, Model[]>();
   for (const model of models) groups.set(model.category, [...(groups.get(model.category) ?? []), model]);
   if (!groups.size) ctx.main.append(h('p', { class: 'card' }, 'The catalog is empty.'));
@@ -111,7 +153,7 @@ export async function modelsView(ctx: ViewContext): Promise<void> {
         'section',
         { class: 'card', 'aria-labelledby': titleId },
         h('h2', { id: titleId }, `${TITLES[category]} `, h('span', { class: 'muted' }, `(${list.length})`)),
-        table(category, list),
+        table(category, list, routing),
       ),
     );
   }

@@ -1,0 +1,83 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { StreamEvent } from '../../translators/canonical/index.ts';
+import type { LlmStream } from '../../providers/types.ts';
+import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { upstreamDecoder } from './upstream-decoders.ts';
+
+/**
+ * Waits for a stream's first event before the client is answered, so that an upstream that says
+ * 200 and then fails at once — an error event first (overloaded servers do this), a reset, an
+ * empty body, silence — is still a failure before the first byte and can fail over
+ * (docs/routing.md). What was read is handed on untouched: the returned stream starts with it.
+ */
+export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: number): Promise<LlmStream> {
+  if (stream.kind === 'canonical') {
+    const reader = stream.events.getReader();
+    const first = await readOrFail(reader, idleMs);
+    if (first.done) throw new UpstreamError('server_error', 'upstream stream ended before its first event');
+    if (first.value.type === 'error') {
+      await reader.cancel().catch(() => undefined);
+      throw new UpstreamError('server_error', `upstream stream failed at once: ${first.value.error.message}`);
+    }
+    return { ...stream, events: prepend([first.value], reader) };
+  }
+  const reader = stream.body.getReader();
+  const decoder = upstreamDecoder(stream.format, model);
+  const text = new TextDecoder();
+  const messages: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => messages.push(message) });
+  const read: Uint8Array[] = [];
+  for (;;) {
+    const chunk = await readOrFail(reader, idleMs);
+    if (chunk.done) throw new UpstreamError('server_error', 'upstream stream ended before its first event');
+    read.push(chunk.value);
+    parser.feed(text.decode(chunk.value, { stream: true }));
+    const events: StreamEvent[] = messages.splice(0).flatMap((m) => decoder.push(m));
+    const failure = events.find((e) => e.type === 'error');
+    if (failure?.type === 'error') {
+      await reader.cancel().catch(() => undefined);
+      throw new UpstreamError('server_error', `upstream stream failed at once: ${failure.error.message}`);
+    }
+    if (events.length) return { ...stream, body: prepend(read, reader) };
+  }
+}
+
+/** A read that fails after `idleMs` of silence (the upstream is then cancelled). */
+async function readOrFail<T>(reader: ReadableStreamDefaultReader<T>, idleMs: number) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new UpstreamError('timeout', `upstream sent nothing for ${idleMs} ms`));
+      reader.cancel().catch(() => undefined);
+    }, idleMs);
+  });
+  try {
+    return await Promise.race([reader.read(), idle]);
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    throw new UpstreamError('unreachable', `upstream stream failed before its first event: ${(err as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What was already read, then the rest of the reader; cancelling it cancels the upstream. */
+function prepend<T>(head: T[], reader: ReadableStreamDefaultReader<T>): ReadableStream<T> {
+  let next = 0;
+  return new ReadableStream<T>({
+    async pull(controller) {
+      if (next < head.length) {
+        controller.enqueue(head[next++] as T);
+        return;
+      }
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (err) {
+        controller.error(err);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}

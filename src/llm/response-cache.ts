@@ -1,0 +1,55 @@
+import type { CanonicalRequest } from '../../translators/canonical/index.ts';
+import type { Logger } from '../ops/logger.ts';
+import { errorFields } from '../ops/logger.ts';
+import type { Store } from '../store/store.ts';
+import type { ClientFormatName } from './client-format.ts';
+
+/** An answer as the client received it: the JSON body, or the stream's text pieces in order. */
+export type CachedAnswer =
+  | { kind: 'json'; body: unknown; headers: Record<string, string> }
+  | { kind: 'stream'; chunks: string[]; headers: Record<string, string> };
+
+/** Larger answers are not cached: the store is shared memory. */
+export const MAX_CACHED_BYTES = 1 << 20;
+
+/**
+ * The opt-in exact response cache (docs/routing.md), in the shared store so every instance serves
+ * what any instance stored. The key is a SHA-256 of the account, the requested model, the client
+ * format and the canonical request (after decoding, so the same call spelled with other
+ * whitespace or key order hits); a stored stream is replayed event by event.
+ */
+export class ResponseCache {
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+  ) {}
+
+  key(accountId: number, modelId: string, format: ClientFormatName, request: CanonicalRequest): string {
+    const hasher = new Bun.CryptoHasher('sha256');
+    hasher.update(JSON.stringify([accountId, modelId, format, request]));
+    return `llmcache:${hasher.digest('hex')}`;
+  }
+
+  /** A miss when the store cannot answer: the cache never fails a call. */
+  async get(key: string): Promise<CachedAnswer | undefined> {
+    try {
+      const text = await this.store.get(key);
+      if (text === null) return undefined;
+      const answer = JSON.parse(text) as CachedAnswer;
+      return answer.kind === 'json' || answer.kind === 'stream' ? answer : undefined;
+    } catch (err) {
+      this.log.warn('response cache read failed', errorFields(err));
+      return undefined;
+    }
+  }
+
+  async put(key: string, answer: CachedAnswer, ttlS: number): Promise<void> {
+    try {
+      const text = JSON.stringify(answer);
+      if (text.length > MAX_CACHED_BYTES) return;
+      await this.store.set(key, text, ttlS * 1000);
+    } catch (err) {
+      this.log.warn('response cache write failed', errorFields(err));
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import * as v from 'valibot';
+import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
+import { fromUnits, toUnits } from '../accounts/money.ts';
+import type { Db } from '../db/database.ts';
+import { formatIssues } from '../http/validation.ts';
+import type { MediaRegistry } from './media-registry.ts';
+import { lockForFallback, type RouteAttempt, saveRouteAttempts, switchTaskModel } from './task-fallback.repository.ts';
+import type { ClaimedTask } from './task-queue.repository.ts';
+
+export type FallbackOutcome = { switched: true; model: string; moneyMoved: boolean } | { switched: false };
+
+/**
+ * A media task whose upstream refused the job or failed it moves to the next model of the
+ * requested model's `fallbacks` (docs/routing.md), in one transaction: the attempt is listed on
+ * the record, the task is re-priced to the new model (the difference charged or refunded in the
+ * ledger) and starts afresh. A fallback whose schema refuses the input, or whose higher price the
+ * balance cannot cover, is listed as tried and skipped. With none left the caller fails the task.
+ */
+export function fallBack(
+  db: Db,
+  registry: MediaRegistry,
+  fallbacksOf: (modelId: string) => readonly string[],
+  task: ClaimedTask,
+  owner: string,
+  error: string,
+): Promise<FallbackOutcome> {
+  return db.transaction().execute(async (trx) => {
+    const row = await lockForFallback(trx, task.id, owner);
+    if (!row) return { switched: false };
+    const attempts: RouteAttempt[] = [...row.attempts, { model: row.model, provider: row.provider, error }];
+    const requested = (attempts[0] as RouteAttempt).model;
+    const candidates = fallbacksOf(requested);
+    if (candidates.length === 0) return { switched: false };
+    const tried = new Set(attempts.map((a) => a.model));
+    const charged = toUnits(row.costUsd);
+    for (const id of candidates) {
+      const next = registry.get(id);
+      if (tried.has(id) || !next) continue;
+      tried.add(id);
+      const provider = next.entry.provider.id;
+      const parsed = v.safeParse(next.media.schema, task.input);
+      if (!parsed.success) {
+        attempts.push({ model: id, provider, error: `input not valid: ${formatIssues(parsed.issues)}` });
+        continue;
+      }
+      const price = toUnits(next.media.price(parsed.output));
+      const difference = price - charged;
+      if (difference !== 0n) {
+        const moved = await applyLedgerMovement(trx, {
+          accountId: task.account_id,
+          amount: -difference,
+          kind: difference > 0n ? 'charge' : 'refund',
+          taskId: task.id,
+          category: task.category,
+          note: `fallback from ${row.model} to ${id}`,
+        });
+        if (moved === null) {
+          attempts.push({ model: id, provider, error: 'the balance does not cover this model' });
+          continue;
+        }
+      }
+      await switchTaskModel(trx, task.id, { model: id, provider, costUsd: fromUnits(price), attempts });
+      return { switched: true, model: id, moneyMoved: difference !== 0n };
+    }
+    await saveRouteAttempts(trx, task.id, attempts);
+    return { switched: false };
+  });
+}

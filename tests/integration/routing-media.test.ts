@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { startFakeOpenAIMedia, type FakeOpenAIMedia } from '../helpers/fake-openai-media.ts';
+import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
+
+/**
+ * Media task fallbacks (docs/routing.md): a job the upstream fails or refuses moves to the next
+ * fallback model, the task is re-priced to the model that served (the difference charged or
+ * refunded in the ledger), and the record lists the attempts.
+ */
+
+const SANDBOX_PER_IMAGE = 0.01;
+const OAI_PER_IMAGE = 0.04;
+
+async function settle(gw: GatewayProcess, key: string, id: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api(gw, 'GET', `/v1/tasks/${id}`, { key });
+    expect(res.status).toBe(200);
+    if (res.body.data.status !== 'processing' || Date.now() > deadline) return res.body.data;
+    await Bun.sleep(50);
+  }
+}
+
+const balance = async (gw: GatewayProcess, key: string) =>
+  (await api(gw, 'GET', '/v1/account', { key })).body.data.balance_usd as number;
+
+for (const mode of MODES) {
+  describe(`media fallbacks (${mode.name})`, () => {
+    let fake: FakeOpenAIMedia;
+    let gw: GatewayProcess;
+    beforeAll(async () => {
+      fake = await startFakeOpenAIMedia();
+      const dir = await mkdtemp(join(tmpdir(), 'gw-routing-media-'));
+      const config = {
+        providers: [
+          { id: 'sandbox', kind: 'sandbox' },
+          { id: 'sb2', kind: 'sandbox' },
+          { id: 'oai', kind: 'openai', base_url: fake.baseUrl, api_key: fake.apiKey, max_retries: 0 },
+        ],
+        models: [
+          { id: 'sandbox/image', category: 'image', display_name: 'Sandbox', fallbacks: ['oai/gpt-image-1'] },
+          {
+            id: 'oai/gpt-image-1',
+            category: 'image',
+            upstream_model: 'gpt-image-1',
+            display_name: 'GPT image',
+            pricing: { per_image: OAI_PER_IMAGE },
+            fallbacks: ['sb2/image'],
+          },
+          { id: 'sb2/image', category: 'image', upstream_model: 'image', display_name: 'Sandbox 2' },
+          { id: 'oai/lonely', category: 'image', upstream_model: 'gpt-image-1', display_name: 'Lonely' },
+        ],
+      };
+      const path = join(dir, 'gateway.json');
+      await writeFile(path, JSON.stringify(config));
+      gw = await startGateway({ ...(await mode.env('routing-media')), GATEWAY_CONFIG: path });
+    });
+    afterAll(async () => {
+      await gw?.stop();
+      fake?.stop();
+    });
+
+    test('a failed job falls back to a dearer model: the difference is charged and the attempts listed', async () => {
+      const { key } = await createAccount(gw, uniqueEmail('media-fb'), 1);
+      const res = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'sandbox/image', input: { prompt: 'a fox [fb-up]', fail: true, delay_ms: 0 } },
+      });
+      expect(res.status).toBe(200);
+      const task = await settle(gw, key, res.body.data.task_id);
+      expect(task.status).toBe('completed');
+      expect(task.model).toBe('oai/gpt-image-1');
+      expect(task.cost).toBeCloseTo(OAI_PER_IMAGE, 10);
+      expect(task.attempts).toEqual([
+        { model: 'sandbox/image', provider: 'sandbox', error: 'sandbox: simulated failure' },
+      ]);
+      expect(fake.find('[fb-up]')).toHaveLength(1);
+      expect(await balance(gw, key)).toBeCloseTo(1 - OAI_PER_IMAGE, 10);
+    });
+
+    test('a refused submission falls back to a cheaper model: the difference is refunded', async () => {
+      const { key } = await createAccount(gw, uniqueEmail('media-fb'), 1);
+      const res = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'oai/gpt-image-1', input: { prompt: 'a fox [reject]', delay_ms: 0 } },
+      });
+      const task = await settle(gw, key, res.body.data.task_id);
+      expect(task.status).toBe('completed');
+      expect(task.model).toBe('sb2/image');
+      expect(task.cost).toBeCloseTo(SANDBOX_PER_IMAGE, 10);
+      expect(task.attempts).toHaveLength(1);
+      expect(task.attempts[0].model).toBe('oai/gpt-image-1');
+      expect(task.attempts[0].provider).toBe('oai');
+      expect(await balance(gw, key)).toBeCloseTo(1 - SANDBOX_PER_IMAGE, 10);
+    });
+
+    test('every model failing: the task fails, refunded in full, with every attempt listed; no fallbacks, no list', async () => {
+      const { key } = await createAccount(gw, uniqueEmail('media-fb'), 1);
+      const res = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'sandbox/image', input: { prompt: 'a fox [reject]', fail: true, delay_ms: 0 } },
+      });
+      const task = await settle(gw, key, res.body.data.task_id);
+      expect(task.status).toBe('failed');
+      expect(task.cost).toBe(0);
+      expect(task.attempts.map((a: { model: string }) => a.model)).toEqual(['sandbox/image', 'oai/gpt-image-1']);
+      expect(await balance(gw, key)).toBeCloseTo(1, 10);
+
+      const lonely = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'oai/lonely', input: { prompt: 'a fox [reject] alone' } },
+      });
+      const failed = await settle(gw, key, lonely.body.data.task_id);
+      expect(failed.status).toBe('failed');
+      expect(failed.attempts).toBeUndefined();
+    });
+  });
+}
