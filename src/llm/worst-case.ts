@@ -21,6 +21,11 @@ export function worstCaseInputTokens(request: CanonicalRequest): number {
       if (part.type === 'text') tokens += Buffer.byteLength(part.text);
       else if (part.type === 'image') tokens += IMAGE_TOKENS;
       else if (part.type === 'tool-call') tokens += Buffer.byteLength(part.name) + Buffer.byteLength(part.arguments);
+      else if (part.type === 'reasoning')
+        tokens +=
+          Buffer.byteLength(part.text) +
+          Buffer.byteLength(part.redacted ?? '') +
+          Buffer.byteLength(part.signature ?? '');
       else
         for (const inner of part.content)
           tokens += inner.type === 'text' ? Buffer.byteLength(inner.text) : IMAGE_TOKENS;

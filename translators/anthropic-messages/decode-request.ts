@@ -3,13 +3,13 @@ import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { decodeMessages, decodeSystem } from './decode-content.ts';
 import { JsonSchemaFormatSchema, RequestSchema } from './request-schema.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { dropFields, ignoredSetting, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { decodeReasoning } from './reasoning.ts';
+import { dropFields, refuseFields, requestObject } from '../shared/request-fields.ts';
 import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
-/** Settings the gateway cannot honour: dropped with a warning. `cache_control` is silently ignored (caching only). */
+/** Settings the gateway cannot honour: dropped with a warning. */
 const DROPPED = [
   'top_k',
-  'thinking',
   'service_tier',
   'speed',
   'inference_geo',
@@ -40,7 +40,7 @@ export function decodeAnthropicRequest(body: unknown): Translated<CanonicalReque
   refuseFields(obj, REFUSED);
   if (isSet(req.temperature) && isSet(req.top_p)) invalid('top_p', 'use either temperature or top_p, not both');
   dropFields(obj, DROPPED, warnings);
-  if (isSet(req.output_config?.effort)) warnings.push(ignoredSetting('output_config.effort'));
+  const reasoning = decodeReasoning(req.thinking, req.output_config?.effort, warnings);
 
   const request: CanonicalRequest = {
     model: req.model,
@@ -62,5 +62,13 @@ export function decodeAnthropicRequest(body: unknown): Translated<CanonicalReque
     request.responseFormat = { type: 'json-schema', name: ANTHROPIC_SCHEMA_NAME, schema: format.schema };
   }
   if (req.metadata?.user_id) request.user = req.metadata.user_id;
+  if (reasoning) request.reasoning = reasoning;
+  if (isSet(obj.cache_control)) {
+    warnings.push({
+      type: 'unsupported-setting',
+      field: 'cache_control',
+      message: 'top-level cache_control is not supported and was ignored; mark blocks with cache_control instead',
+    });
+  }
   return { value: request, warnings };
 }

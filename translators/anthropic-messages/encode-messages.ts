@@ -1,5 +1,6 @@
-import type { CanonicalMessage, ImagePart, TextPart, ToolCallPart } from '../canonical/request.ts';
+import type { CanonicalMessage, ImagePart, ReasoningPart, TextPart, ToolCallPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
+import { cacheControlField } from '../shared/cache-control.ts';
 import { asObject } from '../shared/validation.ts';
 import type {
   AnthropicContentParam,
@@ -10,14 +11,30 @@ import type {
 } from './wire-types.ts';
 
 export interface EncodedConversation {
-  /** Every canonical system text, in order, joined by blank lines. */
-  system: string[];
+  /** Every canonical system text, in order, with its cache mark. */
+  system: AnthropicTextParam[];
   messages: AnthropicMessageParam[];
 }
 
 /** Anthropic rejects empty text blocks, so they are left out (they carry nothing). */
 function textBlock(part: TextPart): AnthropicTextParam[] {
-  return part.text === '' ? [] : [{ type: 'text', text: part.text }];
+  return part.text === '' ? [] : [{ type: 'text', text: part.text, ...cacheControlField(part.cacheControl) }];
+}
+
+/**
+ * Reasoning of an earlier turn goes back as it came: thinking with its signature, redacted
+ * thinking with its data. Reasoning from another upstream (no signature) cannot be verified by
+ * Anthropic, which refuses unsigned thinking: it is left out with a warning.
+ */
+function thinkingBlock(part: ReasoningPart, field: string, warnings: TranslationWarning[]): AnthropicContentParam[] {
+  if (part.redacted !== undefined) return [{ type: 'redacted_thinking', data: part.redacted }];
+  if (part.signature !== undefined) return [{ type: 'thinking', thinking: part.text, signature: part.signature }];
+  warnings.push({
+    type: 'unsupported-content',
+    field,
+    message: 'reasoning without an Anthropic signature cannot be sent to Anthropic and was dropped',
+  });
+  return [];
 }
 
 function imageBlock(part: ImagePart, field: string, warnings: TranslationWarning[]): AnthropicImageParam {
@@ -29,11 +46,12 @@ function imageBlock(part: ImagePart, field: string, warnings: TranslationWarning
     });
   }
   const source = part.source;
+  const cache = cacheControlField(part.cacheControl);
   switch (source.kind) {
     case 'base64':
-      return { type: 'image', source: { type: 'base64', media_type: source.mediaType, data: source.data } };
+      return { type: 'image', source: { type: 'base64', media_type: source.mediaType, data: source.data }, ...cache };
     case 'url':
-      return { type: 'image', source: { type: 'url', url: source.url } };
+      return { type: 'image', source: { type: 'url', url: source.url }, ...cache };
     default: {
       const exhaustive: never = source;
       throw new Error(`unknown image source ${JSON.stringify(exhaustive)}`);
@@ -74,18 +92,28 @@ function encodeContent(message: CanonicalMessage, i: number, warnings: Translati
         part.type === 'text' ? textBlock(part) : [imageBlock(part, field(j), warnings)],
       );
     case 'assistant':
-      return message.content.flatMap((part, j): AnthropicContentParam[] =>
-        part.type === 'text'
-          ? textBlock(part)
-          : [
+      return message.content.flatMap((part, j): AnthropicContentParam[] => {
+        switch (part.type) {
+          case 'text':
+            return textBlock(part);
+          case 'reasoning':
+            return thinkingBlock(part, field(j), warnings);
+          case 'tool-call':
+            return [
               {
                 type: 'tool_use',
                 id: part.id,
                 name: part.name,
                 input: argumentsToInput(part, `${field(j)}.arguments`, warnings),
+                ...cacheControlField(part.cacheControl),
               },
-            ],
-      );
+            ];
+          default: {
+            const exhaustive: never = part;
+            throw new Error(`unknown content part ${JSON.stringify(exhaustive)}`);
+          }
+        }
+      });
     case 'tool':
       return message.content.map((result, j): AnthropicToolResultParam => {
         const content = result.content.flatMap(
@@ -97,6 +125,7 @@ function encodeContent(message: CanonicalMessage, i: number, warnings: Translati
           tool_use_id: result.toolCallId,
           ...(content.length ? { content } : {}),
           ...(result.isError ? { is_error: true } : {}),
+          ...cacheControlField(result.cacheControl),
         };
       });
     default: {
@@ -117,7 +146,7 @@ function resultsFirst(content: AnthropicContentParam[]): AnthropicContentParam[]
  * the same role merged, and messages left empty dropped.
  */
 export function encodeMessages(messages: CanonicalMessage[], warnings: TranslationWarning[]): EncodedConversation {
-  const system: string[] = [];
+  const system: AnthropicTextParam[] = [];
   const out: AnthropicMessageParam[] = [];
   let movedSystem = false;
   messages.forEach((message, i) => {
@@ -130,7 +159,7 @@ export function encodeMessages(messages: CanonicalMessage[], warnings: Translati
           message: 'a system message after the conversation start was moved into the top-level system prompt',
         });
       }
-      system.push(...message.content.map((part) => part.text).filter((t) => t !== ''));
+      system.push(...message.content.flatMap(textBlock));
       return;
     }
     const content = encodeContent(message, i, warnings);

@@ -32,9 +32,12 @@ function decodeAssistant(raw: Json, path: string, warnings: TranslationWarning[]
       field: `${path}.audio`,
       message: 'earlier audio replies are not supported and were dropped',
     });
-  const parts: AssistantContentPart[] = isSet(message.content)
-    ? decodeAssistantContent(message.content ?? '', `${path}.content`, warnings)
-    : [];
+  const parts: AssistantContentPart[] = [];
+  // DeepSeek-style clients send the earlier turn's reasoning back; it is kept for the encoders to place or warn about.
+  const reasoning = raw.reasoning_content;
+  if (isSet(reasoning) && typeof reasoning !== 'string') invalid(`${path}.reasoning_content`, 'must be a string');
+  if (typeof reasoning === 'string' && reasoning !== '') parts.push({ type: 'reasoning', text: reasoning });
+  if (isSet(message.content)) parts.push(...decodeAssistantContent(message.content ?? '', `${path}.content`, warnings));
   if (message.refusal) {
     warnings.push({
       type: 'changed-value',

@@ -5,6 +5,7 @@ import { RequestSchema } from './request-schema.ts';
 import { decodeResponseFormat } from './response-format.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
 import { dropFields, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { decodeEffort } from '../shared/openai-reasoning.ts';
 import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
 /** Settings the gateway cannot honour: dropped with a warning (their defaults — null, false, 0 — pass quietly). */
@@ -18,7 +19,6 @@ const DROPPED = [
   'service_tier',
   'store',
   'metadata',
-  'reasoning_effort',
   'verbosity',
   'prediction',
   'prompt_cache_key',
@@ -79,6 +79,8 @@ export function decodeChatRequest(body: unknown): Translated<DecodedChatRequest>
   if (stops.length) request.stopSequences = stops;
   if (isSet(req.response_format)) request.responseFormat = decodeResponseFormat(req.response_format);
   if (req.user) request.user = req.user;
+  const reasoning = decodeEffort(obj.reasoning_effort, 'reasoning_effort');
+  if (reasoning) request.reasoning = reasoning;
 
   const includeUsage = request.stream && req.stream_options?.include_usage === true;
   return { value: { request, includeUsage }, warnings };

@@ -1,10 +1,20 @@
+import { decodeEffort } from '../shared/openai-reasoning.ts';
 import * as v from 'valibot';
 import type { CanonicalMessage, CanonicalRequest } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { decodeInput } from './input-items.ts';
 import { decodeTextFormat, decodeToolChoice, decodeTools } from './tools.ts';
 import { dropFields, ignoredSetting, refuseFields, requestObject } from '../shared/request-fields.ts';
-import { isRecord, isSet, nullishBoolean, nullishString, numberBetween, parseAt } from '../shared/validation.ts';
+import {
+  asObject,
+  invalid,
+  isRecord,
+  isSet,
+  nullishBoolean,
+  nullishString,
+  numberBetween,
+  parseAt,
+} from '../shared/validation.ts';
 import { defaultEcho, type ResponsesEcho } from './wire-types.ts';
 
 const RequestSchema = v.looseObject({
@@ -38,7 +48,6 @@ const RequestSchema = v.looseObject({
 
 /** Settings the gateway cannot honour and drops with a warning. */
 const DROPPED = [
-  'reasoning',
   'include',
   'top_logprobs',
   'truncation',
@@ -106,6 +115,12 @@ export function decodeResponsesRequest(body: unknown): Translated<DecodedRespons
     echo.textFormat = format.wire;
   }
   if (req.user) request.user = echo.user = req.user;
+  const reasoning = asObject(obj.reasoning);
+  if (isSet(obj.reasoning) && !reasoning) invalid('reasoning', 'must be an object');
+  const settings = decodeEffort(reasoning?.effort, 'reasoning.effort');
+  if (settings) request.reasoning = settings;
+  if (isSet(reasoning?.summary) || isSet(reasoning?.generate_summary))
+    warnings.push(ignoredSetting(isSet(reasoning?.summary) ? 'reasoning.summary' : 'reasoning.generate_summary'));
 
   const store = req.store ?? true;
   echo.store = store;

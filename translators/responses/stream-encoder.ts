@@ -7,6 +7,7 @@ import { terminalEventType, toResponsesEnding } from './finish-reason.ts';
 import { itemIdsFor } from './output-items.ts';
 import { buildResponseObject, resolveEcho, responsesErrorCode, type ResponseObjectArgs } from './response-object.ts';
 import { createStreamItems, toWire, type StreamItem } from './stream-items.ts';
+import { encryptedContent } from './reasoning-items.ts';
 import { toResponsesUsage } from './usage.ts';
 import type { ItemIdFn, ResponsesEcho } from './wire-types.ts';
 
@@ -51,16 +52,28 @@ export function createResponsesStreamEncoder(
     return [sse('response.created', { response }), sse('response.in_progress', { response })];
   };
 
+  const closingEvents = (item: StreamItem, at: { item_id: string; output_index: number }): string[] => {
+    switch (item.kind) {
+      case 'tool':
+        return [sse('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.body })];
+      case 'reasoning':
+        return item.body ? [sse('response.reasoning_text.done', { ...at, content_index: 0, text: item.body })] : [];
+      case 'text':
+        return [
+          sse('response.output_text.done', { ...at, content_index: 0, text: item.body, logprobs: [] }),
+          sse('response.content_part.done', { ...at, content_index: 0, part: { ...EMPTY_TEXT, text: item.body } }),
+        ];
+      default: {
+        const exhaustive: never = item.kind;
+        throw new Error(`unknown item kind ${String(exhaustive)}`);
+      }
+    }
+  };
+
   const endItem = (item: StreamItem): string[] => {
     item.done = true;
     const at = { item_id: item.id, output_index: item.outputIndex };
-    const out =
-      item.kind === 'tool'
-        ? [sse('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.body })]
-        : [
-            sse('response.output_text.done', { ...at, content_index: 0, text: item.body, logprobs: [] }),
-            sse('response.content_part.done', { ...at, content_index: 0, part: { ...EMPTY_TEXT, text: item.body } }),
-          ];
+    const out = closingEvents(item, at);
     out.push(sse('response.output_item.done', { output_index: item.outputIndex, item: toWire(item, 'completed') }));
     return out;
   };
@@ -91,15 +104,30 @@ export function createResponsesStreamEncoder(
           sse('response.output_item.added', { output_index: item.outputIndex, item: toWire(item, 'in_progress') }),
         ];
       }
+      case 'reasoning-start': {
+        const item = items.open(event.index, 'reasoning');
+        if (event.redacted !== undefined) item.encrypted = encryptedContent({ redacted: event.redacted });
+        return [
+          sse('response.output_item.added', { output_index: item.outputIndex, item: toWire(item, 'in_progress') }),
+        ];
+      }
       case 'text-delta':
-      case 'tool-call-delta': {
+      case 'tool-call-delta':
+      case 'reasoning-delta': {
         const item = items.get(event.index);
         if (!item || item.done) return [];
         item.body += event.delta;
         const at = { item_id: item.id, output_index: item.outputIndex };
-        return item.kind === 'text'
-          ? [sse('response.output_text.delta', { ...at, content_index: 0, delta: event.delta, logprobs: [] })]
-          : [sse('response.function_call_arguments.delta', { ...at, delta: event.delta })];
+        if (item.kind === 'text')
+          return [sse('response.output_text.delta', { ...at, content_index: 0, delta: event.delta, logprobs: [] })];
+        if (item.kind === 'reasoning')
+          return [sse('response.reasoning_text.delta', { ...at, content_index: 0, delta: event.delta })];
+        return [sse('response.function_call_arguments.delta', { ...at, delta: event.delta })];
+      }
+      case 'reasoning-end': {
+        const item = items.get(event.index);
+        if (item && event.signature !== undefined) item.encrypted = encryptedContent({ signature: event.signature });
+        return item && !item.done ? endItem(item) : [];
       }
       case 'text-end':
       case 'tool-call-end': {

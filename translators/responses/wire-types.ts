@@ -30,7 +30,16 @@ export interface ResponsesFunctionCallItem {
   status: ItemStatus;
 }
 
-export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem;
+export interface ResponsesReasoningItem {
+  type: 'reasoning';
+  id: string;
+  summary: Array<{ type: 'summary_text'; text: string }>;
+  content: Array<{ type: 'reasoning_text'; text: string }>;
+  encrypted_content: string | null;
+  status: ItemStatus;
+}
+
+export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem | ResponsesReasoningItem;
 
 export interface ResponsesFunctionTool {
   type: 'function';
@@ -132,6 +141,6 @@ export const defaultEcho = (): ResponsesEcho => ({
   metadata: {},
 });
 
-/** Output item ids: `msg_…` for messages, `fc_…` for function calls. */
-export type ItemKind = 'msg' | 'fc';
+/** Output item ids: `msg_…` for messages, `fc_…` for function calls, `rs_…` for reasoning. */
+export type ItemKind = 'msg' | 'fc' | 'rs';
 export type ItemIdFn = (kind: ItemKind, outputIndex: number) => string;
