@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { StreamEvent } from '../../translators/canonical/index.ts';
-import type { PassthroughRules } from '../../translators/passthrough/index.ts';
+import { createToolCallIndexState, type PassthroughRules } from '../../translators/passthrough/index.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { LlmStream, ModelRef } from '../../providers/types.ts';
 import type { ClientFormat, EncodeContext } from './client-format.ts';
@@ -141,7 +141,11 @@ function passedThrough(
 ) {
   const source = sseMessages(upstream.body);
   const billing = upstreamDecoder(upstream.format, model.id);
-  const passCtx = { gatewayModel: model.id, includeUsage: ctx.decoded.includeUsage };
+  const passCtx = {
+    gatewayModel: model.id,
+    includeUsage: ctx.decoded.includeUsage,
+    toolCalls: createToolCallIndexState(),
+  };
   /** Passes events through the tap; `ready` hands over what may go out before an ending waits for its charge. */
   const observe = async (events: StreamEvent[], ready?: () => void) => {
     for (const event of events) {

@@ -1,6 +1,7 @@
 import type { CanonicalRequest } from '../../translators/canonical/index.ts';
 import type { ModelConfig } from '../config/gateway-config.ts';
 import { toUnits } from '../accounts/money.ts';
+import { worstInputPrice } from './pricing.ts';
 
 /** Output ceiling of a model that declares neither `max_output` nor `context_length`. */
 const DEFAULT_MAX_OUTPUT = 32_768;
@@ -56,8 +57,7 @@ export interface Hold {
 function holdUnits(inputTokens: number, outputTokens: number, model: ModelConfig): bigint {
   const p = model.pricing;
   const usd =
-    (inputTokens * (p?.input_per_mtok ?? 0) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 +
-    (p?.per_request ?? 0);
+    (inputTokens * worstInputPrice(p) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
   // One unit up, so float rounding can never make the hold fall short of the priced cost.
   return toUnits(usd) + 1n;
 }

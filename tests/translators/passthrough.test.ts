@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { anthropicPassthrough, chatPassthrough } from '../../translators/passthrough/index.ts';
 import { renameModel } from '../../translators/passthrough/passthrough-rules.ts';
+import { createToolCallIndexState } from '../../translators/passthrough/index.ts';
 
 const ctx = { gatewayModel: 'acme/chat-large', includeUsage: true };
 const msg = (data: string, event?: string) => ({ id: undefined, event, data });
@@ -50,5 +51,33 @@ describe('passthrough', () => {
     expect(anthropicPassthrough.errorEvent('x', 'boom')).toBe(
       'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"boom"}}\n\n',
     );
+  });
+
+  test('chat: tool-call deltas without index (Mistral) get one; chunks that have it are left byte for byte', () => {
+    const state = { ...ctx, toolCalls: createToolCallIndexState() };
+    const call = (id: string | undefined, args: string) =>
+      JSON.stringify({
+        id: 'c',
+        model: 'acme/chat-large',
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                { ...(id ? { id, function: { name: 'f', arguments: args } } : { function: { arguments: args } }) },
+              ],
+            },
+          },
+        ],
+      });
+    const indexOf = (out: string | null) =>
+      JSON.parse((out ?? '').replace(/^data: /, '')).choices[0].delta.tool_calls[0].index as number;
+    expect(indexOf(chatPassthrough.forward(msg(call('a', '{"x"')), state))).toBe(0);
+    expect(indexOf(chatPassthrough.forward(msg(call(undefined, ':1}')), state))).toBe(0);
+    expect(indexOf(chatPassthrough.forward(msg(call('b', '{}')), state))).toBe(1);
+    expect(indexOf(chatPassthrough.forward(msg(call('a', '')), state))).toBe(0);
+    const indexed =
+      '{"id":"c","model":"acme/chat-large","choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"z","function":{"arguments":""}}]}}]}';
+    expect(chatPassthrough.forward(msg(indexed), state)).toBe(`data: ${indexed}\n\n`);
   });
 });

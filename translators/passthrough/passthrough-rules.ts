@@ -1,5 +1,6 @@
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import { asObject, type Json } from '../shared/validation.ts';
+import type { ToolCallIndexState } from './chat-tool-call-index.ts';
 
 /**
  * When the client speaks the upstream's own wire format, upstream events are forwarded as they
@@ -23,6 +24,8 @@ export interface PassthroughContext {
   gatewayModel: string;
   /** Chat completions: whether the client asked for the trailing usage chunk. */
   includeUsage: boolean;
+  /** Chat completions: per-stream tool-call numbering, for upstreams that omit `index` (one per stream). */
+  toolCalls?: ToolCallIndexState;
 }
 
 /**
