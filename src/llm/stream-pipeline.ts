@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { StreamEvent } from '../../translators/canonical/index.ts';
-import { createToolCallIndexState, type PassthroughRules } from '../../translators/passthrough/index.ts';
+import { createChatChunkRepair, type PassthroughRules } from '../../translators/passthrough/index.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { LlmStream, ModelRef } from '../../providers/types.ts';
 import type { ClientFormat, EncodeContext } from './client-format.ts';
@@ -144,7 +144,7 @@ function passedThrough(
   const passCtx = {
     gatewayModel: model.id,
     includeUsage: ctx.decoded.includeUsage,
-    toolCalls: createToolCallIndexState(),
+    chatRepair: createChatChunkRepair(),
   };
   /** Passes events through the tap; `ready` hands over what may go out before an ending waits for its charge. */
   const observe = async (events: StreamEvent[], ready?: () => void) => {

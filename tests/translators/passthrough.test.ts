@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { anthropicPassthrough, chatPassthrough } from '../../translators/passthrough/index.ts';
 import { renameModel } from '../../translators/passthrough/passthrough-rules.ts';
-import { createToolCallIndexState } from '../../translators/passthrough/index.ts';
+import { createChatChunkRepair } from '../../translators/passthrough/index.ts';
 
 const ctx = { gatewayModel: 'acme/chat-large', includeUsage: true };
 const msg = (data: string, event?: string) => ({ id: undefined, event, data });
@@ -53,8 +53,8 @@ describe('passthrough', () => {
     );
   });
 
-  test('chat: tool-call deltas without index (Mistral) get one; chunks that have it are left byte for byte', () => {
-    const state = { ...ctx, toolCalls: createToolCallIndexState() };
+  test('chat: deltas the SDK helper refuses (no index, no type, no role) are repaired; complete chunks pass byte for byte', () => {
+    const state = { ...ctx, chatRepair: createChatChunkRepair() };
     const call = (id: string | undefined, args: string) =>
       JSON.stringify({
         id: 'c',
@@ -70,14 +70,17 @@ describe('passthrough', () => {
           },
         ],
       });
-    const indexOf = (out: string | null) =>
-      JSON.parse((out ?? '').replace(/^data: /, '')).choices[0].delta.tool_calls[0].index as number;
-    expect(indexOf(chatPassthrough.forward(msg(call('a', '{"x"')), state))).toBe(0);
+    const deltaOf = (out: string | null) => JSON.parse((out ?? '').replace(/^data: /, '')).choices[0].delta;
+    const indexOf = (out: string | null) => deltaOf(out).tool_calls[0].index as number;
+    const first = deltaOf(chatPassthrough.forward(msg(call('a', '{"x"')), state));
+    expect(first.role).toBe('assistant');
+    expect(first.tool_calls[0]).toMatchObject({ index: 0, type: 'function', id: 'a' });
+    expect(deltaOf(chatPassthrough.forward(msg(call(undefined, '')), state)).tool_calls[0].type).toBeUndefined();
     expect(indexOf(chatPassthrough.forward(msg(call(undefined, ':1}')), state))).toBe(0);
     expect(indexOf(chatPassthrough.forward(msg(call('b', '{}')), state))).toBe(1);
     expect(indexOf(chatPassthrough.forward(msg(call('a', '')), state))).toBe(0);
     const indexed =
-      '{"id":"c","model":"acme/chat-large","choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"z","function":{"arguments":""}}]}}]}';
+      '{"id":"c","model":"acme/chat-large","choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"z","type":"function","function":{"arguments":""}}]}}]}';
     expect(chatPassthrough.forward(msg(indexed), state)).toBe(`data: ${indexed}\n\n`);
   });
 });

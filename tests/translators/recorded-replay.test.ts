@@ -10,7 +10,10 @@ import { createChatStreamDecoder, createChatStreamEncoder } from '../../translat
 import { createResponsesStreamEncoder } from '../../translators/responses/index.ts';
 import { parseSseBytes, type EventSourceMessage } from '../../translators/shared/sse.ts';
 import { toTransformStream, type StreamTranslator } from '../../translators/shared/stream-translator.ts';
+import { type FixtureKind, type Raw, rawEvents as readRaw, truthOf } from '../helpers/recorded-truth.ts';
 import { collect, readFixture, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
+
+const rawEvents = (file: string) => readRaw(`${DIR}/${file}`);
 
 /**
  * Streams recorded from the real APIs (tests/fixtures/recorded/README.md), decoded under every
@@ -22,7 +25,7 @@ import { collect, readFixture, replayBytes, SPLITS } from '../helpers/replay-sse
 const DIR = `${import.meta.dir}/../fixtures/recorded`;
 const MODEL = 'gw/model';
 
-type Upstream = 'anthropic' | 'chat';
+type Upstream = FixtureKind;
 const RECORDINGS: Record<string, Upstream> = {
   'anthropic-text.sse': 'anthropic',
   'anthropic-tool-no-args.sse': 'anthropic',
@@ -34,65 +37,10 @@ const RECORDINGS: Record<string, Upstream> = {
   'xai-reasoning-tool-call.sse': 'chat',
 };
 
-/** Raw recorded JSON, read field by field. */
-type Raw = any;
-
-/** The JSON payloads of a recording, in order (`[DONE]` left out). */
-async function rawEvents(file: string): Promise<Raw[]> {
-  const text = await Bun.file(`${DIR}/${file}`).text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
-    .map((line) => JSON.parse(line.slice(6)));
-}
-
-/** What a recording says, read straight from its events. */
-interface Truth {
-  text: string;
-  reasoning: string;
-  signatures: string[];
-  toolNames: string[];
-  input: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
-
-function truthOf(kind: Upstream, events: Raw[]): Truth {
-  const t: Truth = { text: '', reasoning: '', signatures: [], toolNames: [], input: 0, cacheRead: 0, cacheWrite: 0 };
-  if (kind === 'anthropic') {
-    const usage: Raw = {};
-    for (const e of events) {
-      if (e.type === 'message_start') Object.assign(usage, e.message.usage);
-      if (e.type === 'message_delta') Object.assign(usage, e.usage);
-      if (e.type === 'content_block_start' && e.content_block.type === 'tool_use')
-        t.toolNames.push(e.content_block.name);
-      if (e.type !== 'content_block_delta') continue;
-      if (e.delta.type === 'text_delta') t.text += e.delta.text;
-      if (e.delta.type === 'thinking_delta') t.reasoning += e.delta.thinking;
-      if (e.delta.type === 'signature_delta') t.signatures.push(e.delta.signature);
-    }
-    t.cacheRead = usage.cache_read_input_tokens ?? 0;
-    t.cacheWrite = usage.cache_creation_input_tokens ?? 0;
-    t.input = (usage.input_tokens ?? 0) + t.cacheRead + t.cacheWrite;
-    return t;
-  }
-  for (const e of events) {
-    if (e.usage) {
-      t.input = e.usage.prompt_tokens;
-      t.cacheRead = e.usage.prompt_tokens_details?.cached_tokens ?? 0;
-    }
-    const delta = e.choices?.[0]?.delta ?? {};
-    t.text += delta.content ?? '';
-    t.reasoning += delta.reasoning_content ?? '';
-    for (const call of delta.tool_calls ?? []) if (call.function?.name) t.toolNames.push(call.function.name);
-  }
-  return t;
-}
-
 function decoderFor(kind: Upstream): StreamTranslator<EventSourceMessage, StreamEvent> {
   return kind === 'anthropic'
-    ? createAnthropicStreamDecoder({ model: MODEL })
-    : createChatStreamDecoder({ model: MODEL });
+    ? createAnthropicStreamDecoder({ model: MODEL, created: 1 })
+    : createChatStreamDecoder({ model: MODEL, created: 1 });
 }
 
 async function decode(kind: Upstream, bytes: Uint8Array, split: number[]): Promise<StreamEvent[]> {

@@ -1,6 +1,6 @@
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import { asObject, type Json } from '../shared/validation.ts';
-import type { ToolCallIndexState } from './chat-tool-call-index.ts';
+import type { ChatChunkRepair } from './chat-chunk-repair.ts';
 
 /**
  * When the client speaks the upstream's own wire format, upstream events are forwarded as they
@@ -24,8 +24,8 @@ export interface PassthroughContext {
   gatewayModel: string;
   /** Chat completions: whether the client asked for the trailing usage chunk. */
   includeUsage: boolean;
-  /** Chat completions: per-stream tool-call numbering, for upstreams that omit `index` (one per stream). */
-  toolCalls?: ToolCallIndexState;
+  /** Chat completions: per-stream state repairing chunks the openai SDK would refuse (one per stream). */
+  chatRepair?: ChatChunkRepair;
 }
 
 /**

@@ -57,7 +57,16 @@ export function createResponsesStreamEncoder(
       case 'tool':
         return [sse('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.body })];
       case 'reasoning':
-        return item.body ? [sse('response.reasoning_text.done', { ...at, content_index: 0, text: item.body })] : [];
+        return item.body
+          ? [
+              sse('response.reasoning_text.done', { ...at, content_index: 0, text: item.body }),
+              sse('response.content_part.done', {
+                ...at,
+                content_index: 0,
+                part: { type: 'reasoning_text', text: item.body },
+              }),
+            ]
+          : [];
       case 'text':
         return [
           sse('response.output_text.done', { ...at, content_index: 0, text: item.body, logprobs: [] }),
@@ -115,13 +124,24 @@ export function createResponsesStreamEncoder(
       case 'tool-call-delta':
       case 'reasoning-delta': {
         const item = items.get(event.index);
-        if (!item || item.done) return [];
+        if (!item || item.done || !event.delta) return [];
+        // A reasoning item's text part opens with its first delta (an item may carry only encrypted content).
+        const opens = item.kind === 'reasoning' && item.body === '';
         item.body += event.delta;
         const at = { item_id: item.id, output_index: item.outputIndex };
+        const part = opens
+          ? [
+              sse('response.content_part.added', {
+                ...at,
+                content_index: 0,
+                part: { type: 'reasoning_text', text: '' },
+              }),
+            ]
+          : [];
         if (item.kind === 'text')
           return [sse('response.output_text.delta', { ...at, content_index: 0, delta: event.delta, logprobs: [] })];
         if (item.kind === 'reasoning')
-          return [sse('response.reasoning_text.delta', { ...at, content_index: 0, delta: event.delta })];
+          return [...part, sse('response.reasoning_text.delta', { ...at, content_index: 0, delta: event.delta })];
         return [sse('response.function_call_arguments.delta', { ...at, delta: event.delta })];
       }
       case 'reasoning-end': {
