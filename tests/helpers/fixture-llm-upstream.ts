@@ -16,7 +16,7 @@ const CHUNKS = [61, 7, 130, 3, 257];
 
 export interface FixtureRequest {
   path: string;
-  // biome-ignore lint/suspicious/noExplicitAny: the upstream's JSON body, as the gateway sent it
+  /** The upstream's JSON body, as the gateway sent it. */
   body: any;
 }
 
