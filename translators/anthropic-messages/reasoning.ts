@@ -11,7 +11,7 @@ function canonicalEffort(effort: string, warnings: TranslationWarning[]): Reason
   warnings.push({
     type: 'changed-value',
     field: 'output_config.effort',
-    message: `effort '${effort}' is sent as 'high' to upstreams that are not Anthropic`,
+    message: `effort '${effort}' has no equivalent in other formats and is sent as 'high'`,
   });
   return 'high';
 }
