@@ -112,3 +112,20 @@ describe('effort ↔ budget', () => {
     expect(chat.warnings.map((w) => [w.type, w.field])).toEqual([['unsupported-content', 'messages[1]']]);
   });
 });
+
+describe('fields a decoder does not know are warned about, not dropped silently', () => {
+  test('chat, Messages and Responses each name the unknown field; null values pass quietly', async () => {
+    const { decodeResponsesRequest } = await import('../../translators/responses/index.ts');
+    const chat = decodeChatRequest({ model: 'm', messages: [{ role: 'user', content: 'q' }], top_k: 40, min_p: null });
+    expect(chat.warnings.map((w) => [w.type, w.field])).toEqual([['unsupported-setting', 'top_k']]);
+    const messages = decodeAnthropicRequest({
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'q' }],
+      reasoning_effort: 'high',
+    });
+    expect(messages.warnings.map((w) => [w.type, w.field])).toEqual([['unsupported-setting', 'reasoning_effort']]);
+    const responses = decodeResponsesRequest({ model: 'm', input: 'q', thinking: { type: 'enabled' } });
+    expect(responses.warnings.map((w) => [w.type, w.field])).toEqual([['unsupported-setting', 'thinking']]);
+  });
+});

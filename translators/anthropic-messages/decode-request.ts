@@ -4,7 +4,7 @@ import { decodeMessages, decodeSystem } from './decode-content.ts';
 import { JsonSchemaFormatSchema, RequestSchema } from './request-schema.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
 import { decodeReasoning } from './reasoning.ts';
-import { dropFields, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields } from '../shared/request-fields.ts';
 import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
 /** Settings the gateway cannot honour: dropped with a warning. */
@@ -25,6 +25,9 @@ const REFUSED: Record<string, string> = {
   mcp_servers: 'MCP servers are not supported; declare the tools in tools',
 };
 
+/** Every top-level field this decoder reads, drops or refuses (`cache_control` is warned on its own). */
+const KNOWN = knownFields(Object.keys(RequestSchema.entries), DROPPED, Object.keys(REFUSED), ['cache_control']);
+
 /** The name canonical json-schema formats need; Anthropic's `output_config.format` has none. */
 export const ANTHROPIC_SCHEMA_NAME = 'response';
 
@@ -40,6 +43,7 @@ export function decodeAnthropicRequest(body: unknown): Translated<CanonicalReque
   refuseFields(obj, REFUSED);
   if (isSet(req.temperature) && isSet(req.top_p)) invalid('top_p', 'use either temperature or top_p, not both');
   dropFields(obj, DROPPED, warnings);
+  warnUnknownFields(obj, KNOWN, warnings);
   const reasoning = decodeReasoning(req.thinking, req.output_config?.effort, warnings);
 
   const request: CanonicalRequest = {

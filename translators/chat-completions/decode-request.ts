@@ -4,7 +4,7 @@ import { decodeMessages } from './decode-messages.ts';
 import { RequestSchema } from './request-schema.ts';
 import { decodeResponseFormat } from './response-format.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { dropFields, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields } from '../shared/request-fields.ts';
 import { decodeEffort } from '../shared/openai-reasoning.ts';
 import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
@@ -36,6 +36,12 @@ const REFUSED: Record<string, string> = {
   web_search_options: 'web search is not supported',
 };
 
+/** Every top-level field this decoder reads, drops or refuses; anything else is warned about. */
+const KNOWN = knownFields(Object.keys(RequestSchema.entries), DROPPED, Object.keys(REFUSED), [
+  'modalities',
+  'reasoning_effort',
+]);
+
 /** Set to anything but its default (null, false, 0). */
 const isChanged = (value: unknown): boolean => value !== undefined && value !== null && value !== false && value !== 0;
 
@@ -61,6 +67,7 @@ export function decodeChatRequest(body: unknown): Translated<DecodedChatRequest>
   if (Array.isArray(modalities) && modalities.some((m) => m !== 'text'))
     invalid('modalities', 'only text output is supported');
   dropFields(obj, DROPPED, warnings, isChanged);
+  warnUnknownFields(obj, KNOWN, warnings);
 
   const request: CanonicalRequest = {
     model: req.model,

@@ -4,7 +4,14 @@ import type { CanonicalMessage, CanonicalRequest } from '../canonical/request.ts
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { decodeInput } from './input-items.ts';
 import { decodeTextFormat, decodeToolChoice, decodeTools } from './tools.ts';
-import { dropFields, ignoredSetting, refuseFields, requestObject } from '../shared/request-fields.ts';
+import {
+  dropFields,
+  ignoredSetting,
+  knownFields,
+  refuseFields,
+  requestObject,
+  warnUnknownFields,
+} from '../shared/request-fields.ts';
 import {
   asObject,
   invalid,
@@ -65,6 +72,9 @@ const REFUSED: Record<string, string> = {
   background: 'background mode is not supported',
 };
 
+/** Every top-level field this decoder reads, drops or refuses; anything else is warned about. */
+const KNOWN = knownFields(Object.keys(RequestSchema.entries), DROPPED, Object.keys(REFUSED), ['reasoning', 'text']);
+
 export interface DecodedResponsesRequest {
   request: CanonicalRequest;
   previousResponseId?: string;
@@ -86,6 +96,7 @@ export function decodeResponsesRequest(body: unknown): Translated<DecodedRespons
   const warnings: TranslationWarning[] = [];
   refuseFields(obj, REFUSED, (value) => isSet(value) && value !== false);
   dropFields(obj, DROPPED, warnings);
+  warnUnknownFields(obj, KNOWN, warnings);
   if (isRecord(obj.text) && isSet(obj.text.verbosity)) warnings.push(ignoredSetting('text.verbosity'));
 
   const messages: CanonicalMessage[] = [];
