@@ -61,7 +61,8 @@ export function decodeThinking(block: unknown, path: string, type: string): Reas
   }
   const thinking = parseAt(ThinkingBlockSchema, block, path);
   const part: ReasoningPart = { type: 'reasoning', text: thinking.thinking };
-  if (typeof thinking.signature === 'string') part.signature = thinking.signature;
+  // An empty signature (the gateway's own answers from other upstreams carry one) is no signature.
+  if (thinking.signature) part.signature = thinking.signature;
   return part;
 }
 

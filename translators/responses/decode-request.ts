@@ -129,7 +129,10 @@ export function decodeResponsesRequest(body: unknown): Translated<DecodedRespons
   const reasoning = asObject(obj.reasoning);
   if (isSet(obj.reasoning) && !reasoning) invalid('reasoning', 'must be an object');
   const settings = decodeEffort(reasoning?.effort, 'reasoning.effort');
-  if (settings) request.reasoning = settings;
+  if (settings) {
+    request.reasoning = settings;
+    echo.reasoningEffort = settings.enabled === false ? 'none' : (settings.effort ?? null);
+  }
   if (isSet(reasoning?.summary) || isSet(reasoning?.generate_summary))
     warnings.push(ignoredSetting(isSet(reasoning?.summary) ? 'reasoning.summary' : 'reasoning.generate_summary'));
 

@@ -96,7 +96,7 @@ export interface ResponsesResponseObject {
   output: ResponsesOutputItem[];
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
-  reasoning: { effort: null; summary: null };
+  reasoning: { effort: 'minimal' | 'low' | 'medium' | 'high' | 'none' | null; summary: null };
   service_tier: 'default';
   store: boolean;
   temperature: number | null;
@@ -123,6 +123,8 @@ export interface ResponsesEcho {
   parallelToolCalls: boolean;
   textFormat: ResponsesTextFormat;
   metadata: Record<string, string>;
+  /** The request's `reasoning.effort`, echoed back. */
+  reasoningEffort: 'minimal' | 'low' | 'medium' | 'high' | 'none' | null;
   user?: string;
 }
 
@@ -134,6 +136,7 @@ export const defaultEcho = (): ResponsesEcho => ({
   temperature: 1,
   topP: 1,
   maxOutputTokens: null,
+  reasoningEffort: null,
   tools: [],
   toolChoice: 'auto',
   parallelToolCalls: true,
