@@ -210,31 +210,36 @@ for (const mode of MODES) {
     }, 120_000);
 
     test('cache reads and writes are priced at their own rates on every client format', async () => {
-      const acct = await createAccount(gw, uniqueEmail('fidelity-cost'), 5);
-      const fixture = 'recorded/anthropic-cache-usage';
-      const truth = truthOf('anthropic', await rawEvents(`${FIXTURES}/${fixture}.sse`));
-      expect(truth.cacheRead).toBeGreaterThan(0);
-      expect(truth.cacheWrite).toBeGreaterThan(0);
-      const model = modelOf(fixture, 'anthropic');
-      const oa = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: acct.key, maxRetries: 0 });
-      const an = new Anthropic({ baseURL: gw.url, apiKey: acct.key, maxRetries: 0 });
-      await streamChat(oa, model);
-      await streamResponses(oa, model);
-      await streamMessages(an, model);
-      const expected = priced(truth, truth.output);
-      // The price differs from pricing every input token alike: caching is visible in the bill.
-      expect(Math.abs(expected - (truth.input * 3 + truth.output * 15) / 1e6)).toBeGreaterThan(1e-4);
-      const tasks = await eventually(async () => {
-        const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=10', { key: acct.key });
-        return res.body?.data?.length === 3 ? (res.body.data as Raw[]) : undefined;
-      }, 5_000);
-      expect(tasks?.map((t) => t.cost)).toEqual([
-        expect.closeTo(expected, 9),
-        expect.closeTo(expected, 9),
-        expect.closeTo(expected, 9),
-      ]);
-      const balance = (await api(gw, 'GET', '/v1/account', { key: acct.key })).body?.data?.balance_usd;
-      expect(balance).toBeCloseTo(5 - 3 * expected, 9);
+      const cases: Array<{ fixture: string; kind: FixtureKind }> = [
+        { fixture: 'recorded/anthropic-cache-usage', kind: 'anthropic' },
+        { fixture: 'recorded/compat-tool-call-cached', kind: 'chat' },
+      ];
+      for (const { fixture, kind } of cases) {
+        const acct = await createAccount(gw, uniqueEmail('fidelity-cost'), 5);
+        const truth = truthOf(kind, await rawEvents(`${FIXTURES}/${fixture}.sse`));
+        expect(truth.cacheRead).toBeGreaterThan(0);
+        if (kind === 'anthropic') expect(truth.cacheWrite).toBeGreaterThan(0);
+        const model = modelOf(fixture, kind);
+        const oa = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: acct.key, maxRetries: 0 });
+        const an = new Anthropic({ baseURL: gw.url, apiKey: acct.key, maxRetries: 0 });
+        await streamChat(oa, model);
+        await streamResponses(oa, model);
+        await streamMessages(an, model);
+        const expected = priced(truth, truth.output);
+        // The price differs from pricing every input token alike: caching is visible in the bill.
+        expect(Math.abs(expected - (truth.input * 3 + truth.output * 15) / 1e6)).toBeGreaterThan(1e-5);
+        const tasks = await eventually(async () => {
+          const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=10', { key: acct.key });
+          return res.body?.data?.length === 3 ? (res.body.data as Raw[]) : undefined;
+        }, 5_000);
+        expect(tasks?.map((t) => t.cost)).toEqual([
+          expect.closeTo(expected, 9),
+          expect.closeTo(expected, 9),
+          expect.closeTo(expected, 9),
+        ]);
+        const balance = (await api(gw, 'GET', '/v1/account', { key: acct.key })).body?.data?.balance_usd;
+        expect(balance).toBeCloseTo(5 - 3 * expected, 9);
+      }
     }, 60_000);
 
     test('messages in, Anthropic out: cache_control marks and thinking signatures reach the upstream as written; the answer keeps its thinking', async () => {
