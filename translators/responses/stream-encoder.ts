@@ -6,7 +6,8 @@ import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { terminalEventType, toResponsesEnding } from './finish-reason.ts';
 import { itemIdsFor } from './output-items.ts';
 import { buildResponseObject, resolveEcho, responsesErrorCode, type ResponseObjectArgs } from './response-object.ts';
-import { createStreamItems, toWire, type StreamItem } from './stream-items.ts';
+import { closingEvents, deltaEvents, openingEvents } from './stream-item-events.ts';
+import { createStreamItems, type StreamItem } from './stream-items.ts';
 import { encryptedContent } from './reasoning-items.ts';
 import { toResponsesUsage } from './usage.ts';
 import type { ItemIdFn, ResponsesEcho } from './wire-types.ts';
@@ -21,8 +22,6 @@ export interface ResponsesStreamEncoderOptions extends Partial<ResponsesEcho> {
   /** Clock for `completed_at` (Unix seconds); without it the field is left out. */
   now?: () => number;
 }
-
-const EMPTY_TEXT = { type: 'output_text', text: '', annotations: [], logprobs: [] } as const;
 
 /**
  * Canonical events → the Responses SSE sequence: `response.created`, `response.in_progress`, then
@@ -52,97 +51,27 @@ export function createResponsesStreamEncoder(
     return [sse('response.created', { response }), sse('response.in_progress', { response })];
   };
 
-  const closingEvents = (item: StreamItem, at: { item_id: string; output_index: number }): string[] => {
-    switch (item.kind) {
-      case 'tool':
-        return [sse('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.body })];
-      case 'reasoning':
-        return item.body
-          ? [
-              sse('response.reasoning_text.done', { ...at, content_index: 0, text: item.body }),
-              sse('response.content_part.done', {
-                ...at,
-                content_index: 0,
-                part: { type: 'reasoning_text', text: item.body },
-              }),
-            ]
-          : [];
-      case 'text':
-        return [
-          sse('response.output_text.done', { ...at, content_index: 0, text: item.body, logprobs: [] }),
-          sse('response.content_part.done', { ...at, content_index: 0, part: { ...EMPTY_TEXT, text: item.body } }),
-        ];
-      default: {
-        const exhaustive: never = item.kind;
-        throw new Error(`unknown item kind ${String(exhaustive)}`);
-      }
-    }
-  };
-
-  const endItem = (item: StreamItem): string[] => {
-    item.done = true;
-    const at = { item_id: item.id, output_index: item.outputIndex };
-    const out = closingEvents(item, at);
-    out.push(sse('response.output_item.done', { output_index: item.outputIndex, item: toWire(item, 'completed') }));
-    return out;
-  };
+  const endItem = (item: StreamItem): string[] => closingEvents(sse, item);
 
   const handle = (event: StreamEvent): string[] => {
     switch (event.type) {
       case 'message-start':
         if (event.usage) usage = mergeUsage(usage ?? emptyUsage(), event.usage);
         return started ? [] : start();
-      case 'text-start': {
-        const item = items.open(event.index, 'text');
-        return [
-          sse('response.output_item.added', {
-            output_index: item.outputIndex,
-            item: { type: 'message', id: item.id, status: 'in_progress', role: 'assistant', content: [] },
-          }),
-          sse('response.content_part.added', {
-            item_id: item.id,
-            output_index: item.outputIndex,
-            content_index: 0,
-            part: EMPTY_TEXT,
-          }),
-        ];
-      }
-      case 'tool-call-start': {
-        const item = items.open(event.index, 'tool', event.id, event.name);
-        return [
-          sse('response.output_item.added', { output_index: item.outputIndex, item: toWire(item, 'in_progress') }),
-        ];
-      }
+      case 'text-start':
+        return openingEvents(sse, items.open(event.index, 'text'));
+      case 'tool-call-start':
+        return openingEvents(sse, items.open(event.index, 'tool', event.id, event.name));
       case 'reasoning-start': {
         const item = items.open(event.index, 'reasoning');
         if (event.redacted !== undefined) item.encrypted = encryptedContent({ redacted: event.redacted });
-        return [
-          sse('response.output_item.added', { output_index: item.outputIndex, item: toWire(item, 'in_progress') }),
-        ];
+        return openingEvents(sse, item);
       }
       case 'text-delta':
       case 'tool-call-delta':
       case 'reasoning-delta': {
         const item = items.get(event.index);
-        if (!item || item.done || !event.delta) return [];
-        // A reasoning item's text part opens with its first delta (an item may carry only encrypted content).
-        const opens = item.kind === 'reasoning' && item.body === '';
-        item.body += event.delta;
-        const at = { item_id: item.id, output_index: item.outputIndex };
-        const part = opens
-          ? [
-              sse('response.content_part.added', {
-                ...at,
-                content_index: 0,
-                part: { type: 'reasoning_text', text: '' },
-              }),
-            ]
-          : [];
-        if (item.kind === 'text')
-          return [sse('response.output_text.delta', { ...at, content_index: 0, delta: event.delta, logprobs: [] })];
-        if (item.kind === 'reasoning')
-          return [...part, sse('response.reasoning_text.delta', { ...at, content_index: 0, delta: event.delta })];
-        return [sse('response.function_call_arguments.delta', { ...at, delta: event.delta })];
+        return !item || item.done || !event.delta ? [] : deltaEvents(sse, item, event.delta);
       }
       case 'reasoning-end': {
         const item = items.get(event.index);
