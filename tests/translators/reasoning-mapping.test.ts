@@ -35,7 +35,9 @@ describe('effort ↔ budget', () => {
       reasoning_effort: 'high',
     });
     expect(chat.warnings).toEqual([]);
-    const defaulted = encodeAnthropicRequest(chat.value.request, 'up').value;
+    const encoded = encodeAnthropicRequest(chat.value.request, 'up');
+    expect(encoded.warnings.map((w) => w.message)).toEqual([`Anthropic requires max_tokens; ${16384 + 4096} was sent`]);
+    const defaulted = encoded.value;
     expect(defaulted.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
     expect(defaulted.max_tokens).toBe(16384 + 4096);
     expect(defaulted.output_config).toBeUndefined();

@@ -62,17 +62,15 @@ export function encodeAnthropicRequest(req: CanonicalRequest, upstreamModel: str
   const { system, messages } = encodeMessages(req.messages, warnings);
   const outputConfig = encodeResponseFormat(req.responseFormat, system, warnings);
 
-  let maxTokens = req.maxTokens;
-  const defaulted = maxTokens === undefined;
-  if (maxTokens === undefined) {
-    maxTokens = DEFAULT_MAX_TOKENS;
+  const defaulted = req.maxTokens === undefined;
+  const reasoning = encodeReasoning(req.reasoning, req.maxTokens ?? DEFAULT_MAX_TOKENS, defaulted, warnings);
+  if (defaulted) {
     warnings.push({
       type: 'changed-value',
       field: 'max_tokens',
-      message: `Anthropic requires max_tokens; ${DEFAULT_MAX_TOKENS} was sent`,
+      message: `Anthropic requires max_tokens; ${reasoning.maxTokens} was sent`,
     });
   }
-  const reasoning = encodeReasoning(req.reasoning, maxTokens, defaulted, warnings);
   const body: AnthropicRequest = {
     model: upstreamModel,
     max_tokens: reasoning.maxTokens,
