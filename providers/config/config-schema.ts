@@ -10,6 +10,10 @@ const nonNegative = v.pipe(v.number(), v.minValue(0));
 export const PricingSchema = v.object({
   input_per_mtok: v.optional(nonNegative),
   output_per_mtok: v.optional(nonNegative),
+  /** Input tokens read from a prompt cache; default `input_per_mtok` (docs/protocol-mapping.md). */
+  cache_read_per_mtok: v.optional(nonNegative),
+  /** Input tokens written to a prompt cache; default `input_per_mtok`. */
+  cache_write_per_mtok: v.optional(nonNegative),
   per_request: v.optional(nonNegative),
   per_image: v.optional(nonNegative),
   per_second: v.optional(nonNegative),

@@ -446,6 +446,8 @@ export class LlmService {
               input_tokens: usage.inputTokens,
               output_tokens: usage.outputTokens,
               total_tokens: usage.totalTokens,
+              ...(usage.cachedInputTokens ? { cache_read_tokens: usage.cachedInputTokens } : {}),
+              ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
             },
           }
         : endedBy === 'cache_hit'

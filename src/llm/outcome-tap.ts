@@ -104,6 +104,24 @@ export class OutcomeTap {
         if (block?.type === 'tool-call') block.arguments += event.delta;
         break;
       }
+      case 'reasoning-start':
+        this.blocks.set(
+          event.index,
+          event.redacted === undefined
+            ? { type: 'reasoning', text: '' }
+            : { type: 'reasoning', text: '', redacted: event.redacted },
+        );
+        break;
+      case 'reasoning-delta': {
+        const block = this.blocks.get(event.index);
+        if (block?.type === 'reasoning') block.text += event.delta;
+        break;
+      }
+      case 'reasoning-end': {
+        const block = this.blocks.get(event.index);
+        if (block?.type === 'reasoning' && event.signature !== undefined) block.signature = event.signature;
+        break;
+      }
       case 'text-end':
       case 'tool-call-end':
       case 'error':
@@ -133,7 +151,10 @@ export class OutcomeTap {
     let usage = this.usage;
     if (!this.usageSeen) {
       // Cut short before the upstream reported usage: estimate from what was produced.
-      const produced = content.reduce((sum, b) => sum + estimateTokens(b.type === 'text' ? b.text : b.arguments), 0);
+      const produced = content.reduce(
+        (sum, b) => sum + estimateTokens(b.type === 'tool-call' ? b.arguments : b.text),
+        0,
+      );
       usage = mergeUsage(usage, {
         inputTokens: usage.inputTokens || this.inputEstimate,
         outputTokens: Math.max(usage.outputTokens, produced),

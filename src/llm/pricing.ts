@@ -2,11 +2,29 @@ import type { Pricing } from '../config/gateway-config.ts';
 import type { CanonicalUsage } from '../../translators/canonical/index.ts';
 import { roundUsd } from '../accounts/money.ts';
 
-/** USD for a call's usage at the model's per-million-token prices. */
+/**
+ * USD for a call's usage at the model's per-million-token prices. `inputTokens` is the whole
+ * input: the cache reads and writes in it are priced at `cache_read_per_mtok` and
+ * `cache_write_per_mtok` (each `input_per_mtok` when unset), the rest at `input_per_mtok`.
+ */
 export function llmCost(pricing: Pricing | undefined, usage: CanonicalUsage): number {
-  const input = (usage.inputTokens * (pricing?.input_per_mtok ?? 0)) / 1_000_000;
+  const inputPrice = pricing?.input_per_mtok ?? 0;
+  const read = Math.max(0, usage.cachedInputTokens ?? 0);
+  const written = Math.max(0, usage.cacheWriteTokens ?? 0);
+  const uncached = Math.max(0, usage.inputTokens - read - written);
+  const input =
+    (uncached * inputPrice +
+      read * (pricing?.cache_read_per_mtok ?? inputPrice) +
+      written * (pricing?.cache_write_per_mtok ?? inputPrice)) /
+    1_000_000;
   const output = (usage.outputTokens * (pricing?.output_per_mtok ?? 0)) / 1_000_000;
   return roundUsd(input + output + (pricing?.per_request ?? 0));
+}
+
+/** The highest price an input token can have (a cache write may cost more than plain input): what a hold assumes. */
+export function worstInputPrice(pricing: Pricing | undefined): number {
+  const input = pricing?.input_per_mtok ?? 0;
+  return Math.max(input, pricing?.cache_read_per_mtok ?? input, pricing?.cache_write_per_mtok ?? input);
 }
 
 /**

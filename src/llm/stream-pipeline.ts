@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { StreamEvent } from '../../translators/canonical/index.ts';
-import type { PassthroughRules } from '../../translators/passthrough/index.ts';
+import { createChatChunkRepair, type PassthroughRules } from '../../translators/passthrough/index.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { LlmStream, ModelRef } from '../../providers/types.ts';
 import { passthroughContext, type ClientFormat, type EncodeContext } from './client-format.ts';
@@ -163,7 +163,8 @@ function passedThrough(
 ) {
   const source = sseMessages(upstream.body, idleMs);
   const billing = upstreamDecoder(upstream.format, model.id);
-  const passCtx = passthroughContext(ctx);
+  // A chat stream's repair state is its own: one per stream.
+  const passCtx = { ...passthroughContext(ctx), chatRepair: createChatChunkRepair() };
   /** Passes events through the tap; `ready` hands over what may go out before an ending waits for its charge. */
   const observe = async (events: StreamEvent[], ready?: () => void) => {
     for (const event of events) {

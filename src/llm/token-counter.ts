@@ -54,6 +54,7 @@ export const o200kCounter: TokenCounter = {
         if (part.type === 'text') tokens += countO200k(part.text);
         else if (part.type === 'image') tokens += IMAGE_TOKENS;
         else if (part.type === 'tool-call') tokens += countO200k(part.name) + countO200k(part.arguments);
+        else if (part.type === 'reasoning') tokens += countO200k(part.text);
         else if (part.type === 'tool-result')
           for (const inner of part.content) tokens += inner.type === 'text' ? countO200k(inner.text) : IMAGE_TOKENS;
       }

@@ -1,6 +1,7 @@
 import type { CanonicalRequest } from '../../translators/canonical/index.ts';
 import type { ModelConfig } from '../config/gateway-config.ts';
 import { toUnits } from '../accounts/money.ts';
+import { worstInputPrice } from './pricing.ts';
 
 /** Output ceiling of a model that declares neither `max_output` nor `context_length`. */
 const DEFAULT_MAX_OUTPUT = 32_768;
@@ -21,6 +22,11 @@ export function worstCaseInputTokens(request: CanonicalRequest): number {
       if (part.type === 'text') tokens += Buffer.byteLength(part.text);
       else if (part.type === 'image') tokens += IMAGE_TOKENS;
       else if (part.type === 'tool-call') tokens += Buffer.byteLength(part.name) + Buffer.byteLength(part.arguments);
+      else if (part.type === 'reasoning')
+        tokens +=
+          Buffer.byteLength(part.text) +
+          Buffer.byteLength(part.redacted ?? '') +
+          Buffer.byteLength(part.signature ?? '');
       else
         for (const inner of part.content)
           tokens += inner.type === 'text' ? Buffer.byteLength(inner.text) : IMAGE_TOKENS;
@@ -51,8 +57,7 @@ export interface Hold {
 export function holdUnits(inputTokens: number, outputTokens: number, model: ModelConfig): bigint {
   const p = model.pricing;
   const usd =
-    (inputTokens * (p?.input_per_mtok ?? 0) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 +
-    (p?.per_request ?? 0);
+    (inputTokens * worstInputPrice(p) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
   // One unit up, so float rounding can never make the hold fall short of the priced cost.
   return toUnits(usd) + 1n;
 }

@@ -33,14 +33,14 @@ describe('decodeAnthropicRequest', () => {
     expect(warnings).toEqual([]);
   });
 
-  test('the recorded conversation: system blocks, images, tool use, tool results split before user text', async () => {
+  test('the recorded conversation: system blocks, images, thinking, tool use, tool results split before user text', async () => {
     const body: unknown = await Bun.file(`${FIXTURES}/request-conversation.json`).json();
     const { value, warnings } = decodeAnthropicRequest(body);
     expect(value.messages).toEqual([
       {
         role: 'system',
         content: [
-          { type: 'text', text: 'You are a weather assistant.' },
+          { type: 'text', text: 'You are a weather assistant.', cacheControl: { type: 'ephemeral' } },
           { type: 'text', text: 'Answer briefly.' },
         ],
       },
@@ -55,6 +55,7 @@ describe('decodeAnthropicRequest', () => {
       {
         role: 'assistant',
         content: [
+          { type: 'reasoning', text: 'The user wants two things.', signature: 'sig' },
           { type: 'text', text: 'A cat. Let me check Paris.' },
           { type: 'tool-call', id: 'toolu_01A', name: 'get_weather', arguments: '{"city":"Paris","unit":"c"}' },
         ],
@@ -77,6 +78,7 @@ describe('decodeAnthropicRequest', () => {
           properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } },
           required: ['city'],
         },
+        cacheControl: { type: 'ephemeral' },
       },
     ]);
     expect(value.toolChoice).toEqual({ type: 'required' });
@@ -88,11 +90,6 @@ describe('decodeAnthropicRequest', () => {
     expect(value.maxTokens).toBe(1024);
     expect(warnings).toEqual([
       { type: 'unsupported-setting', field: 'top_k', message: 'top_k is not supported and was ignored' },
-      {
-        type: 'unsupported-content',
-        field: 'messages[1].content[0]',
-        message: 'thinking blocks are not supported and were dropped',
-      },
     ]);
   });
 
@@ -125,14 +122,69 @@ describe('decodeAnthropicRequest', () => {
     );
   });
 
-  test('role system inside messages (newer SDKs) and thinking are carried or warned', () => {
+  test('role system inside messages (newer SDKs) and thinking are carried', () => {
     const { value, warnings } = decodeAnthropicRequest({
       ...base,
       messages: [{ role: 'system', content: 'Be terse.' }, ...base.messages],
       thinking: { type: 'enabled', budget_tokens: 1024 },
     });
     expect(value.messages[0]).toEqual({ role: 'system', content: [{ type: 'text', text: 'Be terse.' }] });
-    expect(warnings.map((w) => w.field)).toEqual(['thinking']);
+    expect(value.reasoning).toEqual({ enabled: true, budgetTokens: 1024 });
+    expect(warnings).toEqual([]);
+  });
+
+  test('thinking and effort settings: adaptive, disabled, effort alone, and bad values named', () => {
+    const reasoning = (extra: Record<string, unknown>) => decodeAnthropicRequest({ ...base, ...extra }).value.reasoning;
+    expect(reasoning({ thinking: { type: 'adaptive' } })).toEqual({ enabled: true });
+    expect(reasoning({ thinking: { type: 'disabled' } })).toEqual({ enabled: false });
+    expect(reasoning({ output_config: { effort: 'medium' } })).toEqual({ effort: 'medium' });
+    const max = decodeAnthropicRequest({ ...base, output_config: { effort: 'max' } });
+    expect(max.value.reasoning).toEqual({ effort: 'high' });
+    expect(max.warnings.map((w) => w.field)).toEqual(['output_config.effort']);
+    expect(rejects({ ...base, thinking: { type: 'enabled', budget_tokens: 10 } }).param).toBe('thinking.budget_tokens');
+    expect(rejects({ ...base, thinking: { type: 'on' } }).param).toBe('thinking.type');
+    expect(rejects({ ...base, output_config: { effort: 'huge' } }).param).toBe('output_config.effort');
+  });
+
+  test('cache_control is validated where it stands and kept on every block that holds it', () => {
+    const { value } = decodeAnthropicRequest({
+      ...base,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a', cache_control: { type: 'ephemeral', ttl: '1h' } },
+            {
+              type: 'image',
+              source: { type: 'url', url: 'https://example.com/a.png' },
+              cache_control: { type: 'ephemeral' },
+            },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 't1', name: 'f', input: {}, cache_control: { type: 'ephemeral' } }],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok', cache_control: { type: 'ephemeral' } }],
+        },
+      ],
+    });
+    const marks = value.messages.flatMap((m) =>
+      m.content.map((p) => ('cacheControl' in p ? p.cacheControl : undefined)),
+    );
+    expect(marks).toEqual([
+      { type: 'ephemeral', ttl: '1h' },
+      { type: 'ephemeral' },
+      { type: 'ephemeral' },
+      { type: 'ephemeral' },
+    ]);
+    const bad = rejects({
+      ...base,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'forever' } }] }],
+    });
+    expect(bad.param).toBe('messages[0].content[0].cache_control.type');
   });
 
   test('validation errors name the field', () => {
@@ -229,7 +281,7 @@ describe('decodeAnthropicRequest', () => {
     expect(rejects('nope').message).toBe('request body: must be a JSON object');
   });
 
-  test('a custom tool with type custom is accepted; cache_control ignored silently, input_examples warned', () => {
+  test('a custom tool with type custom is accepted; cache_control kept, input_examples warned', () => {
     const { value, warnings } = decodeAnthropicRequest({
       ...base,
       tools: [
@@ -243,7 +295,9 @@ describe('decodeAnthropicRequest', () => {
         },
       ],
     });
-    expect(value.tools).toEqual([{ name: 'f', parameters: { type: 'object' }, strict: true }]);
+    expect(value.tools).toEqual([
+      { name: 'f', parameters: { type: 'object' }, strict: true, cacheControl: { type: 'ephemeral' } },
+    ]);
     expect(warnings).toEqual([
       {
         type: 'unsupported-setting',
@@ -467,13 +521,20 @@ describe('encodeAnthropicRequest', () => {
   test('decode → encode keeps an Anthropic conversation intact', async () => {
     const body = (await Bun.file(`${FIXTURES}/request-conversation.json`).json()) as Record<string, unknown>;
     const { value } = encodeAnthropicRequest(decodeAnthropicRequest(body).value, 'claude-up');
-    expect(value.system).toBe('You are a weather assistant.\n\nAnswer briefly.');
+    // The cache marks and the thinking block reach the upstream as the client wrote them.
+    expect(value.system).toEqual(body.system as never);
+    expect(value.tools?.[0]?.cache_control).toEqual({ type: 'ephemeral' });
     expect(value.messages.map((m) => [m.role, m.content.map((b) => b.type)])).toEqual([
       ['user', ['text', 'image', 'image']],
-      ['assistant', ['text', 'tool_use']],
+      ['assistant', ['thinking', 'text', 'tool_use']],
       ['user', ['tool_result', 'tool_result', 'text']],
     ]);
-    expect(value.messages[1]!.content[1]).toEqual({
+    expect(value.messages[1]!.content[0]).toEqual({
+      type: 'thinking',
+      thinking: 'The user wants two things.',
+      signature: 'sig',
+    });
+    expect(value.messages[1]!.content[2]).toEqual({
       type: 'tool_use',
       id: 'toolu_01A',
       name: 'get_weather',

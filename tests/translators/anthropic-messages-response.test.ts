@@ -15,20 +15,29 @@ const MODEL = 'anthropic/claude-sonnet';
 const fixture = (name: string): Promise<unknown> => Bun.file(`${FIXTURES}/${name}`).json();
 
 describe('decodeAnthropicResponse', () => {
-  test('text with cache usage: input counts every input token, cache reads are cached tokens', async () => {
+  test('text with cache usage: input counts every input token, cache reads and writes are told apart', async () => {
     expect(decodeAnthropicResponse(await fixture('response-text.json'), MODEL, { created: 1700000000 })).toEqual({
       id: 'msg_01XFDUDYJgAACzvnptvVoYEL',
       model: MODEL,
       created: 1700000000,
       content: [{ type: 'text', text: 'Hello! How can I help you today?' }],
       finishReason: { unified: 'stop', raw: 'end_turn' },
-      usage: { inputTokens: 2112, outputTokens: 9, totalTokens: 2121, cachedInputTokens: 2000 },
+      usage: { inputTokens: 2112, outputTokens: 9, totalTokens: 2121, cachedInputTokens: 2000, cacheWriteTokens: 100 },
     });
   });
 
-  test('tool use: thinking skipped, input objects become arguments text', async () => {
+  test('cache writes are not folded into input_tokens when the message is encoded again', async () => {
+    const res = decodeAnthropicResponse(await fixture('response-text.json'), MODEL, { created: 1 });
+    const usage = encodeAnthropicResponse(res).usage;
+    expect([usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens]).toEqual([
+      12, 100, 2000,
+    ]);
+  });
+
+  test('tool use: thinking kept with its signature, input objects become arguments text', async () => {
     const res = decodeAnthropicResponse(await fixture('response-tool-use.json'), MODEL, { created: 1 });
     expect(res.content).toEqual([
+      { type: 'reasoning', text: 'I should call the tool.', signature: 'EqQBCgIYAhIM' },
       { type: 'text', text: "I'll check the weather in both cities." },
       { type: 'tool-call', id: 'toolu_01Paris', name: 'get_weather', arguments: '{"city":"Paris"}' },
       { type: 'tool-call', id: 'toolu_01Tokyo', name: 'get_weather', arguments: '{"city":"Tokyo","unit":"c"}' },

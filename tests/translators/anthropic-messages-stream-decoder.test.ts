@@ -75,16 +75,19 @@ const EXPECTED: Record<string, StreamEvent[]> = {
   // The thinking block (upstream index 0) is skipped; canonical indices still start at 0.
   'parallel-tool-calls.sse': [
     start('msg_01ParallelFixture', 610),
-    { type: 'text-start', index: 0 },
-    { type: 'text-delta', index: 0, delta: 'Checking both.' },
-    { type: 'text-end', index: 0 },
-    { type: 'tool-call-start', index: 1, id: 'toolu_01Paris', name: 'get_weather' },
-    { type: 'tool-call-delta', index: 1, delta: '{"city":' },
-    { type: 'tool-call-delta', index: 1, delta: ' "Paris"}' },
-    { type: 'tool-call-end', index: 1 },
-    { type: 'tool-call-start', index: 2, id: 'toolu_01Tokyo', name: 'get_weather' },
-    { type: 'tool-call-delta', index: 2, delta: '{"city": "Tokyo"}' },
+    { type: 'reasoning-start', index: 0 },
+    { type: 'reasoning-delta', index: 0, delta: 'Two cities, two calls.' },
+    { type: 'reasoning-end', index: 0, signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3h' },
+    { type: 'text-start', index: 1 },
+    { type: 'text-delta', index: 1, delta: 'Checking both.' },
+    { type: 'text-end', index: 1 },
+    { type: 'tool-call-start', index: 2, id: 'toolu_01Paris', name: 'get_weather' },
+    { type: 'tool-call-delta', index: 2, delta: '{"city":' },
+    { type: 'tool-call-delta', index: 2, delta: ' "Paris"}' },
     { type: 'tool-call-end', index: 2 },
+    { type: 'tool-call-start', index: 3, id: 'toolu_01Tokyo', name: 'get_weather' },
+    { type: 'tool-call-delta', index: 3, delta: '{"city": "Tokyo"}' },
+    { type: 'tool-call-end', index: 3 },
     {
       type: 'finish',
       finishReason: { unified: 'tool-calls', raw: 'tool_use' },
@@ -216,7 +219,7 @@ describe('Anthropic stream decoder: edge cases', () => {
     });
   });
 
-  test('server tool blocks are skipped and unknown event types ignored; events after message_stop are ignored', async () => {
+  test('server tool blocks are skipped (redacted thinking kept) and unknown event types ignored; events after message_stop are ignored', async () => {
     const events = await decodeMessages([
       messageStart,
       msg('content_block_start', {
@@ -253,9 +256,11 @@ describe('Anthropic stream decoder: edge cases', () => {
     ]);
     expect(events).toEqual([
       { type: 'message-start', id: 'msg_x', model: MODEL, created: CREATED, usage: { inputTokens: 5 } },
-      { type: 'text-start', index: 0 },
-      { type: 'text-delta', index: 0, delta: 'Found' },
-      { type: 'text-end', index: 0 },
+      { type: 'reasoning-start', index: 0, redacted: 'abc' },
+      { type: 'reasoning-end', index: 0 },
+      { type: 'text-start', index: 1 },
+      { type: 'text-delta', index: 1, delta: 'Found' },
+      { type: 'text-end', index: 1 },
       {
         type: 'finish',
         finishReason: { unified: 'stop', raw: 'end_turn' },

@@ -68,10 +68,13 @@ const EXPECTED: Record<string, StreamEvent[]> = {
   ],
   'reasoning-no-done.sse': [
     start('chatcmpl-9f3c2a1b7d6e4f5a8b9c0d1e2f3a4b5c', 1742401234),
-    { type: 'text-start', index: 0 },
-    { type: 'text-delta', index: 0, delta: '42' },
-    { type: 'text-delta', index: 0, delta: '.' },
-    { type: 'text-end', index: 0 },
+    { type: 'reasoning-start', index: 0 },
+    { type: 'reasoning-delta', index: 0, delta: 'The user asks 6×7.' },
+    { type: 'reasoning-end', index: 0 },
+    { type: 'text-start', index: 1 },
+    { type: 'text-delta', index: 1, delta: '42' },
+    { type: 'text-delta', index: 1, delta: '.' },
+    { type: 'text-end', index: 1 },
     { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(20, 140, 0, 128) },
   ],
   'compat-tool-call.sse': [

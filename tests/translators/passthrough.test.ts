@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { anthropicPassthrough, chatPassthrough } from '../../translators/passthrough/index.ts';
 import { renameModel } from '../../translators/passthrough/passthrough-rules.ts';
+import { createChatChunkRepair } from '../../translators/passthrough/index.ts';
 
 const ctx = { gatewayModel: 'acme/chat-large', includeUsage: true };
 const msg = (data: string, event?: string) => ({ id: undefined, event, data });
@@ -50,5 +51,36 @@ describe('passthrough', () => {
     expect(anthropicPassthrough.errorEvent('x', 'boom')).toBe(
       'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"boom"}}\n\n',
     );
+  });
+
+  test('chat: deltas the SDK helper refuses (no index, no type, no role) are repaired; complete chunks pass byte for byte', () => {
+    const state = { ...ctx, chatRepair: createChatChunkRepair() };
+    const call = (id: string | undefined, args: string) =>
+      JSON.stringify({
+        id: 'c',
+        model: 'acme/chat-large',
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                { ...(id ? { id, function: { name: 'f', arguments: args } } : { function: { arguments: args } }) },
+              ],
+            },
+          },
+        ],
+      });
+    const deltaOf = (out: string | null) => JSON.parse((out ?? '').replace(/^data: /, '')).choices[0].delta;
+    const indexOf = (out: string | null) => deltaOf(out).tool_calls[0].index as number;
+    const first = deltaOf(chatPassthrough.forward(msg(call('a', '{"x"')), state));
+    expect(first.role).toBe('assistant');
+    expect(first.tool_calls[0]).toMatchObject({ index: 0, type: 'function', id: 'a' });
+    expect(deltaOf(chatPassthrough.forward(msg(call(undefined, '')), state)).tool_calls[0].type).toBeUndefined();
+    expect(indexOf(chatPassthrough.forward(msg(call(undefined, ':1}')), state))).toBe(0);
+    expect(indexOf(chatPassthrough.forward(msg(call('b', '{}')), state))).toBe(1);
+    expect(indexOf(chatPassthrough.forward(msg(call('a', '')), state))).toBe(0);
+    const indexed =
+      '{"id":"c","model":"acme/chat-large","choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"z","type":"function","function":{"arguments":""}}]}}]}';
+    expect(chatPassthrough.forward(msg(indexed), state)).toBe(`data: ${indexed}\n\n`);
   });
 });

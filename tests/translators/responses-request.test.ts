@@ -127,7 +127,7 @@ describe('decodeResponsesRequest', () => {
       user: 'user-42',
     });
     expect(warnings).toEqual([
-      { type: 'unsupported-content', field: 'input[7]', message: 'reasoning items are not sent to the model' },
+      { type: 'unsupported-content', field: 'input[7]', message: 'an empty reasoning item was left out' },
     ]);
   });
 
@@ -179,18 +179,57 @@ describe('decodeResponsesRequest', () => {
     expect(warnings.map((w) => w.field)).toEqual(['input[2].content[0]']);
   });
 
+  test('reasoning.effort becomes canonical reasoning; none turns it off; a bad effort names the field', () => {
+    expect(
+      decodeResponsesRequest({ model: 'm', input: 'x', reasoning: { effort: 'high' } }).value.request.reasoning,
+    ).toEqual({ enabled: true, effort: 'high' });
+    expect(
+      decodeResponsesRequest({ model: 'm', input: 'x', reasoning: { effort: 'none' } }).value.request.reasoning,
+    ).toEqual({ enabled: false });
+    expect(() => decodeResponsesRequest({ model: 'm', input: 'x', reasoning: { effort: 'huge' } })).toThrow(
+      'reasoning.effort: must be one of',
+    );
+  });
+
+  test('reasoning input items: text and the gateway-issued encrypted content come back as reasoning parts', () => {
+    const { value, warnings } = decodeResponsesRequest({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'q' },
+        {
+          type: 'reasoning',
+          id: 'rs_1',
+          summary: [],
+          content: [{ type: 'reasoning_text', text: 'thinking' }],
+          encrypted_content: 'sig:EqQBsig==',
+        },
+        { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: 'redacted:ENCRYPTED' },
+        { type: 'reasoning', id: 'rs_3', summary: [{ type: 'summary_text', text: 's' }], encrypted_content: 'gAAAA' },
+      ],
+    });
+    expect(value.request.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'thinking', signature: 'EqQBsig==' },
+        { type: 'reasoning', text: '', redacted: 'ENCRYPTED' },
+        { type: 'reasoning', text: 's' },
+      ],
+    });
+    expect(warnings.map((w) => w.field)).toEqual(['input[3].encrypted_content']);
+  });
+
   test('settings it cannot carry become warnings', () => {
     const { warnings } = decodeResponsesRequest({
       model: 'm',
       input: 'x',
-      reasoning: { effort: 'low' },
+      reasoning: { effort: 'low', summary: 'auto' },
       truncation: 'auto',
       text: { verbosity: 'low' },
     });
     expect(warnings.map((w) => [w.type, w.field])).toEqual([
-      ['unsupported-setting', 'reasoning'],
       ['unsupported-setting', 'truncation'],
       ['unsupported-setting', 'text.verbosity'],
+      ['unsupported-setting', 'reasoning.summary'],
     ]);
   });
 

@@ -49,3 +49,59 @@ test('the affordable max_tokens is the largest whose hold fits', () => {
     }),
   );
 });
+
+const cachedModel = {
+  id: 'x/c',
+  category: 'llm',
+  max_output: 8192,
+  pricing: { input_per_mtok: 3, output_per_mtok: 15, cache_read_per_mtok: 0.3, cache_write_per_mtok: 3.75 },
+} as never;
+const cachedPricing = (cachedModel as { pricing: never }).pricing;
+
+test('cache reads and writes are priced at their own rates, the rest of the input at input_per_mtok', () => {
+  // 1000 uncached × $3 + 2000 read × $0.30 + 500 written × $3.75 + 100 out × $15, per million.
+  const cost = llmCost(cachedPricing, {
+    inputTokens: 3500,
+    cachedInputTokens: 2000,
+    cacheWriteTokens: 500,
+    outputTokens: 100,
+    totalTokens: 3600,
+  });
+  expect(cost).toBeCloseTo((1000 * 3 + 2000 * 0.3 + 500 * 3.75 + 100 * 15) / 1e6, 12);
+  // Unset cache prices default to input_per_mtok: caching changes nothing then.
+  const plain = (model as { pricing: never }).pricing;
+  expect(
+    llmCost(plain, {
+      inputTokens: 3500,
+      cachedInputTokens: 2000,
+      cacheWriteTokens: 500,
+      outputTokens: 0,
+      totalTokens: 0,
+    }),
+  ).toBe(llmCost(plain, { inputTokens: 3500, outputTokens: 0, totalTokens: 0 }));
+});
+
+test('with a cache-write price above the input price, the hold still covers any split of the input', () => {
+  fc.assert(
+    fc.property(
+      fc.string({ unit: 'grapheme' }),
+      fc.integer({ min: 1, max: 8192 }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      (text, maxTokens, readShare, writeShare) => {
+        const hold = worstCaseHold(request(text, maxTokens), cachedModel);
+        const input = Buffer.byteLength(text);
+        const read = Math.floor(input * readShare);
+        const written = Math.floor((input - read) * writeShare);
+        const worst = llmCost(cachedPricing, {
+          inputTokens: input,
+          cachedInputTokens: read,
+          cacheWriteTokens: written,
+          outputTokens: maxTokens,
+          totalTokens: 0,
+        });
+        expect(hold.units).toBeGreaterThanOrEqual(toUnits(worst));
+      },
+    ),
+  );
+});

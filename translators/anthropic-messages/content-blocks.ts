@@ -1,25 +1,27 @@
-import type { ImagePart, TextPart } from '../canonical/request.ts';
+import type { ImagePart, ReasoningPart, TextPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import {
   Base64SourceSchema,
   BlockTypeSchema,
   ImageBlockSchema,
+  RedactedThinkingBlockSchema,
   TextBlockSchema,
+  ThinkingBlockSchema,
   UrlSourceSchema,
 } from './request-schema.ts';
+import { decodeCacheControl, withCacheControl } from '../shared/cache-control.ts';
 import { invalid, parseAt } from '../shared/validation.ts';
 
 /** Decoders of single client content blocks (text, image, tool_result contents), shared by every role. */
 
 /**
- * Block types Anthropic defines that the canonical model cannot carry (documents, thinking,
- * server-tool traffic…). They are dropped with a warning; any other type is an error.
+ * Block types Anthropic defines that the canonical model cannot carry (documents, server-tool
+ * traffic…, and thinking anywhere but in an assistant turn). They are dropped with a warning;
+ * any other type is an error.
  */
 export const DROPPED_BLOCKS = new Set([
   'document',
   'search_result',
-  'thinking',
-  'redacted_thinking',
   'server_tool_use',
   'web_search_tool_result',
   'web_fetch_tool_result',
@@ -33,6 +35,10 @@ export const DROPPED_BLOCKS = new Set([
   'mcp_tool_result',
 ]);
 
+/** Thinking belongs to assistant turns; elsewhere it is dropped like the blocks above. */
+export const droppedOutsideAssistant = (type: string): boolean =>
+  DROPPED_BLOCKS.has(type) || type === 'thinking' || type === 'redacted_thinking';
+
 export function dropped(type: string, path: string, warnings: TranslationWarning[]): void {
   warnings.push({
     type: 'unsupported-content',
@@ -42,10 +48,29 @@ export function dropped(type: string, path: string, warnings: TranslationWarning
 }
 
 export function decodeText(block: unknown, path: string): TextPart {
-  return { type: 'text', text: parseAt(TextBlockSchema, block, path).text };
+  return withCacheControl<TextPart>(
+    { type: 'text', text: parseAt(TextBlockSchema, block, path).text },
+    decodeCacheControl(block, path),
+  );
+}
+
+/** A `thinking` or `redacted_thinking` block of an earlier assistant turn, signature and data kept verbatim. */
+export function decodeThinking(block: unknown, path: string, type: string): ReasoningPart {
+  if (type === 'redacted_thinking') {
+    return { type: 'reasoning', text: '', redacted: parseAt(RedactedThinkingBlockSchema, block, path).data };
+  }
+  const thinking = parseAt(ThinkingBlockSchema, block, path);
+  const part: ReasoningPart = { type: 'reasoning', text: thinking.thinking };
+  // An empty signature (the gateway's own answers from other upstreams carry one) is no signature.
+  if (thinking.signature) part.signature = thinking.signature;
+  return part;
 }
 
 export function decodeImage(block: unknown, path: string): ImagePart {
+  return withCacheControl(decodeImageSource(block, path), decodeCacheControl(block, path));
+}
+
+function decodeImageSource(block: unknown, path: string): ImagePart {
   const { source } = parseAt(ImageBlockSchema, block, path);
   switch (source.type) {
     case 'base64': {
@@ -75,7 +100,7 @@ export function decodeToolResultContent(
     const { type } = parseAt(BlockTypeSchema, block, at);
     if (type === 'text') parts.push(decodeText(block, at));
     else if (type === 'image') parts.push(decodeImage(block, at));
-    else if (DROPPED_BLOCKS.has(type)) dropped(type, at, warnings);
+    else if (droppedOutsideAssistant(type)) dropped(type, at, warnings);
     else invalid(`${at}.type`, `unsupported tool_result content type '${type}'`);
   });
   return parts;

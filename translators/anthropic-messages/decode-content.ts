@@ -6,8 +6,17 @@ import type {
   UserContentPart,
 } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { decodeImage, decodeText, decodeToolResultContent, dropped, DROPPED_BLOCKS } from './content-blocks.ts';
+import {
+  decodeImage,
+  decodeText,
+  decodeThinking,
+  decodeToolResultContent,
+  dropped,
+  DROPPED_BLOCKS,
+  droppedOutsideAssistant,
+} from './content-blocks.ts';
 import { BlockTypeSchema, MessageSchema, ToolResultBlockSchema, ToolUseBlockSchema } from './request-schema.ts';
+import { decodeCacheControl, withCacheControl } from '../shared/cache-control.ts';
 import { invalid, parseAt } from '../shared/validation.ts';
 
 function decodeToolResult(block: unknown, path: string, warnings: TranslationWarning[]): ToolResultPart {
@@ -18,7 +27,7 @@ function decodeToolResult(block: unknown, path: string, warnings: TranslationWar
     content: decodeToolResultContent(result.content, `${path}.content`, warnings),
   };
   if (result.is_error === true) part.isError = true;
-  return part;
+  return withCacheControl(part, decodeCacheControl(block, path));
 }
 
 /**
@@ -36,7 +45,7 @@ function decodeUser(blocks: unknown[], path: string, warnings: TranslationWarnin
     else if (type === 'image') parts.push(decodeImage(block, at));
     else if (type === 'tool_result') results.push(decodeToolResult(block, at, warnings));
     else if (type === 'tool_use') invalid(`${at}.type`, 'tool_use blocks are only allowed in assistant messages');
-    else if (DROPPED_BLOCKS.has(type)) dropped(type, at, warnings);
+    else if (droppedOutsideAssistant(type)) dropped(type, at, warnings);
     else invalid(`${at}.type`, `unsupported content block type '${type}'`);
   });
   const out: CanonicalMessage[] = [];
@@ -53,8 +62,15 @@ function decodeAssistant(blocks: unknown[], path: string, warnings: TranslationW
     if (type === 'text') parts.push(decodeText(block, at));
     else if (type === 'tool_use') {
       const use = parseAt(ToolUseBlockSchema, block, at);
-      parts.push({ type: 'tool-call', id: use.id, name: use.name, arguments: JSON.stringify(use.input) });
-    } else if (type === 'image' || type === 'tool_result')
+      const call: AssistantContentPart = {
+        type: 'tool-call',
+        id: use.id,
+        name: use.name,
+        arguments: JSON.stringify(use.input),
+      };
+      parts.push(withCacheControl(call, decodeCacheControl(block, at)));
+    } else if (type === 'thinking' || type === 'redacted_thinking') parts.push(decodeThinking(block, at, type));
+    else if (type === 'image' || type === 'tool_result')
       invalid(`${at}.type`, `${type} blocks are only allowed in user messages`);
     else if (DROPPED_BLOCKS.has(type)) dropped(type, at, warnings);
     else invalid(`${at}.type`, `unsupported content block type '${type}'`);

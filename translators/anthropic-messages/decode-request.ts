@@ -3,13 +3,13 @@ import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { decodeMessages, decodeSystem } from './decode-content.ts';
 import { JsonSchemaFormatSchema, RequestSchema } from './request-schema.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { dropFields, ignoredSetting, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { decodeReasoning } from './reasoning.ts';
+import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields } from '../shared/request-fields.ts';
 import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
-/** Settings the gateway cannot honour: dropped with a warning. `cache_control` is silently ignored (caching only). */
+/** Settings the gateway cannot honour: dropped with a warning. */
 const DROPPED = [
   'top_k',
-  'thinking',
   'service_tier',
   'speed',
   'inference_geo',
@@ -24,6 +24,9 @@ const DROPPED = [
 const REFUSED: Record<string, string> = {
   mcp_servers: 'MCP servers are not supported; declare the tools in tools',
 };
+
+/** Every top-level field this decoder reads, drops or refuses (`cache_control` is warned on its own). */
+const KNOWN = knownFields(Object.keys(RequestSchema.entries), DROPPED, Object.keys(REFUSED), ['cache_control']);
 
 /** The name canonical json-schema formats need; Anthropic's `output_config.format` has none. */
 export const ANTHROPIC_SCHEMA_NAME = 'response';
@@ -40,7 +43,8 @@ export function decodeAnthropicRequest(body: unknown): Translated<CanonicalReque
   refuseFields(obj, REFUSED);
   if (isSet(req.temperature) && isSet(req.top_p)) invalid('top_p', 'use either temperature or top_p, not both');
   dropFields(obj, DROPPED, warnings);
-  if (isSet(req.output_config?.effort)) warnings.push(ignoredSetting('output_config.effort'));
+  warnUnknownFields(obj, KNOWN, warnings);
+  const reasoning = decodeReasoning(req.thinking, req.output_config?.effort, warnings);
 
   const request: CanonicalRequest = {
     model: req.model,
@@ -62,5 +66,13 @@ export function decodeAnthropicRequest(body: unknown): Translated<CanonicalReque
     request.responseFormat = { type: 'json-schema', name: ANTHROPIC_SCHEMA_NAME, schema: format.schema };
   }
   if (req.metadata?.user_id) request.user = req.metadata.user_id;
+  if (reasoning) request.reasoning = reasoning;
+  if (isSet(obj.cache_control)) {
+    warnings.push({
+      type: 'unsupported-setting',
+      field: 'cache_control',
+      message: 'top-level cache_control is not supported and was ignored; mark blocks with cache_control instead',
+    });
+  }
   return { value: request, warnings };
 }

@@ -10,7 +10,10 @@ export interface DecodeResponseOptions {
   created?: number;
 }
 
-/** Content blocks → canonical parts; thinking, server-tool and other blocks are skipped. */
+/**
+ * Content blocks → canonical parts: text, tool_use, thinking (with its signature) and
+ * redacted_thinking (its data); server-tool and other blocks are skipped.
+ */
 function decodeContent(content: unknown): AssistantContentPart[] {
   if (!Array.isArray(content)) throw new Error('invalid upstream Anthropic body: content is not an array');
   const parts: AssistantContentPart[] = [];
@@ -23,6 +26,12 @@ function decodeContent(content: unknown): AssistantContentPart[] {
       const name = asString(block.name);
       if (!id || !name) throw new Error(`invalid upstream Anthropic body: content[${i}] tool_use without id or name`);
       parts.push({ type: 'tool-call', id, name, arguments: JSON.stringify(block.input ?? {}) });
+    } else if (block?.type === 'thinking') {
+      const part: AssistantContentPart = { type: 'reasoning', text: asString(block.thinking) ?? '' };
+      const signature = asString(block.signature);
+      parts.push(signature === undefined ? part : { ...part, signature });
+    } else if (block?.type === 'redacted_thinking') {
+      parts.push({ type: 'reasoning', text: '', redacted: asString(block.data) ?? '' });
     }
   });
   return parts;

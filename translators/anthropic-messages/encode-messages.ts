@@ -1,6 +1,7 @@
-import type { CanonicalMessage, ImagePart, TextPart, ToolCallPart } from '../canonical/request.ts';
+import type { CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { asObject } from '../shared/validation.ts';
+import { cacheControlField } from '../shared/cache-control.ts';
+import { argumentsToInput, imageBlock, textBlock, thinkingBlock } from './encode-blocks.ts';
 import type {
   AnthropicContentParam,
   AnthropicImageParam,
@@ -10,58 +11,9 @@ import type {
 } from './wire-types.ts';
 
 export interface EncodedConversation {
-  /** Every canonical system text, in order, joined by blank lines. */
-  system: string[];
+  /** Every canonical system text, in order, with its cache mark. */
+  system: AnthropicTextParam[];
   messages: AnthropicMessageParam[];
-}
-
-/** Anthropic rejects empty text blocks, so they are left out (they carry nothing). */
-function textBlock(part: TextPart): AnthropicTextParam[] {
-  return part.text === '' ? [] : [{ type: 'text', text: part.text }];
-}
-
-function imageBlock(part: ImagePart, field: string, warnings: TranslationWarning[]): AnthropicImageParam {
-  if (part.detail && part.detail !== 'auto') {
-    warnings.push({
-      type: 'unsupported-setting',
-      field: `${field}.detail`,
-      message: 'image detail is not supported by Anthropic and was ignored',
-    });
-  }
-  const source = part.source;
-  switch (source.kind) {
-    case 'base64':
-      return { type: 'image', source: { type: 'base64', media_type: source.mediaType, data: source.data } };
-    case 'url':
-      return { type: 'image', source: { type: 'url', url: source.url } };
-    default: {
-      const exhaustive: never = source;
-      throw new Error(`unknown image source ${JSON.stringify(exhaustive)}`);
-    }
-  }
-}
-
-/** Arguments JSON text → the `input` object Anthropic wants; anything but an object becomes `{}` with a warning. */
-export function argumentsToInput(
-  part: ToolCallPart,
-  field: string,
-  warnings: TranslationWarning[],
-): Record<string, unknown> {
-  if (part.arguments.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(part.arguments);
-  } catch {
-    parsed = undefined;
-  }
-  const input = asObject(parsed);
-  if (input) return input;
-  warnings.push({
-    type: 'changed-value',
-    field,
-    message: `arguments of tool call ${part.id} are not a JSON object; sent as {}`,
-  });
-  return {};
 }
 
 function encodeContent(message: CanonicalMessage, i: number, warnings: TranslationWarning[]): AnthropicContentParam[] {
@@ -74,18 +26,28 @@ function encodeContent(message: CanonicalMessage, i: number, warnings: Translati
         part.type === 'text' ? textBlock(part) : [imageBlock(part, field(j), warnings)],
       );
     case 'assistant':
-      return message.content.flatMap((part, j): AnthropicContentParam[] =>
-        part.type === 'text'
-          ? textBlock(part)
-          : [
+      return message.content.flatMap((part, j): AnthropicContentParam[] => {
+        switch (part.type) {
+          case 'text':
+            return textBlock(part);
+          case 'reasoning':
+            return thinkingBlock(part, field(j), warnings);
+          case 'tool-call':
+            return [
               {
                 type: 'tool_use',
                 id: part.id,
                 name: part.name,
                 input: argumentsToInput(part, `${field(j)}.arguments`, warnings),
+                ...cacheControlField(part.cacheControl),
               },
-            ],
-      );
+            ];
+          default: {
+            const exhaustive: never = part;
+            throw new Error(`unknown content part ${JSON.stringify(exhaustive)}`);
+          }
+        }
+      });
     case 'tool':
       return message.content.map((result, j): AnthropicToolResultParam => {
         const content = result.content.flatMap(
@@ -97,6 +59,7 @@ function encodeContent(message: CanonicalMessage, i: number, warnings: Translati
           tool_use_id: result.toolCallId,
           ...(content.length ? { content } : {}),
           ...(result.isError ? { is_error: true } : {}),
+          ...cacheControlField(result.cacheControl),
         };
       });
     default: {
@@ -117,7 +80,7 @@ function resultsFirst(content: AnthropicContentParam[]): AnthropicContentParam[]
  * the same role merged, and messages left empty dropped.
  */
 export function encodeMessages(messages: CanonicalMessage[], warnings: TranslationWarning[]): EncodedConversation {
-  const system: string[] = [];
+  const system: AnthropicTextParam[] = [];
   const out: AnthropicMessageParam[] = [];
   let movedSystem = false;
   messages.forEach((message, i) => {
@@ -130,7 +93,7 @@ export function encodeMessages(messages: CanonicalMessage[], warnings: Translati
           message: 'a system message after the conversation start was moved into the top-level system prompt',
         });
       }
-      system.push(...message.content.map((part) => part.text).filter((t) => t !== ''));
+      system.push(...message.content.flatMap(textBlock));
       return;
     }
     const content = encodeContent(message, i, warnings);

@@ -2,7 +2,8 @@ import type { CanonicalRequest, ResponseFormat } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { encodeMessages } from './encode-messages.ts';
 import { encodeToolChoice, encodeTools } from './tools.ts';
-import type { AnthropicRequest } from './wire-types.ts';
+import { encodeReasoning } from './reasoning.ts';
+import type { AnthropicRequest, AnthropicTextParam } from './wire-types.ts';
 
 /** Anthropic requires `max_tokens`; this is sent when the client gave none. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -17,7 +18,7 @@ export const JSON_MODE_INSTRUCTION =
 
 function encodeResponseFormat(
   format: ResponseFormat | undefined,
-  system: string[],
+  system: AnthropicTextParam[],
   warnings: TranslationWarning[],
 ): AnthropicRequest['output_config'] {
   if (!format) return undefined;
@@ -25,7 +26,7 @@ function encodeResponseFormat(
     case 'text':
       return undefined;
     case 'json':
-      system.push(JSON_MODE_INSTRUCTION);
+      system.push({ type: 'text', text: JSON_MODE_INSTRUCTION });
       warnings.push({
         type: 'changed-value',
         field: 'response_format',
@@ -61,17 +62,25 @@ export function encodeAnthropicRequest(req: CanonicalRequest, upstreamModel: str
   const { system, messages } = encodeMessages(req.messages, warnings);
   const outputConfig = encodeResponseFormat(req.responseFormat, system, warnings);
 
-  let maxTokens = req.maxTokens;
-  if (maxTokens === undefined) {
-    maxTokens = DEFAULT_MAX_TOKENS;
+  const defaulted = req.maxTokens === undefined;
+  const reasoning = encodeReasoning(req.reasoning, req.maxTokens ?? DEFAULT_MAX_TOKENS, defaulted, warnings);
+  if (defaulted) {
     warnings.push({
       type: 'changed-value',
       field: 'max_tokens',
-      message: `Anthropic requires max_tokens; ${DEFAULT_MAX_TOKENS} was sent`,
+      message: `Anthropic requires max_tokens; ${reasoning.maxTokens} was sent`,
     });
   }
-  const body: AnthropicRequest = { model: upstreamModel, max_tokens: maxTokens, messages, stream: req.stream };
-  if (system.length) body.system = system.join('\n\n');
+  const body: AnthropicRequest = {
+    model: upstreamModel,
+    max_tokens: reasoning.maxTokens,
+    messages,
+    stream: req.stream,
+  };
+  // One string keeps the plain case as it always was; blocks keep each text's cache mark in place.
+  if (system.some((block) => block.cache_control)) body.system = system;
+  else if (system.length) body.system = system.map((block) => block.text).join('\n\n');
+  if (reasoning.thinking) body.thinking = reasoning.thinking;
 
   if (req.temperature !== undefined) {
     body.temperature = Math.min(req.temperature, 1);
@@ -105,7 +114,8 @@ export function encodeAnthropicRequest(req: CanonicalRequest, upstreamModel: str
       message: 'tool_choice requires tools; it was dropped because no tools were given',
     });
   }
-  if (outputConfig) body.output_config = outputConfig;
+  if (outputConfig || reasoning.effort)
+    body.output_config = { ...outputConfig, ...(reasoning.effort ? { effort: reasoning.effort } : {}) };
   if (req.user) body.metadata = { user_id: req.user };
   return { value: body, warnings };
 }

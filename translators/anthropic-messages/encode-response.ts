@@ -22,6 +22,10 @@ export function encodeAnthropicResponse(res: CanonicalResponse): AnthropicMessag
           input: inputObject(part.arguments),
           caller: { type: 'direct' },
         };
+      case 'reasoning':
+        return part.redacted !== undefined
+          ? { type: 'redacted_thinking', data: part.redacted }
+          : { type: 'thinking', thinking: part.text, signature: part.signature ?? '' };
       default: {
         const exhaustive: never = part;
         throw new Error(`unknown content part ${JSON.stringify(exhaustive)}`);

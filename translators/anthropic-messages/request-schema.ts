@@ -1,5 +1,7 @@
 import * as v from 'valibot';
-import { asObject, nonEmptyText, numberBetween, text } from '../shared/validation.ts';
+import { asObject, nonEmptyText, nullishString, numberBetween, text } from '../shared/validation.ts';
+
+const nullishText = nullishString;
 
 /**
  * valibot schemas of a `POST /v1/messages` body, as Anthropic's API reference and
@@ -10,6 +12,8 @@ import { asObject, nonEmptyText, numberBetween, text } from '../shared/validatio
 
 const jsonObject = (message: string) =>
   v.custom<Record<string, unknown>>((input) => asObject(input) !== undefined, message);
+
+export const ANTHROPIC_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
 
 export const RequestSchema = v.looseObject({
   model: nonEmptyText(),
@@ -31,8 +35,15 @@ export const RequestSchema = v.looseObject({
   tool_choice: v.nullish(v.unknown()),
   metadata: v.nullish(v.looseObject({ user_id: v.nullish(text()) }, 'must be an object')),
   output_config: v.nullish(
-    v.looseObject({ format: v.nullish(v.unknown()), effort: v.nullish(v.unknown()) }, 'must be an object'),
+    v.looseObject(
+      {
+        format: v.nullish(v.unknown()),
+        effort: v.nullish(v.picklist(ANTHROPIC_EFFORTS, `must be one of ${ANTHROPIC_EFFORTS.join(', ')}`)),
+      },
+      'must be an object',
+    ),
   ),
+  thinking: v.nullish(v.unknown()),
 });
 
 export const MessageSchema = v.looseObject({
@@ -65,6 +76,35 @@ export const ToolUseBlockSchema = v.looseObject({
   name: nonEmptyText(),
   input: jsonObject('must be an object'),
 });
+
+export const ThinkingBlockSchema = v.looseObject({
+  type: v.literal('thinking'),
+  thinking: text(),
+  signature: nullishText(),
+});
+
+export const RedactedThinkingBlockSchema = v.looseObject({
+  type: v.literal('redacted_thinking'),
+  data: nonEmptyText(),
+});
+
+/** `thinking`: enabled with a budget (at least 1024, Anthropic's minimum), adaptive, or disabled. */
+export const ThinkingSchema = v.variant(
+  'type',
+  [
+    v.looseObject({
+      type: v.literal('enabled'),
+      budget_tokens: v.pipe(
+        v.number('must be an integer'),
+        v.integer('must be an integer'),
+        v.minValue(1024, 'must be at least 1024'),
+      ),
+    }),
+    v.looseObject({ type: v.literal('adaptive') }),
+    v.looseObject({ type: v.literal('disabled') }),
+  ],
+  "type must be one of 'enabled', 'adaptive', 'disabled'",
+);
 
 export const ToolResultBlockSchema = v.looseObject({
   type: v.literal('tool_result'),

@@ -1,18 +1,24 @@
 import { formatSse } from '../shared/sse.ts';
 
+/** `thinking` streams thinking_delta and ends with its signature; `redacted` carries its data in the start. */
+export type QueuedKind = 'text' | 'tool' | 'thinking' | 'redacted';
+
 interface QueuedBlock {
-  kind: 'text' | 'tool';
+  kind: QueuedKind;
   id: string;
   name: string;
   /** Deltas that arrived while another block was open. */
   pending: string[];
+  /** A thinking block's signature, sent as a signature_delta just before its stop. */
+  signature?: string;
   ended: boolean;
 }
 
 export interface BlockQueue {
-  start(canonicalIndex: number, kind: 'text' | 'tool', id?: string, name?: string): string[];
+  /** `id` is a tool call's id, or a redacted block's data; `name` a tool call's name. */
+  start(canonicalIndex: number, kind: QueuedKind, id?: string, name?: string): string[];
   delta(canonicalIndex: number, delta: string): string[];
-  end(canonicalIndex: number): string[];
+  end(canonicalIndex: number, signature?: string): string[];
   /** Writes out every block still queued (start, buffered deltas, stop), in order. */
   drain(): string[];
 }
@@ -30,28 +36,34 @@ export function createBlockQueue(): BlockQueue {
   /** The Anthropic index of the head block once its content_block_start is out. */
   let headIndex: number | undefined;
 
+  const contentBlock = (block: QueuedBlock) => {
+    switch (block.kind) {
+      case 'text':
+        return { type: 'text', text: '' };
+      case 'tool':
+        return { type: 'tool_use', id: block.id, name: block.name, input: {} };
+      case 'thinking':
+        return { type: 'thinking', thinking: '', signature: '' };
+      case 'redacted':
+        return { type: 'redacted_thinking', data: block.id };
+      default: {
+        const exhaustive: never = block.kind;
+        throw new Error(`unknown block kind ${String(exhaustive)}`);
+      }
+    }
+  };
   const startEvent = (block: QueuedBlock, index: number): string =>
-    formatSse(
-      {
-        type: 'content_block_start',
-        index,
-        content_block:
-          block.kind === 'text'
-            ? { type: 'text', text: '' }
-            : { type: 'tool_use', id: block.id, name: block.name, input: {} },
-      },
-      'content_block_start',
-    );
+    formatSse({ type: 'content_block_start', index, content_block: contentBlock(block) }, 'content_block_start');
+  const deltaOf = (block: QueuedBlock, delta: string) => {
+    if (block.kind === 'text') return { type: 'text_delta', text: delta };
+    if (block.kind === 'tool') return { type: 'input_json_delta', partial_json: delta };
+    return { type: 'thinking_delta', thinking: delta };
+  };
   const deltaEvent = (block: QueuedBlock, index: number, delta: string): string =>
+    formatSse({ type: 'content_block_delta', index, delta: deltaOf(block, delta) }, 'content_block_delta');
+  const signatureEvent = (index: number, signature: string): string =>
     formatSse(
-      {
-        type: 'content_block_delta',
-        index,
-        delta:
-          block.kind === 'text'
-            ? { type: 'text_delta', text: delta }
-            : { type: 'input_json_delta', partial_json: delta },
-      },
+      { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature } },
       'content_block_delta',
     );
   const stopEvent = (index: number): string => formatSse({ type: 'content_block_stop', index }, 'content_block_stop');
@@ -66,6 +78,7 @@ export function createBlockQueue(): BlockQueue {
       }
       for (const delta of head.pending.splice(0)) out.push(deltaEvent(head, headIndex, delta));
       if (!head.ended && !all) break;
+      if (head.signature !== undefined) out.push(signatureEvent(headIndex, head.signature));
       out.push(stopEvent(headIndex));
       queue.shift();
       headIndex = undefined;
@@ -82,15 +95,16 @@ export function createBlockQueue(): BlockQueue {
     },
     delta(canonicalIndex, delta) {
       const block = byCanonical.get(canonicalIndex);
-      if (!block || block.ended || delta === '') return [];
+      if (!block || block.ended || delta === '' || block.kind === 'redacted') return [];
       if (block === queue[0] && headIndex !== undefined) return [deltaEvent(block, headIndex, delta)];
       block.pending.push(delta);
       return [];
     },
-    end(canonicalIndex) {
+    end(canonicalIndex, signature) {
       const block = byCanonical.get(canonicalIndex);
       if (!block || block.ended) return [];
       block.ended = true;
+      if (signature !== undefined && block.kind === 'thinking') block.signature = signature;
       return block === queue[0] ? advance(false) : [];
     },
     drain: () => advance(true),

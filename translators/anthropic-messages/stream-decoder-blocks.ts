@@ -12,16 +12,18 @@ export interface BlockTracker {
 }
 
 /**
- * Maps Anthropic content blocks (by their upstream `index`) to canonical blocks. Text and
- * tool_use blocks get canonical indices 0, 1, 2… in order of opening; thinking, redacted
- * thinking, server-tool and any other block types are skipped entirely, without using up a
- * canonical index. A block started twice, or a delta or stop for a block that was never started
+ * Maps Anthropic content blocks (by their upstream `index`) to canonical blocks. Text, tool_use,
+ * thinking and redacted_thinking blocks get canonical indices 0, 1, 2… in order of opening (a
+ * thinking block's signature_delta is kept for its end); server-tool and any other block types
+ * are skipped entirely, without using up a canonical index. A block started twice, or a delta or stop for a block that was never started
  * or has stopped, breaks the stream.
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
 export function createBlockTracker(): BlockTracker {
   const blocks = createCanonicalBlocks();
   const byUpstream = new Map<number, CanonicalBlock | 'skipped'>();
+  /** Signatures of thinking blocks, by upstream index, until their stop. */
+  const signatures = new Map<number, string>();
 
   const known = (upstreamIndex: number, what: string): CanonicalBlock | 'skipped' => {
     const block = byUpstream.get(upstreamIndex);
@@ -49,6 +51,17 @@ export function createBlockTracker(): BlockTracker {
         const input = asObject(block.input);
         return blocks.delta(tool, input && Object.keys(input).length ? JSON.stringify(input) : '', out);
       }
+      if (block.type === 'thinking') {
+        const thinking = blocks.startReasoning(out);
+        byUpstream.set(upstreamIndex, thinking);
+        const signature = asString(block.signature);
+        if (signature) signatures.set(upstreamIndex, signature);
+        return blocks.delta(thinking, asString(block.thinking) ?? '', out);
+      }
+      if (block.type === 'redacted_thinking') {
+        byUpstream.set(upstreamIndex, blocks.startReasoning(out, asString(block.data) ?? ''));
+        return out;
+      }
       byUpstream.set(upstreamIndex, 'skipped');
       return out;
     },
@@ -63,7 +76,13 @@ export function createBlockTracker(): BlockTracker {
       if (block.kind === 'text' && delta.type === 'text_delta') return blocks.delta(block, asString(delta.text) ?? '');
       if (block.kind === 'tool' && delta.type === 'input_json_delta')
         return blocks.delta(block, asString(delta.partial_json) ?? '');
-      // citations_delta, signature_delta and future delta types carry nothing canonical.
+      if (block.kind === 'reasoning' && delta.type === 'thinking_delta')
+        return blocks.delta(block, asString(delta.thinking) ?? '');
+      if (block.kind === 'reasoning' && delta.type === 'signature_delta') {
+        signatures.set(upstreamIndex, (signatures.get(upstreamIndex) ?? '') + (asString(delta.signature) ?? ''));
+        return [];
+      }
+      // citations_delta and future delta types carry nothing canonical.
       return [];
     },
 
@@ -71,7 +90,7 @@ export function createBlockTracker(): BlockTracker {
       const block = known(upstreamIndex, 'content_block_stop');
       if (block === 'skipped') return [];
       if (block.ended) throw new UpstreamStreamError(`content block ${upstreamIndex} stopped twice`);
-      return blocks.end(block);
+      return blocks.end(block, [], signatures.get(upstreamIndex));
     },
 
     closeAll: () => blocks.endOpen(),

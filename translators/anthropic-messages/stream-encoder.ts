@@ -72,12 +72,22 @@ export function createAnthropicStreamEncoder(
         return after(prefix, blocks.start(event.index, 'text'));
       case 'tool-call-start':
         return after(prefix, blocks.start(event.index, 'tool', event.id, event.name));
+      case 'reasoning-start':
+        return after(
+          prefix,
+          event.redacted === undefined
+            ? blocks.start(event.index, 'thinking')
+            : blocks.start(event.index, 'redacted', event.redacted),
+        );
       case 'text-delta':
       case 'tool-call-delta':
+      case 'reasoning-delta':
         return after(prefix, blocks.delta(event.index, event.delta));
       case 'text-end':
       case 'tool-call-end':
         return after(prefix, blocks.end(event.index));
+      case 'reasoning-end':
+        return after(prefix, blocks.end(event.index, event.signature));
       case 'usage':
         usage = mergeUsage(usage, event.usage);
         return prefix ?? [];

@@ -1,11 +1,12 @@
 import type { ToolChoice, ToolDefinition } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { ToolChoiceSchema, ToolSchema } from './request-schema.ts';
+import { cacheControlField, decodeCacheControl, withCacheControl } from '../shared/cache-control.ts';
 import { asObject, invalid, isSet, parseAt } from '../shared/validation.ts';
 import type { AnthropicToolChoice, AnthropicToolParam } from './wire-types.ts';
 
-/** Tool fields with no canonical equivalent; `cache_control` and `eager_input_streaming` change nothing visible. */
-const DROPPED_TOOL_FIELDS = ['input_examples', 'defer_loading', 'allowed_callers'] as const;
+/** Tool fields with no canonical equivalent. */
+const DROPPED_TOOL_FIELDS = ['input_examples', 'defer_loading', 'allowed_callers', 'eager_input_streaming'] as const;
 
 /**
  * Client `tools` → canonical tool definitions. Only custom tools (no `type`, or `type: 'custom'`)
@@ -36,7 +37,7 @@ export function decodeTools(tools: unknown[], warnings: TranslationWarning[]): T
     const def: ToolDefinition = { name: tool.name, parameters: tool.input_schema };
     if (typeof tool.description === 'string') def.description = tool.description;
     if (typeof tool.strict === 'boolean') def.strict = tool.strict;
-    return def;
+    return withCacheControl(def, decodeCacheControl(obj, path));
   });
 }
 
@@ -81,7 +82,7 @@ export function encodeTools(tools: ToolDefinition[]): AnthropicToolParam[] {
       input_schema: tool.parameters,
     };
     if (tool.strict !== undefined) out.strict = tool.strict;
-    return out;
+    return { ...out, ...cacheControlField(tool.cacheControl) };
   });
 }
 

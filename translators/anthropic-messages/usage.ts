@@ -5,8 +5,8 @@ import type { AnthropicDeltaUsage, AnthropicUsage } from './wire-types.ts';
 /**
  * Anthropic counts input in three parts: `input_tokens` (uncached), `cache_creation_input_tokens`
  * (written to the cache) and `cache_read_input_tokens` (served from it). Canonical usage, like
- * OpenAI's, counts every input token in `inputTokens` and the cache hits again in
- * `cachedInputTokens`. Cache writes have no canonical field: they stay inside `inputTokens`.
+ * OpenAI's, counts every input token in `inputTokens` and the cache reads and writes again in
+ * `cachedInputTokens` and `cacheWriteTokens` (docs/protocol-mapping.md, "Usage arithmetic").
  */
 export interface AnthropicUsageParts {
   input?: number;
@@ -47,6 +47,7 @@ export function inputUsage(parts: AnthropicUsageParts): Partial<CanonicalUsage> 
     inputTokens: (parts.input ?? 0) + (parts.cacheCreation ?? 0) + (parts.cacheRead ?? 0),
   };
   if (parts.cacheRead) out.cachedInputTokens = parts.cacheRead;
+  if (parts.cacheCreation) out.cacheWriteTokens = parts.cacheCreation;
   return out;
 }
 
@@ -56,6 +57,7 @@ export function toCanonicalUsage(parts: AnthropicUsageParts): CanonicalUsage {
   const outputTokens = parts.output ?? 0;
   const usage: CanonicalUsage = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
   if (parts.cacheRead) usage.cachedInputTokens = parts.cacheRead;
+  if (parts.cacheCreation) usage.cacheWriteTokens = parts.cacheCreation;
   if (parts.thinking !== undefined) usage.reasoningTokens = parts.thinking;
   return usage;
 }
@@ -65,18 +67,18 @@ export function fromAnthropicUsage(usage: unknown): CanonicalUsage {
   return toCanonicalUsage(readAnthropicUsage(usage));
 }
 
-/** Uncached input tokens: Anthropic's `input_tokens` excludes cache reads. */
+/** Uncached input tokens: Anthropic's `input_tokens` excludes cache reads and writes. */
 function uncachedInput(usage: Partial<CanonicalUsage>): number {
-  return Math.max(0, (usage.inputTokens ?? 0) - (usage.cachedInputTokens ?? 0));
+  return Math.max(0, (usage.inputTokens ?? 0) - (usage.cachedInputTokens ?? 0) - (usage.cacheWriteTokens ?? 0));
 }
 
 const thinkingDetails = (usage: Partial<CanonicalUsage>) =>
   usage.reasoningTokens !== undefined ? { thinking_tokens: usage.reasoningTokens } : null;
 
-/** The input figures, split Anthropic's way: cache reads apart, cache writes unknown (0). */
+/** The input figures, split Anthropic's way: cache reads and writes apart. */
 const inputFields = (usage: Partial<CanonicalUsage>) => ({
   input_tokens: uncachedInput(usage),
-  cache_creation_input_tokens: 0,
+  cache_creation_input_tokens: usage.cacheWriteTokens ?? 0,
   cache_read_input_tokens: usage.cachedInputTokens ?? 0,
 });
 

@@ -62,7 +62,11 @@ export interface AnthropicToolUseBlock {
   caller: { type: 'direct' };
 }
 
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicToolUseBlock;
+export type AnthropicContentBlock =
+  | AnthropicTextBlock
+  | AnthropicToolUseBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock;
 
 export interface AnthropicMessage {
   id: string;
@@ -78,15 +82,33 @@ export interface AnthropicMessage {
   usage: AnthropicUsage;
 }
 
+export interface AnthropicThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export interface AnthropicRedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
 /** Request side (what the gateway sends to an Anthropic upstream). */
+export interface AnthropicCacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 export interface AnthropicTextParam {
   type: 'text';
   text: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicImageParam {
   type: 'image';
   source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicToolUseParam {
@@ -94,6 +116,7 @@ export interface AnthropicToolUseParam {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicToolResultParam {
@@ -101,13 +124,21 @@ export interface AnthropicToolResultParam {
   tool_use_id: string;
   content?: Array<AnthropicTextParam | AnthropicImageParam>;
   is_error?: boolean;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicContentParam =
   | AnthropicTextParam
   | AnthropicImageParam
   | AnthropicToolUseParam
-  | AnthropicToolResultParam;
+  | AnthropicToolResultParam
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock;
+
+export type AnthropicThinking =
+  | { type: 'enabled'; budget_tokens: number }
+  | { type: 'adaptive' }
+  | { type: 'disabled' };
 
 export interface AnthropicMessageParam {
   role: 'user' | 'assistant';
@@ -119,6 +150,7 @@ export interface AnthropicToolParam {
   description?: string;
   input_schema: Record<string, unknown>;
   strict?: boolean;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicToolChoice =
@@ -131,7 +163,8 @@ export interface AnthropicRequest {
   model: string;
   max_tokens: number;
   messages: AnthropicMessageParam[];
-  system?: string;
+  /** A string, or text blocks when any system text carries a cache mark. */
+  system?: string | AnthropicTextParam[];
   stream: boolean;
   temperature?: number;
   top_p?: number;
@@ -139,7 +172,11 @@ export interface AnthropicRequest {
   tools?: AnthropicToolParam[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id: string };
-  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
+  output_config?: {
+    format?: { type: 'json_schema'; schema: Record<string, unknown> };
+    effort?: 'low' | 'medium' | 'high';
+  };
+  thinking?: AnthropicThinking;
 }
 
 /** The error types this gateway emits in an `event: error` (a subset of the SDK's `ErrorType`). */

@@ -3,11 +3,23 @@
  * encoder reads from. Nothing here is specific to OpenAI or Anthropic.
  */
 
+/**
+ * A prompt-cache breakpoint (Anthropic's `cache_control`): the prompt up to and including the
+ * marked block may be cached. Carried on every block that can hold one so a request reaches an
+ * Anthropic upstream with the client's marks where they were (docs/protocol-mapping.md).
+ */
+export interface CacheControl {
+  type: 'ephemeral';
+  /** Cache lifetime; Anthropic's default is 5 minutes. */
+  ttl?: '5m' | '1h';
+}
+
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
 export interface TextPart {
   type: 'text';
   text: string;
+  cacheControl?: CacheControl;
 }
 
 export interface ImagePart {
@@ -15,6 +27,7 @@ export interface ImagePart {
   source: ImageSource;
   /** OpenAI's `detail` hint; other formats have no equivalent. */
   detail?: 'auto' | 'low' | 'high';
+  cacheControl?: CacheControl;
 }
 
 export interface ToolCallPart {
@@ -24,6 +37,7 @@ export interface ToolCallPart {
   name: string;
   /** The arguments as JSON text, exactly as the model produced them. */
   arguments: string;
+  cacheControl?: CacheControl;
 }
 
 export interface ToolResultPart {
@@ -32,10 +46,25 @@ export interface ToolResultPart {
   /** What the tool returned: text and images (no format names the tool in its result). */
   content: Array<TextPart | ImagePart>;
   isError?: boolean;
+  cacheControl?: CacheControl;
+}
+
+/**
+ * The model's reasoning before its answer. `signature` (Anthropic thinking) and `redacted`
+ * (Anthropic redacted_thinking data, encrypted) must go back upstream byte for byte in the next
+ * turn, or an upstream refuses a conversation that continues after a tool call.
+ */
+export interface ReasoningPart {
+  type: 'reasoning';
+  /** The visible reasoning text ('' for a redacted block). */
+  text: string;
+  signature?: string;
+  /** Opaque encrypted reasoning (a `redacted_thinking` block's `data`). */
+  redacted?: string;
 }
 
 export type UserContentPart = TextPart | ImagePart;
-export type AssistantContentPart = TextPart | ToolCallPart;
+export type AssistantContentPart = TextPart | ToolCallPart | ReasoningPart;
 
 export type CanonicalMessage =
   | { role: 'system'; content: TextPart[] }
@@ -49,6 +78,24 @@ export interface ToolDefinition {
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
   strict?: boolean;
+  cacheControl?: CacheControl;
+}
+
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
+
+/**
+ * Reasoning settings. Formats speak of it differently (OpenAI's `reasoning_effort` /
+ * `reasoning.effort`, Anthropic's `thinking.budget_tokens`); each encoder maps what it gets into
+ * its own terms (docs/protocol-mapping.md has the effort ↔ budget table).
+ */
+export interface ReasoningSettings {
+  /**
+   * True: reasoning asked for; false: turned off (Anthropic `thinking: {type: 'disabled'}`);
+   * unset: only an effort was given without turning thinking on (Anthropic `output_config.effort`).
+   */
+  enabled?: boolean;
+  effort?: ReasoningEffort;
+  budgetTokens?: number;
 }
 
 export type ToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
@@ -77,4 +124,5 @@ export interface CanonicalRequest {
   stream: boolean;
   /** End-user id for upstream abuse tracking (`user` / `metadata.user_id`). */
   user?: string;
+  reasoning?: ReasoningSettings;
 }

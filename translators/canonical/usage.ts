@@ -1,10 +1,16 @@
-/** Token usage, the same for every format; `raw` keeps the upstream's own object for records. */
+/**
+ * Token usage, the same for every format. `inputTokens` is the whole input, cache reads and
+ * writes included (OpenAI's arithmetic); Anthropic's three-part split is rebuilt from it
+ * (docs/protocol-mapping.md, "Usage arithmetic").
+ */
 export interface CanonicalUsage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
-  /** Input tokens served from a prompt cache, when the upstream says. */
+  /** Input tokens served from a prompt cache (part of `inputTokens`), when the upstream says. */
   cachedInputTokens?: number;
+  /** Input tokens written to a prompt cache (part of `inputTokens`), when the upstream says. */
+  cacheWriteTokens?: number;
   /** Output tokens spent on hidden reasoning, when the upstream says. */
   reasoningTokens?: number;
 }

@@ -2,6 +2,7 @@ import type { ImagePart, TextPart, UserContentPart } from '../canonical/request.
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { ImageUrlSchema, PartTypeSchema, RefusalPartSchema, TextPartSchema } from './request-schema.ts';
 import { decodeImageUrl } from '../shared/image-url.ts';
+import { decodeCacheControl, withCacheControl } from '../shared/cache-control.ts';
 import { invalid, parseAt } from '../shared/validation.ts';
 
 /** Decoders of client content parts (`ChatCompletionContentPart` and friends), one part at a time. */
@@ -10,8 +11,12 @@ function partType(part: unknown, path: string): string {
   return parseAt(PartTypeSchema, part, path).type;
 }
 
+/** `cache_control` on a part (OpenRouter-style) is kept, so it reaches an Anthropic upstream. */
 function decodeText(part: unknown, path: string): TextPart {
-  return { type: 'text', text: parseAt(TextPartSchema, part, path).text };
+  return withCacheControl<TextPart>(
+    { type: 'text', text: parseAt(TextPartSchema, part, path).text },
+    decodeCacheControl(part, path),
+  );
 }
 
 /**
@@ -24,7 +29,8 @@ export function decodeImage(part: unknown, path: string): ImagePart {
   const at = `${path}.image_url`;
   const image = typeof raw === 'string' ? { url: raw, detail: undefined } : parseAt(ImageUrlSchema, raw, at);
   const source = decodeImageUrl(image.url, at);
-  return image.detail ? { type: 'image', source, detail: image.detail } : { type: 'image', source };
+  const decoded: ImagePart = image.detail ? { type: 'image', source, detail: image.detail } : { type: 'image', source };
+  return withCacheControl(decoded, decodeCacheControl(part, path));
 }
 
 /** User content: a string, or `text` and `image_url` parts. Audio and file parts are refused. */

@@ -1,4 +1,4 @@
-import type { AssistantContentPart, CanonicalMessage } from '../canonical/request.ts';
+import type { AssistantContentPart, CacheControl, CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeAssistantContent, decodeTextContent, decodeUserContent } from './decode-content.ts';
 import {
@@ -9,7 +9,19 @@ import {
   ToolMessageSchema,
 } from './request-schema.ts';
 import { appendMessage } from '../shared/append-message.ts';
+import { decodeCacheControl } from '../shared/cache-control.ts';
 import { invalid, isSet, parseAt, type Json } from '../shared/validation.ts';
+
+/**
+ * A message-level `cache_control` (LiteLLM's convention, for string content) marks the message's
+ * last part, which is where Anthropic's breakpoint goes: the prompt up to the end of this message.
+ */
+function markLast<T extends { type: string; cacheControl?: CacheControl }>(parts: T[], raw: Json, path: string): T[] {
+  const mark = decodeCacheControl(raw, path);
+  const last = parts.at(-1);
+  if (mark && last && last.type !== 'reasoning') parts[parts.length - 1] = { ...last, cacheControl: mark };
+  return parts;
+}
 
 /** Participant `name`s have no canonical field; dropping one is reported. */
 function dropName(message: { name?: string | null }, path: string, warnings: TranslationWarning[]): void {
@@ -32,9 +44,12 @@ function decodeAssistant(raw: Json, path: string, warnings: TranslationWarning[]
       field: `${path}.audio`,
       message: 'earlier audio replies are not supported and were dropped',
     });
-  const parts: AssistantContentPart[] = isSet(message.content)
-    ? decodeAssistantContent(message.content ?? '', `${path}.content`, warnings)
-    : [];
+  const parts: AssistantContentPart[] = [];
+  // DeepSeek-style clients send the earlier turn's reasoning back; it is kept for the encoders to place or warn about.
+  const reasoning = raw.reasoning_content;
+  if (isSet(reasoning) && typeof reasoning !== 'string') invalid(`${path}.reasoning_content`, 'must be a string');
+  if (typeof reasoning === 'string' && reasoning !== '') parts.push({ type: 'reasoning', text: reasoning });
+  if (isSet(message.content)) parts.push(...decodeAssistantContent(message.content ?? '', `${path}.content`, warnings));
   if (message.refusal) {
     warnings.push({
       type: 'changed-value',
@@ -67,24 +82,27 @@ export function decodeMessages(messages: unknown[], warnings: TranslationWarning
       case 'developer': {
         const message = parseAt(ContentMessageSchema, obj, path);
         dropName(message, path, warnings);
-        out.push({ role: 'system', content: decodeTextContent(message.content, `${path}.content`, role) });
+        out.push({
+          role: 'system',
+          content: markLast(decodeTextContent(message.content, `${path}.content`, role), obj, path),
+        });
         break;
       }
       case 'user': {
         const message = parseAt(ContentMessageSchema, obj, path);
         dropName(message, path, warnings);
-        out.push({ role: 'user', content: decodeUserContent(message.content, `${path}.content`) });
+        out.push({ role: 'user', content: markLast(decodeUserContent(message.content, `${path}.content`), obj, path) });
         break;
       }
       case 'assistant':
-        out.push({ role: 'assistant', content: decodeAssistant(obj, path, warnings) });
+        out.push({ role: 'assistant', content: markLast(decodeAssistant(obj, path, warnings), obj, path) });
         break;
       case 'tool': {
         const message = parseAt(ToolMessageSchema, obj, path);
         const content = decodeTextContent(message.content, `${path}.content`, 'tool');
         appendMessage(out, {
           role: 'tool',
-          content: [{ type: 'tool-result', toolCallId: message.tool_call_id, content }],
+          content: markLast([{ type: 'tool-result', toolCallId: message.tool_call_id, content }], obj, path),
         });
         break;
       }

@@ -4,7 +4,8 @@ import { decodeMessages } from './decode-messages.ts';
 import { RequestSchema } from './request-schema.ts';
 import { decodeResponseFormat } from './response-format.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { dropFields, refuseFields, requestObject } from '../shared/request-fields.ts';
+import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields } from '../shared/request-fields.ts';
+import { decodeEffort } from '../shared/openai-reasoning.ts';
 import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
 /** Settings the gateway cannot honour: dropped with a warning (their defaults — null, false, 0 — pass quietly). */
@@ -18,7 +19,6 @@ const DROPPED = [
   'service_tier',
   'store',
   'metadata',
-  'reasoning_effort',
   'verbosity',
   'prediction',
   'prompt_cache_key',
@@ -35,6 +35,12 @@ const REFUSED: Record<string, string> = {
   function_call: 'function_call is deprecated and not supported; use tool_choice',
   web_search_options: 'web search is not supported',
 };
+
+/** Every top-level field this decoder reads, drops or refuses; anything else is warned about. */
+const KNOWN = knownFields(Object.keys(RequestSchema.entries), DROPPED, Object.keys(REFUSED), [
+  'modalities',
+  'reasoning_effort',
+]);
 
 /** Set to anything but its default (null, false, 0). */
 const isChanged = (value: unknown): boolean => value !== undefined && value !== null && value !== false && value !== 0;
@@ -61,6 +67,7 @@ export function decodeChatRequest(body: unknown): Translated<DecodedChatRequest>
   if (Array.isArray(modalities) && modalities.some((m) => m !== 'text'))
     invalid('modalities', 'only text output is supported');
   dropFields(obj, DROPPED, warnings, isChanged);
+  warnUnknownFields(obj, KNOWN, warnings);
 
   const request: CanonicalRequest = {
     model: req.model,
@@ -79,6 +86,8 @@ export function decodeChatRequest(body: unknown): Translated<DecodedChatRequest>
   if (stops.length) request.stopSequences = stops;
   if (isSet(req.response_format)) request.responseFormat = decodeResponseFormat(req.response_format);
   if (req.user) request.user = req.user;
+  const reasoning = decodeEffort(obj.reasoning_effort, 'reasoning_effort');
+  if (reasoning) request.reasoning = reasoning;
 
   const includeUsage = request.stream && req.stream_options?.include_usage === true;
   return { value: { request, includeUsage }, warnings };

@@ -28,11 +28,14 @@ function toolCall(raw: unknown, i: number): AssistantContentPart[] {
 }
 
 /**
- * The assistant message → canonical parts: its text (a string, or text parts from servers that
+ * The assistant message → canonical parts: its reasoning, its text (a string, or text parts from servers that
  * send arrays), a refusal as text, then its tool calls (and a legacy `function_call`).
  */
 function decodeMessage(message: Json): AssistantContentPart[] {
   const parts: AssistantContentPart[] = [];
+  // DeepSeek's `reasoning_content`, or `reasoning` (vLLM, OpenRouter): the model's visible reasoning.
+  const reasoning = asString(message.reasoning_content) ?? asString(message.reasoning);
+  if (reasoning) parts.push({ type: 'reasoning', text: reasoning });
   const content = message.content;
   if (typeof content === 'string' && content !== '') parts.push({ type: 'text', text: content });
   if (Array.isArray(content)) {

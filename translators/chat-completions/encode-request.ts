@@ -4,7 +4,16 @@ import { encodeMessages } from './encode-messages.ts';
 import { MAX_STOP_SEQUENCES } from './request-schema.ts';
 import { encodeResponseFormat } from './response-format.ts';
 import { encodeToolChoice, encodeTools } from './tools.ts';
+import { requestHasCacheControl } from '../shared/cache-control.ts';
+import { encodeEffort, warnDroppedReasoning } from '../shared/openai-reasoning.ts';
 import type { ChatRequest } from './wire-types.ts';
+
+/** Cache marks have no place in an OpenAI request: OpenAI-compatible servers cache prompt prefixes on their own. */
+export const CACHE_CONTROL_NOT_SENT: TranslationWarning = {
+  type: 'unsupported-setting',
+  field: 'cache_control',
+  message: 'cache_control marks are not sent to this upstream, which caches prompt prefixes automatically',
+};
 
 /** OpenAI accepts at most four stop sequences; more are cut to four, with a warning, never dropped. */
 function encodeStops(stops: string[] | undefined, warnings: TranslationWarning[]): string[] | undefined {
@@ -51,5 +60,9 @@ export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string):
   }
   if (req.responseFormat) body.response_format = encodeResponseFormat(req.responseFormat);
   if (req.user) body.user = req.user;
+  const effort = encodeEffort(req.reasoning, 'reasoning_effort', warnings);
+  if (effort) body.reasoning_effort = effort;
+  warnDroppedReasoning(req.messages, warnings);
+  if (requestHasCacheControl(req.messages, req.tools)) warnings.push(CACHE_CONTROL_NOT_SENT);
   return { value: body, warnings };
 }

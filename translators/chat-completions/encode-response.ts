@@ -15,6 +15,7 @@ export interface ChatEncodeOptions {
 /** Canonical content → the assistant message: text joined, `content: null` when there are only tool calls. */
 export function chatMessage(content: CanonicalResponse['content']): ChatCompletionMessage {
   let text = '';
+  let reasoning: string | undefined;
   const toolCalls: ChatToolCall[] = [];
   for (const part of content) {
     switch (part.type) {
@@ -23,6 +24,10 @@ export function chatMessage(content: CanonicalResponse['content']): ChatCompleti
         break;
       case 'tool-call':
         toolCalls.push({ id: part.id, type: 'function', function: { name: part.name, arguments: part.arguments } });
+        break;
+      case 'reasoning':
+        // Visible reasoning only: a signature or redacted data has no chat field.
+        if (part.text) reasoning = (reasoning ?? '') + part.text;
         break;
       default: {
         const exhaustive: never = part;
@@ -36,6 +41,7 @@ export function chatMessage(content: CanonicalResponse['content']): ChatCompleti
     refusal: null,
   };
   if (toolCalls.length) message.tool_calls = toolCalls;
+  if (reasoning !== undefined) message.reasoning_content = reasoning;
   return message;
 }
 

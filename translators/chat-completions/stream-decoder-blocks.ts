@@ -26,6 +26,12 @@ interface ToolCall {
 export function createBlockTracker() {
   const blocks = createCanonicalBlocks();
   let text: CanonicalBlock | undefined;
+  /** Open reasoning (`reasoning_content`); it ends when text or a tool call begins. */
+  let reasoning: CanonicalBlock | undefined;
+  const endReasoning = (out: StreamEvent[]) => {
+    if (reasoning) blocks.end(reasoning, out);
+    reasoning = undefined;
+  };
   const calls: ToolCall[] = [];
   const byIndex = new Map<number, ToolCall>();
 
@@ -44,6 +50,7 @@ export function createBlockTracker() {
     const out: StreamEvent[] = [];
     if (text) blocks.end(text, out);
     text = undefined;
+    endReasoning(out);
     call.block = blocks.startTool(out, call.id, name);
     blocks.delta(call.block, call.pending, out);
     call.pending = '';
@@ -54,8 +61,19 @@ export function createBlockTracker() {
     text(delta: string): StreamEvent[] {
       if (!delta) return [];
       const out: StreamEvent[] = [];
+      endReasoning(out);
       text ??= blocks.startText(out);
       return blocks.delta(text, delta, out);
+    },
+
+    /** `reasoning_content` / `reasoning` text (DeepSeek, vLLM, OpenRouter); text arriving before it is ended first. */
+    reasoning(delta: string): StreamEvent[] {
+      if (!delta) return [];
+      const out: StreamEvent[] = [];
+      if (text) blocks.end(text, out);
+      text = undefined;
+      reasoning ??= blocks.startReasoning(out);
+      return blocks.delta(reasoning, delta, out);
     },
 
     toolCall(raw: Json): StreamEvent[] {
@@ -83,6 +101,7 @@ export function createBlockTracker() {
       const nameless = calls.find((c) => !c.block);
       if (nameless) throw new UpstreamStreamError(`tool call ${nameless.id} never received a function name`);
       text = undefined;
+      reasoning = undefined;
       return blocks.endOpen();
     },
   };

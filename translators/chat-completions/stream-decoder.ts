@@ -29,8 +29,8 @@ function upstreamError(data: Json): StreamEvent | undefined {
 /**
  * An upstream's chat-completions SSE (already parsed into messages) → canonical events.
  * `message-start` comes from the first chunk; deltas map through the block tracker; `refusal`
- * deltas are kept as text, while `reasoning_content` / `reasoning` deltas (DeepSeek, vLLM,
- * OpenRouter) are dropped, since the canonical stream has no reasoning block. The finish_reason
+ * deltas are kept as text, and `reasoning_content` / `reasoning` deltas (DeepSeek, vLLM,
+ * OpenRouter) become a reasoning block. The finish_reason
  * closes every block, but the `finish` itself is held until `[DONE]` (or the end of the stream),
  * because usage arrives in a trailing `choices: []` chunk after it. An error chunk or non-JSON
  * data ends the stream with one canonical error; an end with neither finish_reason nor `[DONE]`
@@ -66,6 +66,7 @@ export function createChatStreamDecoder(
     const choice = choices.map(asObject).find((c) => (asNumber(c?.index) ?? 0) === 0);
     if (!choice) return out;
     const delta = asObject(choice.delta) ?? {};
+    out.push(...blocks.reasoning(asString(delta.reasoning_content) ?? asString(delta.reasoning) ?? ''));
     out.push(...blocks.text(asString(delta.content) ?? ''), ...blocks.text(asString(delta.refusal) ?? ''));
     if (Array.isArray(delta.tool_calls))
       for (const raw of delta.tool_calls) out.push(...blocks.toolCall(asObject(raw) ?? {}));

@@ -72,6 +72,11 @@ export function createChatStreamEncoder(opts: ChatStreamEncoderOptions): StreamT
       case 'text-start':
       case 'text-end':
       case 'tool-call-end':
+      case 'reasoning-start':
+      case 'reasoning-end':
+        return out;
+      case 'reasoning-delta':
+        if (event.delta) out.push(chunk({ reasoning_content: event.delta }));
         return out;
       case 'text-delta':
         if (event.delta) out.push(chunk({ content: event.delta }));

@@ -20,6 +20,16 @@ export function readChatUsage(usage: unknown): Partial<CanonicalUsage> {
   set('totalTokens', asNumber(u.total_tokens));
   set('cachedInputTokens', asNumber(asObject(u.prompt_tokens_details)?.cached_tokens));
   set('reasoningTokens', asNumber(asObject(u.completion_tokens_details)?.reasoning_tokens));
+  // xAI counts reasoning outside `completion_tokens` (its total is prompt + completion + reasoning,
+  // as recorded in tests/fixtures/recorded/xai-text.sse); reasoning is output the model wrote and is billed as such.
+  const { inputTokens, outputTokens, totalTokens, reasoningTokens } = out;
+  if (
+    inputTokens !== undefined &&
+    outputTokens !== undefined &&
+    reasoningTokens &&
+    totalTokens === inputTokens + outputTokens + reasoningTokens
+  )
+    out.outputTokens = outputTokens + reasoningTokens;
   return out;
 }
 

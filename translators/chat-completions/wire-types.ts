@@ -31,6 +31,8 @@ export interface ChatCompletionMessage {
   content: string | null;
   refusal: string | null;
   tool_calls?: ChatToolCall[];
+  /** Reasoning text (DeepSeek's field; OpenAI's own API has none). */
+  reasoning_content?: string;
 }
 
 /** `ChatCompletion`: the non-stream body. */
@@ -54,6 +56,8 @@ export interface ChatToolCallDelta {
 export interface ChatDelta {
   role?: 'assistant';
   content?: string | null;
+  /** Reasoning text, as DeepSeek and other OpenAI-compatible servers stream it (not in OpenAI's own types). */
+  reasoning_content?: string;
   refusal?: string | null;
   tool_calls?: ChatToolCallDelta[];
 }
@@ -118,6 +122,7 @@ export interface ChatRequest {
   parallel_tool_calls?: boolean;
   response_format?: ChatResponseFormat;
   user?: string;
+  reasoning_effort?: 'minimal' | 'low' | 'medium' | 'high';
 }
 
 /** The error object of an SSE error chunk (and of an HTTP error body). */

@@ -1,10 +1,11 @@
 import { formatSse } from '../shared/sse.ts';
+import { repairChatChunk } from './chat-chunk-repair.ts';
 import { parseObject, renameModel, type PassthroughRules } from './passthrough-rules.ts';
 
 /**
  * Chat completions → chat completions. The gateway always asks the upstream for usage; when the
  * client did not, the usage-only chunk and the `"usage":null` fields are held back so the client
- * sees what OpenAI would have sent it.
+ * sees what OpenAI would have sent it. Chunks the SDK would refuse are repaired (chat-chunk-repair.ts).
  * @see https://platform.openai.com/docs/api-reference/chat-streaming
  */
 export const chatPassthrough: PassthroughRules = {
@@ -16,7 +17,7 @@ export const chatPassthrough: PassthroughRules = {
   },
   forward(message, ctx) {
     if (message.data === '[DONE]') return 'data: [DONE]\n\n';
-    let data = renameModel(message.data, ctx);
+    let data = renameModel(ctx.chatRepair ? repairChatChunk(message.data, ctx.chatRepair) : message.data, ctx);
     if (!ctx.includeUsage) {
       if (data.includes('"choices":[]')) return null;
       data = data.replaceAll(',"usage":null', '');

@@ -3,4 +3,5 @@ export { chatPassthrough } from './chat-completions-passthrough.ts';
 export { renameResponseObject, responsesPassthrough } from './responses-passthrough.ts';
 export { responsesPassthroughRequest } from './responses-passthrough-request.ts';
 export type { PassthroughContext, PassthroughRules } from './passthrough-rules.ts';
+export { createChatChunkRepair, type ChatChunkRepair } from './chat-chunk-repair.ts';
 export { responsesCanonicalView } from './responses-canonical-view.ts';

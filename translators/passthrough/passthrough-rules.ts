@@ -1,5 +1,6 @@
 import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
 import { asObject, type Json } from '../shared/validation.ts';
+import type { ChatChunkRepair } from './chat-chunk-repair.ts';
 
 /**
  * When the client speaks the upstream's own wire format, upstream events are forwarded as they
@@ -30,6 +31,8 @@ export interface PassthroughContext {
   includeUsage: boolean;
   /** Responses: the id and conversation state the client sees, which the upstream never saw. */
   response?: { id: string; store: boolean; previousResponseId: string | null };
+  /** Chat completions: per-stream state repairing chunks the openai SDK would refuse (one per stream). */
+  chatRepair?: ChatChunkRepair;
 }
 
 /**

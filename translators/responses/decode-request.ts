@@ -1,10 +1,27 @@
+import { decodeEffort } from '../shared/openai-reasoning.ts';
 import * as v from 'valibot';
 import type { CanonicalMessage, CanonicalRequest } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { decodeInput } from './input-items.ts';
 import { decodeTextFormat, decodeToolChoice, decodeTools } from './tools.ts';
-import { dropFields, ignoredSetting, refuseFields, requestObject } from '../shared/request-fields.ts';
-import { isRecord, isSet, nullishBoolean, nullishString, numberBetween, parseAt } from '../shared/validation.ts';
+import {
+  dropFields,
+  ignoredSetting,
+  knownFields,
+  refuseFields,
+  requestObject,
+  warnUnknownFields,
+} from '../shared/request-fields.ts';
+import {
+  asObject,
+  invalid,
+  isRecord,
+  isSet,
+  nullishBoolean,
+  nullishString,
+  numberBetween,
+  parseAt,
+} from '../shared/validation.ts';
 import { defaultEcho, type ResponsesEcho } from './wire-types.ts';
 
 export const RequestSchema = v.looseObject({
@@ -38,7 +55,6 @@ export const RequestSchema = v.looseObject({
 
 /** Settings the gateway cannot honour and drops with a warning. */
 const DROPPED = [
-  'reasoning',
   'include',
   'top_logprobs',
   'truncation',
@@ -55,6 +71,9 @@ const REFUSED: Record<string, string> = {
   prompt: 'prompt templates are not supported; send input',
   background: 'background mode is not supported',
 };
+
+/** Every top-level field this decoder reads, drops or refuses; anything else is warned about. */
+const KNOWN = knownFields(Object.keys(RequestSchema.entries), DROPPED, Object.keys(REFUSED), ['reasoning', 'text']);
 
 export interface DecodedResponsesRequest {
   request: CanonicalRequest;
@@ -77,6 +96,7 @@ export function decodeResponsesRequest(body: unknown): Translated<DecodedRespons
   const warnings: TranslationWarning[] = [];
   refuseFields(obj, REFUSED, (value) => isSet(value) && value !== false);
   dropFields(obj, DROPPED, warnings);
+  warnUnknownFields(obj, KNOWN, warnings);
   if (isRecord(obj.text) && isSet(obj.text.verbosity)) warnings.push(ignoredSetting('text.verbosity'));
 
   const messages: CanonicalMessage[] = [];
@@ -106,6 +126,15 @@ export function decodeResponsesRequest(body: unknown): Translated<DecodedRespons
     echo.textFormat = format.wire;
   }
   if (req.user) request.user = echo.user = req.user;
+  const reasoning = asObject(obj.reasoning);
+  if (isSet(obj.reasoning) && !reasoning) invalid('reasoning', 'must be an object');
+  const settings = decodeEffort(reasoning?.effort, 'reasoning.effort');
+  if (settings) {
+    request.reasoning = settings;
+    echo.reasoningEffort = settings.enabled === false ? 'none' : (settings.effort ?? null);
+  }
+  if (isSet(reasoning?.summary) || isSet(reasoning?.generate_summary))
+    warnings.push(ignoredSetting(isSet(reasoning?.summary) ? 'reasoning.summary' : 'reasoning.generate_summary'));
 
   const store = req.store ?? true;
   echo.store = store;

@@ -1,3 +1,5 @@
+import { requestHasCacheControl } from '../shared/cache-control.ts';
+import { encodeEffort, warnDroppedReasoning } from '../shared/openai-reasoning.ts';
 import type { CanonicalMessage, CanonicalRequest, ImagePart, TextPart } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { encodeImageUrl } from '../shared/image-url.ts';
@@ -27,6 +29,7 @@ export interface ResponsesWireRequest {
   parallel_tool_calls?: boolean;
   text?: { format: ResponsesTextFormat };
   user?: string;
+  reasoning?: { effort: 'minimal' | 'low' | 'medium' | 'high' };
 }
 
 /** OpenAI rejects smaller `max_output_tokens`. */
@@ -43,12 +46,21 @@ function encodeMessage(message: CanonicalMessage, index: number, warnings: Trans
     case 'user':
       return [{ type: 'message', role: message.role, content: message.content.map(inputPart) }];
     case 'assistant':
-      return message.content.map(
-        (part): ResponsesInputItem =>
-          part.type === 'text'
-            ? { type: 'message', role: 'assistant', content: part.text }
-            : { type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments },
-      );
+      // Reasoning parts are left out (warned once by the caller): a Responses upstream only takes its own reasoning items back.
+      return message.content.flatMap((part): ResponsesInputItem[] => {
+        switch (part.type) {
+          case 'text':
+            return [{ type: 'message', role: 'assistant', content: part.text }];
+          case 'tool-call':
+            return [{ type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments }];
+          case 'reasoning':
+            return [];
+          default: {
+            const exhaustive: never = part;
+            throw new Error(`unknown content part ${JSON.stringify(exhaustive)}`);
+          }
+        }
+      });
     case 'tool':
       return message.content.map((result): ResponsesInputItem => {
         if (result.isError)
@@ -103,6 +115,15 @@ export function encodeResponsesRequest(req: CanonicalRequest, upstreamModel: str
   if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   if (req.responseFormat) body.text = { format: encodeTextFormat(req.responseFormat) };
   if (req.user) body.user = req.user;
+  const effort = encodeEffort(req.reasoning, 'reasoning.effort', warnings);
+  if (effort) body.reasoning = { effort };
+  warnDroppedReasoning(req.messages, warnings);
+  if (requestHasCacheControl(req.messages, req.tools))
+    warnings.push({
+      type: 'unsupported-setting',
+      field: 'cache_control',
+      message: 'cache_control marks are not sent to a Responses upstream, which caches prompt prefixes automatically',
+    });
   if (req.stopSequences?.length)
     warnings.push({
       type: 'unsupported-setting',

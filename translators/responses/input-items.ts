@@ -1,3 +1,4 @@
+import { decodeReasoningItem } from './reasoning-items.ts';
 import * as v from 'valibot';
 import type { CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
@@ -58,9 +59,11 @@ export function decodeInput(input: string | unknown[], warnings: TranslationWarn
         });
         break;
       }
-      case 'reasoning':
-        warnings.push({ type: 'unsupported-content', field: at, message: 'reasoning items are not sent to the model' });
+      case 'reasoning': {
+        const part = decodeReasoningItem(item, at, warnings);
+        if (part) appendMessage(messages, { role: 'assistant', content: [part] });
         break;
+      }
       case 'item_reference': {
         const id = typeof item.id === 'string' ? item.id : '';
         invalid(

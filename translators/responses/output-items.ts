@@ -7,6 +7,7 @@ import type {
   ResponsesMessageItem,
   ResponsesOutputItem,
 } from './wire-types.ts';
+import { encryptedContent, reasoningItem } from './reasoning-items.ts';
 
 /**
  * Item ids derived from the response id and the item's output index, so a streamed response and
@@ -37,13 +38,15 @@ export function functionCallItem(
   return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
 }
 
-/** One output item per canonical part, in order: text → message, tool call → function_call. */
+/** One output item per canonical part, in order: text → message, tool call → function_call, reasoning → reasoning. */
 export function outputItem(part: AssistantContentPart, outputIndex: number, itemId: ItemIdFn): ResponsesOutputItem {
   switch (part.type) {
     case 'text':
       return messageItem(itemId('msg', outputIndex), part.text, 'completed');
     case 'tool-call':
       return functionCallItem(itemId('fc', outputIndex), part.id, part.name, part.arguments, 'completed');
+    case 'reasoning':
+      return reasoningItem(itemId('rs', outputIndex), part.text, encryptedContent(part), 'completed');
     default: {
       const exhaustive: never = part;
       throw new Error(`unknown content part ${JSON.stringify(exhaustive)}`);

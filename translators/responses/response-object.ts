@@ -62,7 +62,7 @@ export function buildResponseObject(args: ResponseObjectArgs): ResponsesResponse
     output: args.output,
     parallel_tool_calls: echo.parallelToolCalls,
     previous_response_id: echo.previousResponseId,
-    reasoning: { effort: null, summary: null },
+    reasoning: { effort: args.echo.reasoningEffort, summary: null },
     service_tier: 'default',
     store: echo.store,
     temperature: echo.temperature,

@@ -6,7 +6,9 @@ import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { terminalEventType, toResponsesEnding } from './finish-reason.ts';
 import { itemIdsFor } from './output-items.ts';
 import { buildResponseObject, resolveEcho, responsesErrorCode, type ResponseObjectArgs } from './response-object.ts';
-import { createStreamItems, toWire, type StreamItem } from './stream-items.ts';
+import { closingEvents, deltaEvents, openingEvents } from './stream-item-events.ts';
+import { createStreamItems, type StreamItem } from './stream-items.ts';
+import { encryptedContent } from './reasoning-items.ts';
 import { toResponsesUsage } from './usage.ts';
 import type { ItemIdFn, ResponsesEcho } from './wire-types.ts';
 
@@ -20,8 +22,6 @@ export interface ResponsesStreamEncoderOptions extends Partial<ResponsesEcho> {
   /** Clock for `completed_at` (Unix seconds); without it the field is left out. */
   now?: () => number;
 }
-
-const EMPTY_TEXT = { type: 'output_text', text: '', annotations: [], logprobs: [] } as const;
 
 /**
  * Canonical events → the Responses SSE sequence: `response.created`, `response.in_progress`, then
@@ -51,55 +51,32 @@ export function createResponsesStreamEncoder(
     return [sse('response.created', { response }), sse('response.in_progress', { response })];
   };
 
-  const endItem = (item: StreamItem): string[] => {
-    item.done = true;
-    const at = { item_id: item.id, output_index: item.outputIndex };
-    const out =
-      item.kind === 'tool'
-        ? [sse('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.body })]
-        : [
-            sse('response.output_text.done', { ...at, content_index: 0, text: item.body, logprobs: [] }),
-            sse('response.content_part.done', { ...at, content_index: 0, part: { ...EMPTY_TEXT, text: item.body } }),
-          ];
-    out.push(sse('response.output_item.done', { output_index: item.outputIndex, item: toWire(item, 'completed') }));
-    return out;
-  };
+  const endItem = (item: StreamItem): string[] => closingEvents(sse, item);
 
   const handle = (event: StreamEvent): string[] => {
     switch (event.type) {
       case 'message-start':
         if (event.usage) usage = mergeUsage(usage ?? emptyUsage(), event.usage);
         return started ? [] : start();
-      case 'text-start': {
-        const item = items.open(event.index, 'text');
-        return [
-          sse('response.output_item.added', {
-            output_index: item.outputIndex,
-            item: { type: 'message', id: item.id, status: 'in_progress', role: 'assistant', content: [] },
-          }),
-          sse('response.content_part.added', {
-            item_id: item.id,
-            output_index: item.outputIndex,
-            content_index: 0,
-            part: EMPTY_TEXT,
-          }),
-        ];
-      }
-      case 'tool-call-start': {
-        const item = items.open(event.index, 'tool', event.id, event.name);
-        return [
-          sse('response.output_item.added', { output_index: item.outputIndex, item: toWire(item, 'in_progress') }),
-        ];
+      case 'text-start':
+        return openingEvents(sse, items.open(event.index, 'text'));
+      case 'tool-call-start':
+        return openingEvents(sse, items.open(event.index, 'tool', event.id, event.name));
+      case 'reasoning-start': {
+        const item = items.open(event.index, 'reasoning');
+        if (event.redacted !== undefined) item.encrypted = encryptedContent({ redacted: event.redacted });
+        return openingEvents(sse, item);
       }
       case 'text-delta':
-      case 'tool-call-delta': {
+      case 'tool-call-delta':
+      case 'reasoning-delta': {
         const item = items.get(event.index);
-        if (!item || item.done) return [];
-        item.body += event.delta;
-        const at = { item_id: item.id, output_index: item.outputIndex };
-        return item.kind === 'text'
-          ? [sse('response.output_text.delta', { ...at, content_index: 0, delta: event.delta, logprobs: [] })]
-          : [sse('response.function_call_arguments.delta', { ...at, delta: event.delta })];
+        return !item || item.done || !event.delta ? [] : deltaEvents(sse, item, event.delta);
+      }
+      case 'reasoning-end': {
+        const item = items.get(event.index);
+        if (item && event.signature !== undefined) item.encrypted = encryptedContent({ signature: event.signature });
+        return item && !item.done ? endItem(item) : [];
       }
       case 'text-end':
       case 'tool-call-end': {

@@ -1,20 +1,25 @@
 import { functionCallItem, messageItem } from './output-items.ts';
+import { reasoningItem } from './reasoning-items.ts';
 import type { ItemIdFn, ItemStatus, ResponsesOutputItem } from './wire-types.ts';
 
 /** One open or finished output item of a stream being encoded. */
+export type StreamItemKind = 'text' | 'tool' | 'reasoning';
+
 export interface StreamItem {
-  kind: 'text' | 'tool';
+  kind: StreamItemKind;
   id: string;
   outputIndex: number;
   /** Text so far (message) or arguments so far (function call). */
   body: string;
   callId: string;
   name: string;
+  /** A reasoning item's `encrypted_content` (signature or redacted data), known at its end. */
+  encrypted: string | null;
   done: boolean;
 }
 
 export interface StreamItems {
-  open(block: number, kind: 'text' | 'tool', callId?: string, name?: string): StreamItem;
+  open(block: number, kind: StreamItemKind, callId?: string, name?: string): StreamItem;
   get(block: number): StreamItem | undefined;
   unfinished(): StreamItem[];
   /** The wire items; finished ones read `completed`, the rest `openStatus`. */
@@ -33,11 +38,12 @@ export function createStreamItems(itemId: ItemIdFn): StreamItems {
       const outputIndex = items.length;
       const item: StreamItem = {
         kind,
-        id: itemId(kind === 'text' ? 'msg' : 'fc', outputIndex),
+        id: itemId(kind === 'text' ? 'msg' : kind === 'tool' ? 'fc' : 'rs', outputIndex),
         outputIndex,
         body: '',
         callId,
         name,
+        encrypted: null,
         done: false,
       };
       items.push(item);
@@ -51,7 +57,16 @@ export function createStreamItems(itemId: ItemIdFn): StreamItems {
 }
 
 export function toWire(item: StreamItem, status: ItemStatus): ResponsesOutputItem {
-  return item.kind === 'text'
-    ? messageItem(item.id, item.body, status)
-    : functionCallItem(item.id, item.callId, item.name, item.body, status);
+  switch (item.kind) {
+    case 'text':
+      return messageItem(item.id, item.body, status);
+    case 'tool':
+      return functionCallItem(item.id, item.callId, item.name, item.body, status);
+    case 'reasoning':
+      return reasoningItem(item.id, item.body, item.encrypted, status);
+    default: {
+      const exhaustive: never = item.kind;
+      throw new Error(`unknown item kind ${String(exhaustive)}`);
+    }
+  }
 }

@@ -6,7 +6,10 @@ import type { ResponsesUsage } from './wire-types.ts';
 export function toResponsesUsage(usage: CanonicalUsage): ResponsesUsage {
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: usage.cachedInputTokens ?? 0, cache_write_tokens: 0 },
+    input_tokens_details: {
+      cached_tokens: usage.cachedInputTokens ?? 0,
+      cache_write_tokens: usage.cacheWriteTokens ?? 0,
+    },
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
     total_tokens: usage.totalTokens,
@@ -25,6 +28,8 @@ export function fromResponsesUsage(usage: unknown): CanonicalUsage {
   };
   const cached = asNumber(asObject(u.input_tokens_details)?.cached_tokens);
   if (cached !== undefined) result.cachedInputTokens = cached;
+  const written = asNumber(asObject(u.input_tokens_details)?.cache_write_tokens);
+  if (written) result.cacheWriteTokens = written;
   const reasoning = asNumber(asObject(u.output_tokens_details)?.reasoning_tokens);
   if (reasoning !== undefined) result.reasoningTokens = reasoning;
   return result;

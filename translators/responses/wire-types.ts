@@ -30,7 +30,16 @@ export interface ResponsesFunctionCallItem {
   status: ItemStatus;
 }
 
-export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem;
+export interface ResponsesReasoningItem {
+  type: 'reasoning';
+  id: string;
+  summary: Array<{ type: 'summary_text'; text: string }>;
+  content: Array<{ type: 'reasoning_text'; text: string }>;
+  encrypted_content: string | null;
+  status: ItemStatus;
+}
+
+export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem | ResponsesReasoningItem;
 
 export interface ResponsesFunctionTool {
   type: 'function';
@@ -87,7 +96,7 @@ export interface ResponsesResponseObject {
   output: ResponsesOutputItem[];
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
-  reasoning: { effort: null; summary: null };
+  reasoning: { effort: 'minimal' | 'low' | 'medium' | 'high' | 'none' | null; summary: null };
   service_tier: 'default';
   store: boolean;
   temperature: number | null;
@@ -114,6 +123,8 @@ export interface ResponsesEcho {
   parallelToolCalls: boolean;
   textFormat: ResponsesTextFormat;
   metadata: Record<string, string>;
+  /** The request's `reasoning.effort`, echoed back. */
+  reasoningEffort: 'minimal' | 'low' | 'medium' | 'high' | 'none' | null;
   user?: string;
 }
 
@@ -125,6 +136,7 @@ export const defaultEcho = (): ResponsesEcho => ({
   temperature: 1,
   topP: 1,
   maxOutputTokens: null,
+  reasoningEffort: null,
   tools: [],
   toolChoice: 'auto',
   parallelToolCalls: true,
@@ -132,6 +144,6 @@ export const defaultEcho = (): ResponsesEcho => ({
   metadata: {},
 });
 
-/** Output item ids: `msg_…` for messages, `fc_…` for function calls. */
-export type ItemKind = 'msg' | 'fc';
+/** Output item ids: `msg_…` for messages, `fc_…` for function calls, `rs_…` for reasoning. */
+export type ItemKind = 'msg' | 'fc' | 'rs';
 export type ItemIdFn = (kind: ItemKind, outputIndex: number) => string;

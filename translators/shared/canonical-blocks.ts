@@ -2,7 +2,7 @@ import type { StreamEvent } from '../canonical/stream.ts';
 
 /** One block of a canonical stream, as an upstream decoder tracks it. */
 export interface CanonicalBlock {
-  readonly kind: 'text' | 'tool';
+  readonly kind: 'text' | 'tool' | 'reasoning';
   /** The block's ordinal in the message: 0, 1, 2… in order of opening. */
   readonly index: number;
   /** At least one delta went out. */
@@ -13,10 +13,14 @@ export interface CanonicalBlock {
 export interface CanonicalBlocks {
   startText(out: StreamEvent[]): CanonicalBlock;
   startTool(out: StreamEvent[], id: string, name: string): CanonicalBlock;
+  startReasoning(out: StreamEvent[], redacted?: string): CanonicalBlock;
   /** A delta for the block; an empty one emits nothing. */
   delta(block: CanonicalBlock, delta: string, out?: StreamEvent[]): StreamEvent[];
-  /** The block's end, unless it has ended already. */
-  end(block: CanonicalBlock, out?: StreamEvent[]): StreamEvent[];
+  /**
+   * The block's end, unless it has ended already. A tool call whose arguments never came gets
+   * `{}` first (JSON, as the non-streamed paths give), so no client sees `arguments: ""`.
+   */
+  end(block: CanonicalBlock, out?: StreamEvent[], signature?: string): StreamEvent[];
   /** Ends every block still open, in order of opening. */
   endOpen(out?: StreamEvent[]): StreamEvent[];
 }
@@ -36,12 +40,29 @@ export function createCanonicalBlocks(): CanonicalBlocks {
     blocks.push(block);
     return block;
   };
-  const end = (block: CanonicalBlock, out: StreamEvent[] = []): StreamEvent[] => {
+  const end = (block: CanonicalBlock, out: StreamEvent[] = [], signature?: string): StreamEvent[] => {
     if (block.ended) return out;
     block.ended = true;
-    out.push(
-      block.kind === 'text' ? { type: 'text-end', index: block.index } : { type: 'tool-call-end', index: block.index },
-    );
+    switch (block.kind) {
+      case 'text':
+        out.push({ type: 'text-end', index: block.index });
+        break;
+      case 'tool':
+        if (!block.streamed) out.push({ type: 'tool-call-delta', index: block.index, delta: '{}' });
+        out.push({ type: 'tool-call-end', index: block.index });
+        break;
+      case 'reasoning':
+        out.push(
+          signature === undefined
+            ? { type: 'reasoning-end', index: block.index }
+            : { type: 'reasoning-end', index: block.index, signature },
+        );
+        break;
+      default: {
+        const exhaustive: never = block.kind;
+        throw new Error(`unknown block kind ${String(exhaustive)}`);
+      }
+    }
     return out;
   };
   return {
@@ -55,14 +76,20 @@ export function createCanonicalBlocks(): CanonicalBlocks {
       out.push({ type: 'tool-call-start', index: block.index, id, name });
       return block;
     },
+    startReasoning(out, redacted) {
+      const block = open('reasoning');
+      out.push(
+        redacted === undefined
+          ? { type: 'reasoning-start', index: block.index }
+          : { type: 'reasoning-start', index: block.index, redacted },
+      );
+      return block;
+    },
     delta(block, delta, out = []) {
       if (!delta) return out;
       block.streamed = true;
-      out.push(
-        block.kind === 'text'
-          ? { type: 'text-delta', index: block.index, delta }
-          : { type: 'tool-call-delta', index: block.index, delta },
-      );
+      const type = block.kind === 'text' ? 'text-delta' : block.kind === 'tool' ? 'tool-call-delta' : 'reasoning-delta';
+      out.push({ type, index: block.index, delta });
       return out;
     },
     end,

@@ -45,3 +45,22 @@ export function dropFields(
     if (present(body[field])) warnings.push(ignoredSetting(field));
   }
 }
+
+/**
+ * Warns about each top-level field `body` sets that the format's decoder does not know at all
+ * (a setting of another format, a server-specific extra such as `top_k` on chat completions):
+ * the gateway cannot pass it on, and saying nothing would hide that it was ignored.
+ */
+export function warnUnknownFields(body: Json, known: ReadonlySet<string>, warnings: TranslationWarning[]): void {
+  for (const field of Object.keys(body)) {
+    if (known.has(field) || !isSet(body[field])) continue;
+    warnings.push({
+      type: 'unsupported-setting',
+      field,
+      message: `${field} is not a setting of this endpoint and was ignored`,
+    });
+  }
+}
+
+/** The field names a decoder handles: its schema's keys and its own lists. */
+export const knownFields = (...lists: ReadonlyArray<readonly string[]>): ReadonlySet<string> => new Set(lists.flat());
