@@ -3,17 +3,9 @@
  * size, a four-character type, then its payload; "full boxes" add a version byte and 24-bit flags.
  * @see https://developer.apple.com/documentation/quicktime-file-format (same layout, freely readable)
  */
-export type Bytes = Uint8Array;
+import { type Bytes, concat } from './bytes.ts';
 
-export function concat(parts: readonly Bytes[]): Bytes {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
+export { type Bytes, concat };
 
 export const u8 = (value: number): Bytes => Uint8Array.of(value & 0xff);
 export const u16 = (value: number): Bytes => Uint8Array.of((value >>> 8) & 0xff, value & 0xff);

@@ -1,5 +1,6 @@
 import { deflateSync } from 'node:zlib';
 import { crc32 } from './crc32.ts';
+import { concat } from './bytes.ts';
 
 /**
  * Minimal PNG encoder: 8-bit truecolour (colour type 2), no interlace, filter type 0 on every row.
@@ -77,11 +78,5 @@ export function encodePng(width: number, height: number, pixels: Uint8Array | Pi
     chunk('IDAT', idat),
     chunk('IEND', new Uint8Array(0)),
   ];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concat(parts);
 }
