@@ -13,9 +13,11 @@ import type { AuthContext } from '../auth/key-cache.ts';
 import type { CatalogEntry } from '../catalog/catalog.ts';
 import { storableString, toStorable } from '../http/hostile-json.ts';
 import { errorFields } from '../ops/logger.ts';
+import { FirstTokenTap } from '../observability/first-token-tap.ts';
+import { LlmCallWatch } from '../observability/llm-call-observer.ts';
 import type { ClientFormat, DecodedClientRequest, EncodeContext } from './client-format.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
-import { OutcomeTap, type StreamOutcome } from './outcome-tap.ts';
+import type { StreamOutcome } from './outcome-tap.ts';
 import { estimateTokens, llmCost } from './pricing.ts';
 import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
@@ -58,6 +60,8 @@ interface Call {
   history: CanonicalMessage[];
   /** The balance hold taken at admission; settled with the call's record. */
   reservationId: string;
+  /** Metrics and spans of the call (src/observability/); also knows the request id. */
+  watch: LlmCallWatch;
 }
 
 /**
@@ -74,7 +78,7 @@ export class LlmService {
   ) {}
 
   async handle(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Response> {
-    const call = await this.prepare(format, body, auth);
+    const call = await this.prepare(format, body, auth, request);
     const abort = new AbortController();
     const onClientGone = () => abort.abort(new Error('client disconnected'));
     request.signal.addEventListener('abort', onClientGone, { once: true });
@@ -82,25 +86,28 @@ export class LlmService {
     const callArgs = { request: call.decoded.request, model: call.model, signal };
     try {
       if (!call.decoded.request.stream) {
-        const { response, warnings } = await call.adapter.generate(callArgs);
+        const { response, warnings } = await call.watch.upstream(() => call.adapter.generate(callArgs));
         const json = call.format.encodeResponse({ ...response, id: call.encode.id, model: call.model.id }, call.encode);
         await this.store(call, response, json);
         // Billed before answered: a crash after this line cannot lose the charge.
         await this.record(call, 'completed', response);
+        call.watch.answered();
         return Response.json(json, { headers: warningHeaders([...call.decoded.warnings, ...warnings]) });
       }
-      const upstream = await call.adapter.stream(callArgs);
+      const upstream = await call.watch.upstream(() => call.adapter.stream(callArgs));
       const inputEstimate = call.decoded.request.messages.reduce(
         (n, m) => n + m.content.reduce((k, p) => k + (p.type === 'text' ? estimateTokens(p.text) : 0), 0),
         0,
       );
-      const tap = new OutcomeTap(
+      const tap = new FirstTokenTap(
+        call.watch,
         call.model.id,
         inputEstimate,
         (outcome) => this.settle(call, outcome),
         call.decoded.responses?.store ? (response) => this.store(call, response) : undefined,
       );
       const headers = { ...SSE_HEADERS, ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]) };
+      call.watch.answered();
       return new Response(clientStream({ upstream, model: call.model, format, ctx: call.encode, tap, abort }), {
         headers,
       });
@@ -110,7 +117,7 @@ export class LlmService {
     }
   }
 
-  private async prepare(format: ClientFormat, body: unknown, auth: AuthContext): Promise<Call> {
+  private async prepare(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Call> {
     let decoded: DecodedClientRequest;
     try {
       decoded = format.decode(body);
@@ -182,6 +189,14 @@ export class LlmService {
       startedAt: new Date(),
       history,
       reservationId,
+      watch: new LlmCallWatch(request, {
+        model: model.id,
+        upstreamModel: model.upstreamModel,
+        provider: entry.provider.id,
+        providerKind: entry.provider.kind,
+        clientFormat: format.name,
+        stream: decoded.request.stream === true,
+      }),
     };
   }
 
@@ -259,6 +274,13 @@ export class LlmService {
     const usage = response?.usage;
     const text = response?.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('') ?? '';
     const toolCalls = response?.content.flatMap((p) => (p.type === 'tool-call' ? [p.name] : [])) ?? [];
+    const costUsd = usage ? llmCost(call.entry.config.pricing, usage) : 0;
+    call.watch.settled(
+      status === 'failed' ? 'failed' : endedBy === 'client_disconnected' ? 'cancelled' : 'completed',
+      response,
+      costUsd,
+      errorMessage,
+    );
     return this.recorder.record({
       taskId: crypto.randomUUID(),
       accountId: call.auth.accountId,
@@ -281,9 +303,10 @@ export class LlmService {
           }
         : null,
       errorMessage: errorMessage === undefined ? undefined : storableString(errorMessage),
-      costUsd: usage ? llmCost(call.entry.config.pricing, usage) : 0,
+      costUsd,
       createdAt: call.startedAt,
       reservationId: call.reservationId,
+      requestId: call.watch.requestId,
     });
   }
 
@@ -295,6 +318,7 @@ export class LlmService {
     }
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
       this.reservations.release(call.reservationId);
+      call.watch.settled('failed', undefined, 0);
       return err instanceof LlmError ? err : new LlmError(family, 'invalid_request', err.message, err.param ?? null);
     }
     this.ctx.log.error('llm call failed', { model: call.model.id, ...errorFields(err) });

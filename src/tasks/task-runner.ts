@@ -16,6 +16,7 @@ import {
   renewTaskLease,
 } from './task-queue.repository.ts';
 import { outputObject } from './task-output.ts';
+import { observeTaskStep, taskFinished } from '../observability/task-observer.ts';
 
 /** Copies one output into the gateway's storage and returns its URL. */
 export type SaveOutput = (
@@ -84,7 +85,7 @@ export class TaskRunner {
     this.inFlight.set(task.id, abort);
     const heartbeat = setInterval(() => void this.renewLease(task.id), Math.max(250, this.opts.leaseMs / 3));
     try {
-      await this.step(task, abort.signal);
+      await observeTaskStep(task, () => this.step(task, abort.signal));
     } catch (err) {
       if (this.stopping) return;
       // A transient failure (upstream down, storage hiccup): try the same step again later.
@@ -136,8 +137,10 @@ export class TaskRunner {
 
   private async finish(task: ClaimedTask, ending: Ending): Promise<void> {
     const done = await this.db.transaction().execute((trx) => finishTask(trx, task, this.opts.instanceId, ending));
-    if (done) this.onFinished(task, done.refunded);
-    else this.log.warn('task was finished elsewhere', { task_id: task.id });
+    if (done) {
+      taskFinished(task, ending);
+      this.onFinished(task, done.refunded);
+    } else this.log.warn('task was finished elsewhere', { task_id: task.id });
   }
 
   private release(taskId: string, next: { operation?: unknown; runAfterMs: number }): Promise<void> {
