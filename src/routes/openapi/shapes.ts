@@ -63,6 +63,7 @@ export const Task = v.object({
   callback_url: v.nullable(v.string()),
   callback_result: v.nullable(v.array(CallbackAttempt)),
   error_message: v.optional(v.string()),
+  request_id: v.optional(v.pipe(v.string(), v.description('the x-request-id of the call that made the task'))),
 });
 export const TaskCreated = v.union([
   v.object({ task_id: v.string(), status: v.literal('processing') }),
