@@ -19,6 +19,8 @@ export interface Tracing {
   propagation(span: Span): Record<string, string>;
   /** Marks the span failed with a short reason (its `error.type`). */
   fail(span: Span, errorType: string): void;
+  /** Exports what is buffered now. */
+  flush(): Promise<void>;
   /** Exports what is buffered and stops (shutdown). */
   shutdown(): Promise<void>;
 }
@@ -81,6 +83,9 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
     fail(span, errorType) {
       span.setAttribute('error.type', errorType);
       span.setStatus({ code: api.SpanStatusCode.ERROR, message: errorType });
+    },
+    flush() {
+      return provider.forceFlush();
     },
     async shutdown() {
       active = undefined;

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { ConfigError } from '../../src/config/config-error.ts';
+import { registry } from '../../src/observability/metrics.ts';
 import { requestIdFor } from '../../src/observability/request-id.ts';
 import { tracingConfig } from '../../src/observability/tracing-config.ts';
 
@@ -86,4 +87,26 @@ test('tracing off: the request path loads no OpenTelemetry SDK and makes no span
   expect(span).toBe(false);
   // prom-client loads the API package for its CPU metric; no SDK, exporter or resource package.
   expect(packages.filter((p) => p !== 'api')).toEqual([]);
+});
+
+describe('metric definitions', () => {
+  const metrics = registry.getMetricsAsArray() as unknown as Array<{ name: string; labelNames?: string[] }>;
+
+  test('no label can carry an account, a key or a task id', () => {
+    const labels = metrics.flatMap((m) => (m.name.startsWith('gateway_') ? (m.labelNames ?? []) : []));
+    expect(labels.length).toBeGreaterThan(10);
+    for (const label of labels) expect(label).not.toMatch(/account|key|task_id|user|email|request_id|path/);
+  });
+
+  test('the example Grafana dashboard queries only metrics the gateway exports', async () => {
+    const dashboard = await Bun.file(resolve(import.meta.dir, '../../docs/grafana-dashboard.json')).text();
+    const used = new Set(
+      [...dashboard.matchAll(/\b((?:gateway|process)_[a-z_]+)/g)].map((m) =>
+        (m[1] as string).replace(/_(bucket|sum|count)$/, ''),
+      ),
+    );
+    expect(used.size).toBeGreaterThan(10);
+    const exported = new Set(metrics.map((m) => m.name));
+    expect([...used].filter((name) => !exported.has(name))).toEqual([]);
+  });
 });
