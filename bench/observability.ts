@@ -9,7 +9,7 @@
  */
 import { observeAttempt } from '../providers/shared/upstream-observer.ts';
 import type { CanonicalResponse } from '../translators/canonical/index.ts';
-import { beginRequest, endRequest, withRequestId } from '../src/observability/http-observer.ts';
+import { beginRequest, endRequest, inRequestScope, withRequestId } from '../src/observability/http-observer.ts';
 import { LlmCallWatch } from '../src/observability/llm-call-observer.ts';
 import { startTracing, tracing } from '../src/observability/tracing.ts';
 
@@ -47,6 +47,10 @@ async function bare(request: Request): Promise<Response> {
 
 async function observed(request: Request): Promise<Response> {
   const obs = beginRequest(request);
+  return inRequestScope(obs, () => handled(request, obs));
+}
+
+async function handled(request: Request, obs: ReturnType<typeof beginRequest>): Promise<Response> {
   const watch = new LlmCallWatch(request, labels);
   await watch.upstream(async () => {
     const attempt = observeAttempt('POST', 'http://127.0.0.1:9/v1/chat/completions');

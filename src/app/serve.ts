@@ -1,6 +1,6 @@
 import { rememberClientAddress } from '../http/client-address.ts';
 import { bodyFullyRead, hasRequestBody, LLM_BODY_MAX_BYTES } from '../http/request-body.ts';
-import { beginRequest, endRequest, withRequestId } from '../observability/http-observer.ts';
+import { beginRequest, endRequest, inRequestScope, withRequestId } from '../observability/http-observer.ts';
 import { maxRequestBytes } from '../uploads/upload-request.ts';
 import type { App } from './build-app.ts';
 import type { AppContext } from './context.ts';
@@ -64,7 +64,8 @@ export function serve(ctx: AppContext, app: App) {
       let status = 500;
       try {
         rememberClientAddress(request, server.requestIP(request)?.address, trustProxy);
-        const response = withRequestId(closingIfBodyUnread(request, await handle(request)), observed);
+        const answer = await inRequestScope(observed, () => handle(request));
+        const response = withRequestId(closingIfBodyUnread(request, answer), observed);
         status = response.status;
         return response;
       } finally {

@@ -1,3 +1,4 @@
+import { type ObservedAttempt, withUpstreamScope } from '../../providers/shared/upstream-observer.ts';
 import { httpRequestDuration, httpRequests } from './metrics.ts';
 import { requestIdFor } from './request-id.ts';
 import { routeOf } from './route-template.ts';
@@ -44,6 +45,37 @@ export function observationOf(request: Request): RequestObservation | undefined 
 /** The request's `x-request-id`, for what it creates (task records). */
 export function requestIdOf(request: Request): string | undefined {
   return observations.get(request)?.requestId;
+}
+
+/**
+ * Runs the request's handling so that any upstream call it makes (a provider resource, a voice
+ * list) carries the request id and, when tracing, its own client span; an LLM call sets a scope
+ * of its own inside this one.
+ */
+export function inRequestScope<T>(obs: RequestObservation, handle: () => T): T {
+  return withUpstreamScope({ attempt: (method, url) => requestAttempt(obs, method, url) }, handle);
+}
+
+function requestAttempt(obs: RequestObservation, method: string, url: string): ObservedAttempt {
+  const headers: Record<string, string> = { 'x-request-id': obs.requestId };
+  const t = tracing();
+  const span = t?.childSpan(method, 'client', obs.span, {
+    'http.request.method': method,
+    'server.address': URL.parse(url)?.hostname ?? '',
+  });
+  if (span && t) Object.assign(headers, t.propagation(span));
+  return {
+    headers,
+    end(result) {
+      if (!span || !t) return;
+      if ('error' in result) t.fail(span, result.error);
+      else {
+        span.setAttribute('http.response.status_code', result.status);
+        if (result.status >= 400) t.fail(span, String(result.status));
+      }
+      span.end();
+    },
+  };
 }
 
 /** Adds `x-request-id` to the response (copying headers a fetched response keeps immutable). */

@@ -2,6 +2,8 @@ import { describe, expect, test } from 'bun:test';
 import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { ConfigError } from '../../src/config/config-error.ts';
+import { upstreamRequest } from '../../providers/shared/upstream-request.ts';
+import { beginRequest, inRequestScope } from '../../src/observability/http-observer.ts';
 import { registry } from '../../src/observability/metrics.ts';
 import { requestIdFor } from '../../src/observability/request-id.ts';
 import { tracingConfig } from '../../src/observability/tracing-config.ts';
@@ -109,4 +111,35 @@ describe('metric definitions', () => {
     const exported = new Set(metrics.map((m) => m.name));
     expect([...used].filter((name) => !exported.has(name))).toEqual([]);
   });
+});
+
+test('an upstream call made while answering a request carries its x-request-id; one made outside none', async () => {
+  const seen: Array<string | null> = [];
+  const upstream = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: (req) => {
+      seen.push(req.headers.get('x-request-id'));
+      return Response.json({});
+    },
+  });
+  try {
+    const call = () =>
+      upstreamRequest({
+        method: 'GET',
+        url: `http://127.0.0.1:${upstream.port}/voices`,
+        headers: {},
+        policy: { maxRetries: 0, timeoutMs: 2000 },
+        signal: new AbortController().signal,
+      });
+    const request = new Request('http://127.0.0.1/v1/resources/x/voices', { headers: { 'x-request-id': 'rid-42' } });
+    await inRequestScope(beginRequest(request), async () => {
+      await Bun.sleep(1); // still in scope after an await
+      await call();
+    });
+    await call();
+    expect(seen).toEqual(['rid-42', null]);
+  } finally {
+    upstream.stop(true);
+  }
 });
