@@ -66,6 +66,7 @@ beforeAll(async () => {
       model('fakeoai', 'text'),
       model('fakeoai', 'flaky-429'),
       model('fakeoai', 'always-500'),
+      model('fakeoai', 'slow-stream'),
       model('fakeant', 'text'),
     ],
   };
@@ -307,6 +308,46 @@ for (const mode of MODES) {
       expect(answered?.attributes['gen_ai.usage.output_tokens']).toBe(OUTPUT_TOKENS);
       expect(answered?.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
       expect(typeof answered?.attributes['gen_ai.response.model']).toBe('string');
+    }, 30_000);
+
+    test('a client that leaves mid-stream is counted cancelled; a broken traceparent starts a new trace', async () => {
+      const before = (await scrape(gw)).samples;
+      const marker = `cancel-${hex(4)}`;
+      const abort = new AbortController();
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', traceparent: 'x'.repeat(5000) },
+        body: JSON.stringify({
+          model: 'fakeoai/slow-stream',
+          stream: true,
+          messages: [{ role: 'user', content: marker }],
+        }),
+        signal: abort.signal,
+      });
+      expect(res.status).toBe(200);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      await reader.read();
+      abort.abort();
+      await reader.cancel().catch(() => undefined);
+      let after: Sample[] = [];
+      const cancelled = { model: 'fakeoai/slow-stream', outcome: 'cancelled' };
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(50)) {
+        after = (await scrape(gw)).samples;
+        if (delta(before, after)('gateway_llm_requests_total', cancelled) >= 1) break;
+      }
+      expect(delta(before, after)('gateway_llm_requests_total', cancelled)).toBe(1);
+      expect(
+        delta(before, after)('gateway_llm_time_to_first_token_seconds_count', { model: 'fakeoai/slow-stream' }),
+      ).toBe(1);
+      const [upstream] = await oai.waitFor(marker, 1);
+      const sent = /^00-([0-9a-f]{32})-/.exec(upstream?.headers.traceparent ?? '')?.[1];
+      expect(sent).toBeDefined();
+      const server = await otlp.waitFor(
+        (s) => s.traceId === sent && s.kind === SPAN_KIND.server,
+        15_000,
+        'server span',
+      );
+      expect(server.parentSpanId).toBe('');
     }, 30_000);
 
     test('a media task and its webhook: counted, costed, traced, and its record carries the request id', async () => {
