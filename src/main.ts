@@ -2,9 +2,11 @@ import { bootstrap } from './app/bootstrap.ts';
 import { buildApp } from './app/build-app.ts';
 import { serve } from './app/serve.ts';
 import { ConfigError } from './config/config-error.ts';
+import { startObservability } from './observability/start.ts';
 
 async function main(): Promise<void> {
   const { ctx, services, database, firstKey } = await bootstrap();
+  const observability = await startObservability(ctx.db, ctx.log);
   const app = buildApp(ctx, services);
   const http = serve(ctx, app);
   // Background work starts once the instance serves: media tasks and webhook deliveries.
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
     await services.webhooks.stop();
     await services.usage.stop();
     await services.reservations.stop();
+    await observability.stop();
     ctx.rateLimiter.stop();
     await ctx.rateLimiter.flush();
     await ctx.store.close();

@@ -1,6 +1,7 @@
 import { UpstreamError, kindForStatus, upstreamMessage } from './upstream-error.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import type { UpstreamHealth } from './upstream-health.ts';
+import { observeAttempt } from './upstream-observer.ts';
 
 /** Longest `Retry-After` honoured inside one call; a longer one is left to the caller's schedule. */
 const MAX_INLINE_WAIT_MS = 5_000;
@@ -88,6 +89,7 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), policy.timeoutMs);
     let response: Response;
+    const observed = observeAttempt(call.method, call.url);
     try {
       response = await fetch(call.url, {
         method: call.method,
@@ -95,6 +97,7 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
           ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
           accept: 'application/json',
           ...call.headers,
+          ...observed?.headers,
         },
         body: payload,
         signal: AbortSignal.any([signal, timeout.signal]),
@@ -102,6 +105,7 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
       });
     } catch (err) {
       clearTimeout(timer);
+      observed?.end({ error: signal.aborted ? 'cancelled' : timeout.signal.aborted ? 'timeout' : 'unreachable' });
       if (signal.aborted) throw signal.reason ?? err;
       lastError = timeout.signal.aborted
         ? new UpstreamError('timeout', `upstream did not answer within ${policy.timeoutMs} ms`)
@@ -110,6 +114,7 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
       continue;
     }
     clearTimeout(timer);
+    observed?.end({ status: response.status });
     if (response.ok || call.passStatus?.(response.status, response.headers)) {
       call.health?.succeeded();
       return response;

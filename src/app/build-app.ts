@@ -17,6 +17,8 @@ import { openApiRoutes } from '../routes/openapi.routes.ts';
 import { resourceRoutes } from '../routes/resources.routes.ts';
 import { taskRoutes } from '../routes/tasks.routes.ts';
 import { uploadRoutes } from '../routes/upload.routes.ts';
+import { metricsRoutes } from '../observability/metrics-route.ts';
+import { routeTemplates } from '../observability/route-template.ts';
 import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from './context.ts';
 import type { EmbeddingService } from '../embeddings/embedding-service.ts';
@@ -51,9 +53,11 @@ export function buildApp(
     ),
   );
   return new Elysia()
+    .use(routeTemplates())
     .use(bodyErrorHandler(llmErrorShapers))
     .use(errorHandler(ctx.log, [...llmErrorShapers, ...motionErrorShapers(motionProducts)]))
     .use(healthRoutes(ctx, services.providers, services.router))
+    .use(metricsRoutes(ctx.env.metricsToken))
     .use(providerWebhookRoutes(ctx, services.providers))
     .use(fileRoutes(ctx))
     .use(uploadRoutes(ctx))

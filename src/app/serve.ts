@@ -1,5 +1,6 @@
 import { rememberClientAddress } from '../http/client-address.ts';
 import { bodyFullyRead, hasRequestBody, LLM_BODY_MAX_BYTES } from '../http/request-body.ts';
+import { beginRequest, endRequest, inRequestScope, withRequestId } from '../observability/http-observer.ts';
 import { maxRequestBytes } from '../uploads/upload-request.ts';
 import type { App } from './build-app.ts';
 import type { AppContext } from './context.ts';
@@ -42,7 +43,7 @@ function closingIfBodyUnread(request: Request, response: Response): Response {
 
 /**
  * Bun.serve around the Elysia app: one JSON log line per request (written in batches by the
- * logger), and a count of in-flight requests so shutdown can wait for them. Each request's
+ * logger) with its `x-request-id`, its metrics and span (src/observability/), and a count of in-flight requests so shutdown can wait for them. Each request's
  * client address is recorded for the failed-authentication throttle.
  */
 export function serve(ctx: AppContext, app: App) {
@@ -58,15 +59,18 @@ export function serve(ctx: AppContext, app: App) {
     maxRequestBodySize: maxRequestBodySize(ctx.env.maxUploadBytes),
     async fetch(request, server) {
       const started = performance.now();
+      const observed = beginRequest(request);
       inFlight++;
       let status = 500;
       try {
         rememberClientAddress(request, server.requestIP(request)?.address, trustProxy);
-        const response = closingIfBodyUnread(request, await handle(request));
+        const answer = await inRequestScope(observed, () => handle(request));
+        const response = withRequestId(closingIfBodyUnread(request, answer), observed);
         status = response.status;
         return response;
       } finally {
         inFlight--;
+        endRequest(request, observed, status);
         const url = request.url;
         const pathStart = url.indexOf('/', url.indexOf('//') + 2);
         const queryStart = url.indexOf('?', pathStart);
@@ -74,6 +78,7 @@ export function serve(ctx: AppContext, app: App) {
           method: request.method,
           path: queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart),
           status,
+          request_id: observed.requestId,
           duration_ms: Math.round((performance.now() - started) * 100) / 100,
           account_id: ctx.requestAccount.get(request) ?? null,
         });

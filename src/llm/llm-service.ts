@@ -21,6 +21,9 @@ import type { AuthContext } from '../auth/key-cache.ts';
 import type { CatalogEntry } from '../catalog/catalog.ts';
 import { storableString, toStorable } from '../http/hostile-json.ts';
 import { errorFields } from '../ops/logger.ts';
+import { FirstTokenTap } from '../observability/first-token-tap.ts';
+import { recordFallback } from '../observability/metrics.ts';
+import { LlmCallWatch } from '../observability/llm-call-observer.ts';
 import {
   passthroughContext,
   type ClientFormat,
@@ -28,7 +31,7 @@ import {
   type EncodeContext,
 } from './client-format.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
-import { OutcomeTap, type StreamOutcome } from './outcome-tap.ts';
+import type { StreamOutcome } from './outcome-tap.ts';
 import { estimateTokens, llmCost } from './pricing.ts';
 import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
@@ -46,6 +49,16 @@ const SSE_HEADERS = {
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 };
+
+/** What the call's metrics and spans name: the deployment serving it. */
+function watchLabels(served: Served) {
+  return {
+    model: served.model.id,
+    upstreamModel: served.model.upstreamModel,
+    provider: served.deployment.provider.id,
+    providerKind: served.deployment.provider.kind,
+  };
+}
 
 /** The deployment answering a call: its model (id and prices), provider and adapter. */
 interface Served {
@@ -74,6 +87,8 @@ interface Call {
   reservationId?: string;
   /** The client's own body, for a deployment whose upstream speaks the client's format (passthrough). */
   wire?: LlmCall['wire'];
+  /** Metrics and spans of the call (src/observability/); also knows the request id. */
+  watch: LlmCallWatch;
 }
 
 /**
@@ -92,7 +107,7 @@ export class LlmService {
   ) {}
 
   async handle(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Response> {
-    const call = await this.prepare(format, body, auth, request.headers);
+    const call = await this.prepare(format, body, auth, request);
     const { ttlS: cacheTtlS, key: cacheKey, hit } = await this.lookUp(call, request.headers);
     if (hit) return hit;
     call.reservationId = await this.reserve(format, call, auth);
@@ -115,6 +130,7 @@ export class LlmService {
         await this.store(call, response, json);
         // Billed before answered: a crash after this line cannot lose the charge.
         await this.record(call, 'completed', response);
+        call.watch.answered();
         const headers = { ...warningHeaders([...call.decoded.warnings, ...warnings]), ...this.servedHeaders(call) };
         if (capture) void capture.put({ kind: 'json', body: json, headers });
         return Response.json(json, { headers: { ...headers, ...cacheHeaders } });
@@ -129,7 +145,8 @@ export class LlmService {
       );
       /** Passed through: the response object exactly as the client saw it, stored as such. */
       let final: Record<string, unknown> | undefined;
-      const tap = new OutcomeTap(
+      const tap = new FirstTokenTap(
+        call.watch,
         call.served.model.id,
         inputEstimate,
         (outcome) => {
@@ -147,6 +164,7 @@ export class LlmService {
         final = response;
       };
       const idleTimeoutMs = this.idleMs(call);
+      call.watch.answered();
       const stream = clientStream({
         upstream,
         model: call.served.model,
@@ -217,14 +235,19 @@ export class LlmService {
         (deployment, onAttempt) => {
           call.served = this.serve(deployment);
           call.encode.model = call.served.model.id;
+          call.watch.serving(watchLabels(call.served));
           // The client's own body goes only to an upstream of its format; a fallback of another
           // format gets the canonical request.
           const wire = call.wire && call.served.adapter.passthroughFormat === call.wire.format ? call.wire : undefined;
-          return step({ request: call.decoded.request, model: call.served.model, signal, onAttempt, wire });
+          return call.watch.upstream(() =>
+            step({ request: call.decoded.request, model: call.served.model, signal, onAttempt, wire }),
+          );
         },
         (err) => classifyLlmFailure(err, signal),
       );
       call.attempts = result.attempts;
+      if (call.served.model.id !== call.requested.object.id)
+        recordFallback(call.requested.object.id, call.served.model.id);
       return result;
     } catch (err) {
       if (err instanceof RouteFailure) call.attempts = err.attempts;
@@ -251,7 +274,7 @@ export class LlmService {
     return routingHeaders(call.served.model.id, call.served.deployment.provider.id, call.attempts);
   }
 
-  private async prepare(format: ClientFormat, body: unknown, auth: AuthContext, headers: Headers): Promise<Call> {
+  private async prepare(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Call> {
     let decoded: DecodedClientRequest;
     const passesThrough = this.passesThrough(format, body);
     try {
@@ -285,7 +308,7 @@ export class LlmService {
     }
     let plan: Deployment[];
     try {
-      plan = this.router.plan(entry, headers.get('x-gateway-fallbacks'));
+      plan = this.router.plan(entry, request.headers.get('x-gateway-fallbacks'));
     } catch (err) {
       throw err instanceof RoutingHeaderError ? new LlmError(format.family, 'invalid_request', err.message) : err;
     }
@@ -339,6 +362,11 @@ export class LlmService {
       startedAt: new Date(),
       history,
       wire,
+      watch: new LlmCallWatch(request, {
+        ...watchLabels(served),
+        clientFormat: format.name,
+        stream: decoded.request.stream === true,
+      }),
     };
   }
 
@@ -427,6 +455,14 @@ export class LlmService {
     const usage = response?.usage;
     const text = response?.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('') ?? '';
     const toolCalls = response?.content.flatMap((p) => (p.type === 'tool-call' ? [p.name] : [])) ?? [];
+    // The served model's prices; a cache hit carries no usage and costs nothing.
+    const costUsd = usage ? llmCost(call.served.entry.config.pricing, usage) : 0;
+    call.watch.settled(
+      status === 'failed' ? 'failed' : endedBy === 'client_disconnected' ? 'cancelled' : 'completed',
+      response,
+      costUsd,
+      errorMessage,
+    );
     return this.recorder.record({
       taskId: crypto.randomUUID(),
       accountId: call.auth.accountId,
@@ -454,10 +490,10 @@ export class LlmService {
           ? { id: call.encode.id, format: call.format.name, cache: 'hit' }
           : null,
       errorMessage: errorMessage === undefined ? undefined : storableString(errorMessage),
-      // The served model's prices; a cache hit carries no usage and costs nothing.
-      costUsd: usage ? llmCost(call.served.entry.config.pricing, usage) : 0,
+      costUsd,
       createdAt: call.startedAt,
       reservationId: call.reservationId,
+      requestId: call.watch.requestId,
     });
   }
 
@@ -477,6 +513,7 @@ export class LlmService {
     }
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
       if (call.reservationId) this.reservations.release(call.reservationId);
+      call.watch.settled('failed', undefined, 0);
       return err instanceof LlmError ? err : new LlmError(family, 'invalid_request', err.message, err.param ?? null);
     }
     this.ctx.log.error('llm call failed', { model: call.served.model.id, ...errorFields(err) });

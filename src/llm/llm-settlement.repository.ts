@@ -20,6 +20,7 @@ export interface SettlementRow {
   created_at: string;
   hold_id: string | null;
   hold_units: string | null;
+  request_id: string | null;
 }
 
 /** The accounts whose money moved, any account charged less than cost, and what each lease gave. */
@@ -45,7 +46,7 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
     with rec as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         as t(ord int, id text, account_id int, model text, provider text, category text, status text, input jsonb, output jsonb,
-             error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric)
+             error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric, request_id text)
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id in (select account_id from rec) order by a.id for no key update
@@ -69,8 +70,8 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
     ), cumulative as (
       select c.*, sum(c.charge) over (partition by c.account_id order by c.ord) as charged_upto from charged as c
     ), created as (
-      insert into tasks (id, account_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at)
-      select id, account_id, model, provider, category, status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz
+      insert into tasks (id, account_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at, request_id)
+      select id, account_id, model, provider, category, status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz, request_id
       from charged on conflict (id) do nothing
       returning id
     ), totals as (

@@ -29,6 +29,8 @@ export interface LlmCallRecord {
   createdAt: Date;
   /** The hold taken at admission, settled (deleted) in the same transaction as the charge. */
   reservationId?: string;
+  /** The call's `x-request-id`. */
+  requestId?: string;
 }
 
 /**
@@ -159,6 +161,7 @@ async function settleBatch(
       created_at: r.createdAt.toISOString(),
       hold_id: hold?.leaseId ?? null,
       hold_units: hold ? fromUnits(hold.units) : null,
+      request_id: r.requestId ?? null,
     };
   });
   return settleLlmCalls(db, prepared, rows);

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { requestIdOf } from '../observability/http-observer.ts';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
@@ -40,13 +41,13 @@ export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: Webhoo
   const create = async (
     auth: AuthContext,
     req: CreateTaskRequest,
-    headers: Headers,
+    request: Request,
     resolve: () => ReturnType<TaskService['resolve']>,
   ) => {
-    const key = idempotencyKey(headers);
+    const key = idempotencyKey(request.headers);
     const replay = await findIdempotentReplay(ctx.db, auth.accountId, req, key);
     if (replay) return envelope(await view(replay));
-    return envelope(await tasks.create(auth, req, resolve(), key));
+    return envelope(await tasks.create(auth, req, resolve(), key, requestIdOf(request)));
   };
 
   const legacy = new Elysia({ name: 'tasks-legacy' })
@@ -55,14 +56,14 @@ export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: Webhoo
       const model = tasks.registry.bySlug(params.slug ?? '');
       if (!model) throw notFound(`no model for /${params.slug}/generate`);
       const req = parseLegacyGenerate(model.ref.id, body);
-      return create(auth, req, request.headers, () => model);
+      return create(auth, req, request, () => model);
     });
 
   const current = new Elysia({ name: 'tasks', prefix: '/v1/tasks' })
     .use(authPlugin(ctx))
     .post('', async ({ auth, body, request }) => {
       const req = parseCreateTask(body);
-      return create(auth, req, request.headers, () => tasks.resolve(req.model, catalogCategory(ctx)));
+      return create(auth, req, request, () => tasks.resolve(req.model, catalogCategory(ctx)));
     })
     .get('', async ({ auth, query }) => {
       const { page, pageSize, filter } = parseTaskListQuery(query);

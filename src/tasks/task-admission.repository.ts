@@ -12,6 +12,8 @@ export interface NewTask {
   /** The input as submitted, stored for the task record. */
   input: Record<string, unknown>;
   callbackUrl: string | null;
+  /** The create call's `x-request-id`. */
+  requestId?: string | null;
   charge: UsdUnits;
   idempotency?: { key: string; hash: string };
 }
@@ -43,13 +45,14 @@ export async function writeAdmittedBatch(
       where a.id = v.id
       returning a.id, a.balance_usd
     ), created as (
-      insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, callback_url, idempotency_key, request_hash)
-      select id, account_id, model, provider, category, 'processing', input, cost_usd, callback_url, idempotency_key, request_hash
+      insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, callback_url, idempotency_key, request_hash, request_id)
+      select id, account_id, model, provider, category, 'processing', input, cost_usd, callback_url, idempotency_key, request_hash, request_id
       from unnest(${rows.map((i) => i.taskId)}::text[], ${rows.map((i) => i.accountId)}::int[], ${rows.map((i) => i.model)}::text[],
                   ${rows.map((i) => i.provider)}::text[], ${rows.map((i) => i.category)}::text[], ${rows.map((i) => JSON.stringify(i.input))}::jsonb[],
                   ${rows.map((i) => fromUnits(i.charge))}::numeric[], ${rows.map((i) => i.callbackUrl)}::text[],
-                  ${rows.map((i) => i.idempotency?.key ?? null)}::text[], ${rows.map((i) => i.idempotency?.hash ?? null)}::text[])
-        as t(id, account_id, model, provider, category, input, cost_usd, callback_url, idempotency_key, request_hash)
+                  ${rows.map((i) => i.idempotency?.key ?? null)}::text[], ${rows.map((i) => i.idempotency?.hash ?? null)}::text[],
+                  ${rows.map((i) => i.requestId ?? null)}::text[])
+        as t(id, account_id, model, provider, category, input, cost_usd, callback_url, idempotency_key, request_hash, request_id)
       returning id
     )
     insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)

@@ -12,12 +12,15 @@ export interface ClaimedTask {
   id: string;
   account_id: number;
   model: string;
+  provider: string;
   category: string | null;
   input: unknown;
   operation: unknown;
   attempts: number;
   cost_usd: string;
   callback_url: string | null;
+  /** The `x-request-id` of the create call, sent upstream with each step. */
+  request_id: string | null;
   created_at: Date;
 }
 
@@ -33,10 +36,17 @@ export async function claimDueTasks(db: Db, owner: string, leaseMs: number, limi
       where status = 'processing' and category <> 'llm' and run_after <= now()
         and (lease_expires_at is null or lease_expires_at < now())
       order by run_after limit ${limit} for update skip locked)
-    returning id, account_id, model, category, input, operation, attempts, cost_usd, callback_url, created_at`.execute(
+    returning id, account_id, model, provider, category, input, operation, attempts, cost_usd, callback_url, request_id, created_at`.execute(
     db,
   );
   return result.rows;
+}
+
+/** Media tasks not yet finished (queued or running), on every instance: the queue depth gauge. */
+export async function countProcessingTasks(db: Db): Promise<number> {
+  const result = await sql<{ n: string }>`
+    select count(*) as n from tasks where status = 'processing' and category <> 'llm'`.execute(db);
+  return Number(result.rows[0]?.n ?? 0);
 }
 
 /** Hands a task back until `runAfterMs` from now, with the upstream `operation` when the step changed it. */

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { recordFallback } from '../observability/metrics.ts';
 import type { JobStep, MediaJob, MediaOutput } from '../../providers/types.ts';
 import { toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
@@ -17,6 +18,7 @@ import {
   renewTaskLease,
 } from './task-queue.repository.ts';
 import { outputObject } from './task-output.ts';
+import { observeTaskStep, taskFinished } from '../observability/task-observer.ts';
 
 /** Copies one output into the gateway's storage and returns its URL. */
 export type SaveOutput = (
@@ -89,7 +91,7 @@ export class TaskRunner {
     this.inFlight.set(task.id, abort);
     const heartbeat = setInterval(() => void this.renewLease(task.id), Math.max(250, this.opts.leaseMs / 3));
     try {
-      await this.step(task, abort.signal);
+      await observeTaskStep(task, () => this.step(task, abort.signal));
     } catch (err) {
       if (this.stopping) return;
       // A transient failure (upstream down, storage hiccup): try the same step again later.
@@ -145,6 +147,7 @@ export class TaskRunner {
     if (!this.opts.fallbacks) return false;
     const outcome = await fallBack(this.db, this.registry, this.opts.fallbacks, task, this.opts.instanceId, message);
     if (!outcome.switched) return false;
+    recordFallback(task.model, outcome.model);
     this.log.info('task falls back to another model', { task_id: task.id, from: task.model, to: outcome.model });
     if (outcome.moneyMoved) this.opts.onBalanceMoved?.(task.account_id);
     this.loop.wake();
@@ -153,8 +156,10 @@ export class TaskRunner {
 
   private async finish(task: ClaimedTask, ending: Ending): Promise<void> {
     const done = await this.db.transaction().execute((trx) => finishTask(trx, task, this.opts.instanceId, ending));
-    if (done) this.onFinished(task, done.refunded);
-    else this.log.warn('task was finished elsewhere', { task_id: task.id });
+    if (done) {
+      taskFinished(task, ending);
+      this.onFinished(task, done.refunded);
+    } else this.log.warn('task was finished elsewhere', { task_id: task.id });
   }
 
   private release(taskId: string, next: { operation?: unknown; runAfterMs: number }): Promise<void> {

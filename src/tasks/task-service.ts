@@ -55,6 +55,7 @@ export class TaskService {
     req: CreateTaskRequest,
     model: ResolvedMediaModel,
     idempotencyKey?: string,
+    requestId?: string,
   ): Promise<CreateResult> {
     if (JSON.stringify(req.input).length > MAX_INPUT_JSON_CHARS)
       throw unprocessable(`input: must be at most ${MAX_INPUT_JSON_CHARS} characters of JSON`);
@@ -92,6 +93,7 @@ export class TaskService {
       category: model.entry.object.category,
       input: req.input,
       callbackUrl: req.callbackUrl ?? null,
+      requestId: requestId ?? null,
       charge: toUnits(price),
       idempotency: idempotencyKey
         ? { key: idempotencyKey, hash: idempotencyHash({ ...req, model: model.ref.id }) }

@@ -15,7 +15,7 @@ export const attemptView = (row: Pick<CallbackAttemptRow, 'sent_at' | 'status' |
 /**
  * The API contract's task record. `category` is null once the model has left the catalog; `output` is
  * null until completed; `callback_result` is null without a callback URL; `error_message` is
- * present only on failure. `error_detail` (provider diagnostics) is never shown.
+ * present only on failure; `request_id` when the task was made by a request. `error_detail` (provider diagnostics) is never shown.
  */
 export function taskView(row: TaskRow, attempts: CallbackAttemptRow[], catalog: Catalog) {
   return {
@@ -31,5 +31,7 @@ export function taskView(row: TaskRow, attempts: CallbackAttemptRow[], catalog: 
     callback_result: row.callback_url ? attempts.map(attemptView) : null,
     ...(row.status === 'failed' ? { error_message: row.error_message ?? 'task failed' } : {}),
     ...(Array.isArray(row.route_attempts) && row.route_attempts.length ? { attempts: row.route_attempts } : {}),
+    // The `x-request-id` of the call that made the task, to find its log lines and trace.
+    ...(row.request_id ? { request_id: row.request_id } : {}),
   };
 }

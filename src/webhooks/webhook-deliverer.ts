@@ -6,6 +6,7 @@ import { type ClaimedDelivery, claimDeliveries } from './deliveries.repository.t
 import { DELIVERY_LEASE_MS } from './delivery-policy.ts';
 import { type DeliveryResult, recordResults } from './delivery-results.ts';
 import { webhookHeaders } from './webhook-signature.ts';
+import { observeDelivery } from '../observability/webhook-observer.ts';
 
 /** POSTs one webhook (no redirects, private targets refused at send time); throws when no HTTP answer came. */
 export type SendWebhook = (
@@ -64,8 +65,12 @@ export class WebhookDeliverer {
     return claimDeliveries(this.db, this.opts.instanceId, this.opts.leaseMs ?? DELIVERY_LEASE_MS, { due: limit });
   }
 
-  /** One POST, signed afresh with the account's current secret. Never throws. */
-  private async attempt(delivery: ClaimedDelivery): Promise<DeliveryResult> {
+  /** One POST, signed afresh with the account's current secret, observed (metrics, span). Never throws. */
+  private attempt(delivery: ClaimedDelivery): Promise<DeliveryResult> {
+    return observeDelivery(delivery, () => this.sendSigned(delivery));
+  }
+
+  private async sendSigned(delivery: ClaimedDelivery): Promise<DeliveryResult> {
     const sentAt = new Date();
     if (!delivery.callback_url) return { delivery, sentAt, status: 0, statusText: 'the task has no callback_url' };
     const body = JSON.stringify(delivery.payload);

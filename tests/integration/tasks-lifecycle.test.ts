@@ -272,6 +272,8 @@ for (const mode of MODES) {
         'input',
         'model',
         'output',
+        // The x-request-id of the create call (every request has one).
+        'request_id',
         'status',
         'task_id',
       ]);

@@ -22,6 +22,8 @@ export interface TasksTable {
   callback_url: string | null;
   idempotency_key: string | null;
   request_hash: string | null;
+  /** The `x-request-id` of the call that made the task (migration 0005). */
+  request_id: string | null;
   /** The opaque upstream job handle (start/poll), owned by the provider. */
   operation: Json | null;
   attempts: Generated<number>;

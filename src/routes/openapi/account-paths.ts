@@ -34,6 +34,16 @@ export const accountOpenApiPaths: Record<string, unknown> = {
       ok: { 200: { description: 'ready', schema: Health }, 503: { description: 'not ready', schema: Health } },
     }),
   },
+  '/metrics': {
+    get: operation({
+      summary: 'Prometheus metrics (text exposition format)',
+      description:
+        'Open when METRICS_TOKEN is unset; otherwise it takes `Authorization: Bearer <METRICS_TOKEN>` (not an API key).',
+      public: true,
+      ok: { description: 'the metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': undefined } },
+      errors: { shape: ErrorEnvelope, codes: [401] },
+    }),
+  },
   '/v1/models': {
     get: operation({
       summary: 'List models',

@@ -69,6 +69,7 @@ export const Task = v.object({
       v.description('models tried before the one that served, when a fallback took over'),
     ),
   ),
+  request_id: v.optional(v.pipe(v.string(), v.description('the x-request-id of the call that made the task'))),
 });
 /** One deployment of a model as routing sees it (docs/routing.md). */
 export const DeploymentState = v.object({

@@ -1,0 +1,20 @@
+import { Elysia } from 'elysia';
+import { hashApiKey, sameHash } from '../auth/api-keys.ts';
+import { unauthorized } from '../http/errors.ts';
+import { registry } from './metrics.ts';
+
+/**
+ * `GET /metrics`: the Prometheus text exposition of src/observability/metrics.ts. Open when
+ * `METRICS_TOKEN` is unset (bind the port privately then); with it, `Authorization: Bearer
+ * <token>` is required, compared by hash so its length and bytes do not leak through timing.
+ */
+export function metricsRoutes(token: string | undefined) {
+  const tokenHash = token === undefined ? undefined : hashApiKey(token);
+  return new Elysia({ name: 'metrics' }).get('/metrics', async ({ request }) => {
+    if (tokenHash) {
+      const given = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+      if (!given || !sameHash(hashApiKey(given), tokenHash)) throw unauthorized('invalid or missing metrics token');
+    }
+    return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } });
+  });
+}

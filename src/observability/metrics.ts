@@ -1,0 +1,127 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Buckets for work the gateway does itself (routing, auth, a cached read): the first bucket is
+ * 100 µs, so a sub-millisecond request lands in a bucket of its own instead of "under 5 ms".
+ */
+const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+/** Buckets for anything that may wait on a model: from 1 ms up to ten minutes. */
+const SLOW_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+/** A request's total time spans both: the fast buckets, then the slow ones above a second. */
+const REQUEST_BUCKETS = [...FAST_BUCKETS, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/**
+ * Every metric of `GET /metrics` (docs/observability.md), in one registry of its own. Labels carry
+ * route templates, model and provider ids, formats and outcomes, never an account, key or task
+ * id: their values come from the catalog and fixed lists, so the series count stays bounded.
+ * Updates are in-memory increments; only the queue depth is read (from the database) at scrape.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const inRegistry = { registers: [registry] };
+
+export const httpRequests = new Counter({
+  name: 'gateway_http_requests_total',
+  help: 'HTTP requests answered, by method, route template and status code.',
+  labelNames: ['method', 'route', 'status'] as const,
+  ...inRegistry,
+});
+
+export const httpRequestDuration = new Histogram({
+  name: 'gateway_http_request_duration_seconds',
+  help: 'Time from request arrival to the response headers, by method and route template.',
+  labelNames: ['method', 'route'] as const,
+  buckets: REQUEST_BUCKETS,
+  ...inRegistry,
+});
+
+export const llmRequests = new Counter({
+  name: 'gateway_llm_requests_total',
+  help: 'LLM calls by model, provider, client wire format and outcome (completed, failed, cancelled).',
+  labelNames: ['model', 'provider', 'client_format', 'outcome'] as const,
+  ...inRegistry,
+});
+
+export const llmTokens = new Counter({
+  name: 'gateway_llm_tokens_total',
+  help: 'Tokens billed, by model, provider and type (input, output, cache_read, cache_write).',
+  labelNames: ['model', 'provider', 'type'] as const,
+  ...inRegistry,
+});
+
+export const llmTimeToFirstToken = new Histogram({
+  name: 'gateway_llm_time_to_first_token_seconds',
+  help: 'Streamed LLM calls: time from request arrival to the first content delta sent to the client.',
+  labelNames: ['model', 'provider'] as const,
+  buckets: SLOW_BUCKETS,
+  ...inRegistry,
+});
+
+export const llmGatewayOverhead = new Histogram({
+  name: 'gateway_llm_overhead_seconds',
+  help: 'LLM calls: time the gateway spent itself, outside upstream attempts (see docs/observability.md).',
+  labelNames: ['client_format', 'stream'] as const,
+  buckets: FAST_BUCKETS,
+  ...inRegistry,
+});
+
+export const upstreamRequestDuration = new Histogram({
+  name: 'gateway_upstream_request_duration_seconds',
+  help: 'One upstream attempt: time from sending the request to its response headers (or failure).',
+  labelNames: ['provider'] as const,
+  buckets: SLOW_BUCKETS,
+  ...inRegistry,
+});
+
+export const costUsd = new Counter({
+  name: 'gateway_cost_usd_total',
+  help: 'USD charged to accounts, by model and category (llm, image, video, audio).',
+  labelNames: ['model', 'category'] as const,
+  ...inRegistry,
+});
+
+export const tasks = new Counter({
+  name: 'gateway_tasks_total',
+  help: 'Media tasks finished, by model and status (completed, failed).',
+  labelNames: ['model', 'status'] as const,
+  ...inRegistry,
+});
+
+let readQueueDepth: (() => Promise<number>) | undefined;
+
+export const taskQueueDepth = new Gauge({
+  name: 'gateway_task_queue_depth',
+  help: 'Media tasks still processing (queued or running), across all instances; read at scrape.',
+  ...inRegistry,
+  async collect() {
+    if (!readQueueDepth) return;
+    // A failed read keeps the last value: a scrape must not fail because the database blinked.
+    const depth = await readQueueDepth().catch(() => undefined);
+    if (depth !== undefined) this.set(depth);
+  },
+});
+
+/** The gauge reads the queue depth at scrape time (one count query per scrape, none per request). */
+export function readTaskQueueDepthWith(reader: () => Promise<number>): void {
+  readQueueDepth = reader;
+}
+
+export const webhookDeliveries = new Counter({
+  name: 'gateway_webhook_deliveries_total',
+  help: 'Webhook delivery attempts, by outcome (delivered, failed: a non-2xx answer, error: no answer).',
+  labelNames: ['outcome'] as const,
+  ...inRegistry,
+});
+
+export const fallbacks = new Counter({
+  name: 'gateway_fallbacks_total',
+  help: 'Calls moved from one model to another after a failure, by the model left and the model tried.',
+  labelNames: ['from_model', 'to_model'] as const,
+  ...inRegistry,
+});
+
+/** Routing calls this when it falls back from one model to another. */
+export function recordFallback(fromModel: string, toModel: string): void {
+  fallbacks.inc({ from_model: fromModel, to_model: toModel });
+}
