@@ -19,6 +19,8 @@ import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from './context.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { TaskService } from '../tasks/task-service.ts';
+import type { TaskCanceller } from '../tasks/task-cancel.ts';
+import type { TaskEvents } from '../tasks/task-events.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 
 /**
@@ -33,6 +35,8 @@ export function buildApp(
     llm: LlmService;
     tasks: TaskService;
     webhooks: WebhookDeliverer;
+    canceller: TaskCanceller;
+    events: TaskEvents;
   },
 ) {
   const motionProducts = new Set(
@@ -52,7 +56,7 @@ export function buildApp(
     .use(modelRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(dashboardRoutes(ctx))
-    .use(taskRoutes(ctx, services.tasks, services.webhooks))
+    .use(taskRoutes(ctx, services))
     .use(resourceRoutes(ctx, { providers: services.providers }))
     .use(llmRoutes(ctx, services.llm));
 }

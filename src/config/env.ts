@@ -58,6 +58,7 @@ const EnvSchema = v.object({
   BODY_TIMEOUT_MS: v.optional(positiveInt, '30000'),
   AUTH_FAILURES_PER_MINUTE: v.optional(positiveInt, '20'),
   TRUST_PROXY: v.optional(boolString, 'false'),
+  TASK_EVENTS_HEARTBEAT_MS: v.optional(positiveInt, '15000'),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -91,6 +92,8 @@ export interface Env {
   authFailuresPerMinute: number;
   /** Take the client address from the last `X-Forwarded-For` entry (behind a reverse proxy only). */
   trustProxy: boolean;
+  /** How often a task's event stream sends a heartbeat comment (and re-reads the task). */
+  taskEventsHeartbeatMs: number;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -135,5 +138,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     bodyTimeoutMs: e.BODY_TIMEOUT_MS,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
+    taskEventsHeartbeatMs: e.TASK_EVENTS_HEARTBEAT_MS,
   };
 }

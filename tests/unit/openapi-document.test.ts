@@ -24,7 +24,14 @@ const internal = (path: string) => /^\/(dashboard|upstream-webhooks|openapi\.jso
 
 function served(): string[] {
   const env = loadEnv({ ADMIN_TOKEN: 'admin-token-for-the-route-list-0123' });
-  const app = buildApp(stub({ env }), { providers: new Map(), llm: stub(), tasks: stub(), webhooks: stub() });
+  const app = buildApp(stub({ env }), {
+    providers: new Map(),
+    llm: stub(),
+    tasks: stub(),
+    webhooks: stub(),
+    canceller: stub(),
+    events: stub(),
+  });
   return app.routes.filter((r) => !internal(r.path)).map((r) => `${r.method} ${shape(r.path)}`);
 }
 

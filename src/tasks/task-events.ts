@@ -1,0 +1,70 @@
+import type { Logger } from '../ops/logger.ts';
+import { errorFields } from '../ops/logger.ts';
+import type { Store } from '../store/store.ts';
+
+/** One channel for every task: each instance subscribes once, whatever number of streams it serves. */
+const CHANNEL = 'task-changes';
+
+/**
+ * "This task's record changed", across instances, over the store's pub/sub (Redis, or the
+ * in-process bus of the embedded mode, which has a single instance). Messages carry only the
+ * task id: a listener re-reads the record, scoped to its own account, so nothing a message says
+ * is trusted and a lost message costs at most one heartbeat (the streams re-read then too).
+ */
+export class TaskEvents {
+  private readonly listeners = new Map<string, Set<() => void>>();
+  private subscription?: Promise<() => Promise<void>>;
+  private readonly closing = new AbortController();
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+  ) {}
+
+  /** Announces a committed change of `taskId` to every instance (this one included). */
+  changed(taskId: string): void {
+    this.store
+      .publish(CHANNEL, taskId)
+      .catch((err: unknown) => this.log.warn('task change not published', { task_id: taskId, ...errorFields(err) }));
+  }
+
+  /** Calls `listener` on each change of `taskId` until the returned function is called. */
+  async watch(taskId: string, listener: () => void): Promise<() => void> {
+    await this.subscribe();
+    let set = this.listeners.get(taskId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(taskId, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.listeners.get(taskId) === set) this.listeners.delete(taskId);
+    };
+  }
+
+  private subscribe(): Promise<() => Promise<void>> {
+    this.subscription ??= this.store
+      .subscribe(CHANNEL, (taskId) => {
+        for (const listener of this.listeners.get(taskId) ?? []) listener();
+      })
+      .catch((err: unknown) => {
+        // The next stream tries again rather than every stream failing for good.
+        this.subscription = undefined;
+        throw err;
+      });
+    return this.subscription;
+  }
+
+  /** Aborted by `close`: streams end at shutdown instead of holding the server open. */
+  get shutdown(): AbortSignal {
+    return this.closing.signal;
+  }
+
+  async close(): Promise<void> {
+    this.closing.abort();
+    const unsubscribe = await this.subscription?.catch(() => undefined);
+    this.subscription = undefined;
+    await unsubscribe?.();
+  }
+}
