@@ -67,7 +67,13 @@ export class TaskCanceller {
     const provider = task.model.split('/')[0];
     if (task.operation === null) {
       // No upstream job yet, unless a step is submitting it right now (its handle is not stored yet).
-      return task.leased ? [warning(`the ${provider} job was being submitted; it may still run upstream`)] : [];
+      return task.leased
+        ? [
+            warning(
+              `a call to ${provider} was in flight: the job it started may still run upstream; its result is dropped`,
+            ),
+          ]
+        : [];
     }
     const model = this.registry.get(task.model);
     if (!model?.media.cancel)

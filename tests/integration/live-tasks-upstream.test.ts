@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { FAKE_REPLICATE_TOKEN, startFakeReplicate, type FakeReplicate } from '../helpers/fake-replicate.ts';
+import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
+
+/**
+ * Cancelling a task whose job runs upstream: the gateway asks the upstream to cancel it
+ * (Replicate's `POST /v1/predictions/{id}/cancel`, against the fake Replicate on loopback),
+ * refunds the task and never polls it again.
+ */
+async function writeConfig(fake: FakeReplicate): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'gw-live-upstream-'));
+  const path = join(dir, 'gateway.yaml');
+  await writeFile(
+    path,
+    `providers:
+  - id: rep
+    kind: replicate
+    base_url: ${fake.url}
+    api_key: \${REPLICATE_API_TOKEN}
+    options: { poll_interval_ms: 100, max_poll_interval_ms: 200 }
+models:
+  - id: rep/flux
+    category: image
+    display_name: FLUX schnell
+    upstream_model: black-forest-labs/flux-schnell
+    pricing: { per_request: 0.25 }
+    options: { input: { prompt: { type: string, required: true }, scenario: { type: string } } }
+`,
+  );
+  return path;
+}
+
+const mode = MODES[0]!;
+describe(`cancelling an upstream job [${mode.name}]`, () => {
+  let fake: FakeReplicate;
+  let gw: GatewayProcess;
+
+  beforeAll(async () => {
+    fake = await startFakeReplicate();
+    gw = await startGateway({
+      ...(await mode.env('liveupstream')),
+      GATEWAY_CONFIG: await writeConfig(fake),
+      REPLICATE_API_TOKEN: FAKE_REPLICATE_TOKEN,
+    });
+  }, 40_000);
+  afterAll(async () => {
+    await gw?.stop();
+    fake?.stop();
+  });
+
+  test('replicate: the prediction is cancelled upstream, the task refunded and no longer polled', async () => {
+    const { key } = await createAccount(gw, uniqueEmail('rep-cancel'), 1);
+    const prompt = `never ends ${Date.now()}`;
+    const created = await api(gw, 'POST', '/v1/tasks', {
+      key,
+      body: { model: 'rep/flux', input: { prompt, scenario: 'never' } },
+    });
+    expect(created.status).toBe(200);
+    const id = created.body.data.task_id as string;
+    const prediction = await fake.waitFor(prompt);
+    // Polled at least once: the prediction's id is stored on the task.
+    for (let i = 0; i < 100 && prediction.polls < 1; i++) await Bun.sleep(50);
+    expect(prediction.polls).toBeGreaterThan(0);
+    expect((await api(gw, 'GET', '/v1/account', { key })).body.data.balance_usd).toBe(0.75);
+
+    const res = await api(gw, 'POST', `/v1/tasks/${id}/cancel`, { key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-warnings')).toBeNull();
+    expect(res.body.data).toMatchObject({ status: 'cancelled', cost: 0 });
+    expect(prediction.cancelRequests).toBe(1);
+    expect(prediction.status).toBe('canceled');
+    expect((await api(gw, 'GET', '/v1/account', { key })).body.data.balance_usd).toBe(1);
+
+    const polls = prediction.polls;
+    await Bun.sleep(600);
+    expect(prediction.polls).toBe(polls);
+    expect((await api(gw, 'GET', `/v1/tasks/${id}`, { key })).body.data.status).toBe('cancelled');
+  }, 30_000);
+});
