@@ -35,8 +35,10 @@ export async function lockTaskForCancel(
 }
 
 /**
- * Ends a locked, processing task as `cancelled` with nothing charged; drops its lease so the
- * step running it (if any) can neither release nor finish it. False when it was not processing.
+ * Ends a locked, processing task as `cancelled` with nothing charged. False when it was not
+ * processing. The lease is left alone: a step still running cannot finish the task (its finish
+ * requires `processing`), but its release still stores the upstream handle it got, which the
+ * cancel then uses to stop that job; no claim ever takes a cancelled task again.
  */
 export async function markTaskCancelled(trx: DbOrTrx, taskId: string): Promise<boolean> {
   const updated = await trx
@@ -48,12 +50,21 @@ export async function markTaskCancelled(trx: DbOrTrx, taskId: string): Promise<b
       error_message: null,
       finished_at: sql`now()`,
       updated_at: sql`now()`,
-      lease_owner: null,
-      lease_expires_at: null,
     })
     .where('id', '=', taskId)
     .where('status', '=', 'processing')
     .returning('id')
     .executeTakeFirst();
   return updated !== undefined;
+}
+
+/** A cancelled task's upstream handle as a step left it, and whether a step still holds the task. */
+export async function readCancelledOperation(
+  db: DbOrTrx,
+  taskId: string,
+): Promise<{ operation: unknown; leased: boolean } | undefined> {
+  const result = await sql<{ operation: unknown; leased: boolean }>`
+    select operation, (lease_owner is not null and lease_expires_at > now()) as leased
+    from tasks where id = ${taskId} and status = 'cancelled'`.execute(db);
+  return result.rows[0];
 }

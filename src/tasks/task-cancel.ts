@@ -8,12 +8,20 @@ import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { scheduleDelivery } from '../webhooks/deliveries.repository.ts';
 import type { MediaRegistry } from './media-registry.ts';
-import { type CancellableTask, lockTaskForCancel, markTaskCancelled } from './task-cancel.repository.ts';
+import {
+  type CancellableTask,
+  lockTaskForCancel,
+  markTaskCancelled,
+  readCancelledOperation,
+} from './task-cancel.repository.ts';
 import { cancelledPayload } from './task-output.ts';
 import { isTaskId } from './tasks.repository.ts';
 
 /** How long the upstream gets to acknowledge a cancel before the answer goes out without it. */
 const UPSTREAM_CANCEL_TIMEOUT_MS = 10_000;
+/** How long a cancel waits for a step submitting the upstream job to store its handle. */
+const SUBMISSION_WAIT_MS = 60_000;
+const SUBMISSION_POLL_MS = 200;
 
 /**
  * `POST /v1/tasks/{id}/cancel` (docs/api-contract.md, "Cancelling a task"). In one transaction,
@@ -65,16 +73,40 @@ export class TaskCanceller {
   /** Best effort: the task is already cancelled and refunded whatever the upstream says. */
   private async cancelUpstream(task: CancellableTask): Promise<TranslationWarning[]> {
     const provider = task.model.split('/')[0];
-    if (task.operation === null) {
-      // No upstream job yet, unless a step is submitting it right now (its handle is not stored yet).
-      return task.leased
-        ? [
-            warning(
-              `a call to ${provider} was in flight: the job it started may still run upstream; its result is dropped`,
-            ),
-          ]
-        : [];
+    if (task.operation !== null) return this.cancelJob(task, task.operation);
+    // No upstream job yet, unless a step is submitting it right now: its handle is stored when
+    // the call returns, and the job is cancelled then.
+    if (!task.leased) return [];
+    void this.cancelOnceSubmitted(task);
+    return [
+      warning(
+        `a call to ${provider} was in flight: the job it starts is cancelled upstream when the call returns, where ${provider} can`,
+      ),
+    ];
+  }
+
+  /** Waits (in the background) for the in-flight step to store its upstream handle, then cancels that job. */
+  private async cancelOnceSubmitted(task: CancellableTask): Promise<void> {
+    const deadline = Date.now() + SUBMISSION_WAIT_MS;
+    try {
+      while (Date.now() < deadline) {
+        await Bun.sleep(SUBMISSION_POLL_MS);
+        const now = await readCancelledOperation(this.db, task.id);
+        if (!now) return;
+        if (now.operation !== null) {
+          await this.cancelJob(task, now.operation);
+          return;
+        }
+        // The step ended without an upstream job (a synchronous model, or a failed submission).
+        if (!now.leased) return;
+      }
+    } catch (err) {
+      this.log.warn('upstream cancel after submission failed', { task_id: task.id, ...errorFields(err) });
     }
+  }
+
+  private async cancelJob(task: CancellableTask, operation: unknown): Promise<TranslationWarning[]> {
+    const provider = task.model.split('/')[0];
     const model = this.registry.get(task.model);
     if (!model?.media.cancel)
       return [
@@ -84,7 +116,7 @@ export class TaskCanceller {
     const input = parsed.success ? parsed.output : {};
     const signal = AbortSignal.timeout(UPSTREAM_CANCEL_TIMEOUT_MS);
     try {
-      await model.media.cancel({ taskId: task.id, model: model.ref, input, signal }, task.operation);
+      await model.media.cancel({ taskId: task.id, model: model.ref, input, signal }, operation);
       return [];
     } catch (err) {
       this.log.warn('upstream cancel failed', { task_id: task.id, ...errorFields(err) });

@@ -11,7 +11,7 @@ import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-pro
  * (Replicate's `POST /v1/predictions/{id}/cancel`, against the fake Replicate on loopback),
  * refunds the task and never polls it again.
  */
-async function writeConfig(fake: FakeReplicate): Promise<string> {
+async function writeConfig(fake: FakeReplicate, slowUrl: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'gw-live-upstream-'));
   const path = join(dir, 'gateway.yaml');
   await writeFile(
@@ -22,7 +22,18 @@ async function writeConfig(fake: FakeReplicate): Promise<string> {
     base_url: ${fake.url}
     api_key: \${REPLICATE_API_TOKEN}
     options: { poll_interval_ms: 100, max_poll_interval_ms: 200 }
+  - id: repslow
+    kind: replicate
+    base_url: ${slowUrl}
+    api_key: \${REPLICATE_API_TOKEN}
+    options: { poll_interval_ms: 100, max_poll_interval_ms: 200 }
 models:
+  - id: repslow/flux
+    category: image
+    display_name: FLUX schnell, slow to submit
+    upstream_model: black-forest-labs/flux-schnell
+    pricing: { per_request: 0.25 }
+    options: { input: { prompt: { type: string, required: true }, scenario: { type: string } } }
   - id: rep/flux
     category: image
     display_name: FLUX schnell
@@ -38,17 +49,42 @@ const mode = MODES[0]!;
 describe(`cancelling an upstream job [${mode.name}]`, () => {
   let fake: FakeReplicate;
   let gw: GatewayProcess;
+  let slow: ReturnType<typeof Bun.serve>;
+  /** Resolvers of the test waiting for a create to reach the slow proxy. */
+  const createArrived: Array<() => void> = [];
 
   beforeAll(async () => {
     fake = await startFakeReplicate();
+    // In front of the fake: creates take 1.5 s to be forwarded, so a cancel can land while one is in flight.
+    slow = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const url = new URL(req.url);
+        const body = req.method === 'GET' ? undefined : await req.text();
+        if (req.method === 'POST' && !url.pathname.endsWith('/cancel')) {
+          for (const arrived of createArrived.splice(0)) arrived();
+          await Bun.sleep(1500);
+        }
+        const headers = new Headers(req.headers);
+        headers.delete('host');
+        headers.delete('content-length');
+        const res = await fetch(`${fake.origin}${url.pathname}${url.search}`, { method: req.method, headers, body });
+        return new Response(await res.text(), {
+          status: res.status,
+          headers: { 'content-type': res.headers.get('content-type') ?? 'application/json' },
+        });
+      },
+    });
     gw = await startGateway({
       ...(await mode.env('liveupstream')),
-      GATEWAY_CONFIG: await writeConfig(fake),
+      GATEWAY_CONFIG: await writeConfig(fake, `http://127.0.0.1:${slow.port}/v1`),
       REPLICATE_API_TOKEN: FAKE_REPLICATE_TOKEN,
     });
   }, 40_000);
   afterAll(async () => {
     await gw?.stop();
+    slow?.stop(true);
     fake?.stop();
   });
 
@@ -78,6 +114,33 @@ describe(`cancelling an upstream job [${mode.name}]`, () => {
     const polls = prediction.polls;
     await Bun.sleep(600);
     expect(prediction.polls).toBe(polls);
+    expect((await api(gw, 'GET', `/v1/tasks/${id}`, { key })).body.data.status).toBe('cancelled');
+  }, 30_000);
+
+  test('replicate, cancelled while the prediction is being created: cancelled upstream once the create returns', async () => {
+    const { key } = await createAccount(gw, uniqueEmail('rep-cancel-inflight'), 1);
+    const prompt = `cancelled in flight ${Date.now()}`;
+    const arrived = new Promise<void>((resolve) => createArrived.push(resolve));
+    const created = await api(gw, 'POST', '/v1/tasks', {
+      key,
+      body: { model: 'repslow/flux', input: { prompt, scenario: 'never' } },
+    });
+    const id = created.body.data.task_id as string;
+    await arrived;
+    const res = await api(gw, 'POST', `/v1/tasks/${id}/cancel`, { key });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ status: 'cancelled', cost: 0 });
+    const warnings = JSON.parse(res.headers.get('x-gateway-warnings') ?? '[]');
+    expect(warnings).toEqual([{ type: 'other', field: 'upstream', message: expect.stringContaining('in flight') }]);
+    expect((await api(gw, 'GET', '/v1/account', { key })).body.data.balance_usd).toBe(1);
+
+    // The create returns, the handle is stored, and the job is cancelled upstream; it is never polled.
+    const prediction = await fake.waitFor(prompt, 10_000);
+    for (let i = 0; i < 100 && prediction.cancelRequests < 1; i++) await Bun.sleep(50);
+    expect(prediction.cancelRequests).toBe(1);
+    expect(prediction.status).toBe('canceled');
+    await Bun.sleep(500);
+    expect(prediction.polls).toBe(0);
     expect((await api(gw, 'GET', `/v1/tasks/${id}`, { key })).body.data.status).toBe('cancelled');
   }, 30_000);
 });
