@@ -248,6 +248,34 @@ for (const mode of MODES) {
       expect(hook!.headers['x-webhook-signature']).toBeUndefined();
     });
 
+    test('hostile task ids and LLM calls: 4xx, never 5xx', async () => {
+      const { key } = await createAccount(gw, uniqueEmail('hostile'), 1);
+      for (const id of ['%00', '%ED%A0%80', 'x'.repeat(5000), '%F0%9F%A6%8A', '..%2F..%2Fadmin']) {
+        for (const [method, suffix] of [
+          ['POST', 'cancel'],
+          ['GET', 'events'],
+        ] as const) {
+          const res = await fetch(`${gw.url}/v1/tasks/${id}/${suffix}`, {
+            method,
+            headers: { authorization: `Bearer ${key}` },
+          });
+          await res.body?.cancel();
+          expect(res.status).toBeGreaterThanOrEqual(400);
+          expect(res.status).toBeLessThan(500);
+        }
+      }
+      // An LLM call is a task too, but finished when it answers: 409.
+      const chat = await api(gw, 'POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(chat.status).toBe(200);
+      const [llmTask] = (await api(gw, 'GET', '/v1/tasks?category=llm', { key })).body.data;
+      const res = await api(gw, 'POST', `/v1/tasks/${llmTask.task_id}/cancel`, { key });
+      expect(res.status).toBe(409);
+      expect((await api(gw, 'GET', `/v1/tasks/${llmTask.task_id}`, { key })).body.data.status).toBe('completed');
+    });
+
     test('events: the record at once and on every change, heartbeats, the end after the terminal status', async () => {
       const { key } = await createAccount(gw, uniqueEmail('events'), 1);
       const id = await createTask(gw, key, { model: 'sandbox/image', input: { prompt: 'live', delay_ms: 1500 } });
