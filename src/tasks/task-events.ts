@@ -28,9 +28,14 @@ export class TaskEvents {
       .catch((err: unknown) => this.log.warn('task change not published', { task_id: taskId, ...errorFields(err) }));
   }
 
-  /** Calls `listener` on each change of `taskId` until the returned function is called. */
+  /**
+   * Calls `listener` on each change of `taskId` until the returned function is called. Should the
+   * store refuse the subscription (Redis down), the stream still works on its heartbeat re-reads.
+   */
   async watch(taskId: string, listener: () => void): Promise<() => void> {
-    await this.subscribe();
+    await this.subscribe().catch((err: unknown) =>
+      this.log.warn('task changes not subscribed; streams fall back to heartbeats', errorFields(err)),
+    );
     let set = this.listeners.get(taskId);
     if (!set) {
       set = new Set();

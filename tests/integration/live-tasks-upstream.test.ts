@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { FAKE_FAL_KEY, startFakeFal, type FakeFal } from '../helpers/fake-fal.ts';
 import { FAKE_REPLICATE_TOKEN, startFakeReplicate, type FakeReplicate } from '../helpers/fake-replicate.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 
@@ -11,7 +12,7 @@ import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-pro
  * (Replicate's `POST /v1/predictions/{id}/cancel`, against the fake Replicate on loopback),
  * refunds the task and never polls it again.
  */
-async function writeConfig(fake: FakeReplicate, slowUrl: string): Promise<string> {
+async function writeConfig(fake: FakeReplicate, slowUrl: string, fal: FakeFal): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'gw-live-upstream-'));
   const path = join(dir, 'gateway.yaml');
   await writeFile(
@@ -27,7 +28,18 @@ async function writeConfig(fake: FakeReplicate, slowUrl: string): Promise<string
     base_url: ${slowUrl}
     api_key: \${REPLICATE_API_TOKEN}
     options: { poll_interval_ms: 100, max_poll_interval_ms: 200 }
+  - id: fal
+    kind: fal
+    base_url: ${fal.url}
+    api_key: "\${FAL_KEY}"
+    options: { poll_interval_ms: 100, max_poll_interval_ms: 200 }
 models:
+  - id: fal/flux-dev
+    category: image
+    display_name: FLUX dev
+    upstream_model: fal-ai/flux/dev
+    pricing: { per_request: 0.2 }
+    options: { input: { prompt: { type: string, required: true }, scenario: { type: string } } }
   - id: repslow/flux
     category: image
     display_name: FLUX schnell, slow to submit
@@ -48,6 +60,7 @@ models:
 const mode = MODES[0]!;
 describe(`cancelling an upstream job [${mode.name}]`, () => {
   let fake: FakeReplicate;
+  let fal: FakeFal;
   let gw: GatewayProcess;
   let slow: ReturnType<typeof Bun.serve>;
   /** Resolvers of the test waiting for a create to reach the slow proxy. */
@@ -55,6 +68,7 @@ describe(`cancelling an upstream job [${mode.name}]`, () => {
 
   beforeAll(async () => {
     fake = await startFakeReplicate();
+    fal = await startFakeFal();
     // In front of the fake: creates take 1.5 s to be forwarded, so a cancel can land while one is in flight.
     slow = Bun.serve({
       port: 0,
@@ -78,7 +92,8 @@ describe(`cancelling an upstream job [${mode.name}]`, () => {
     });
     gw = await startGateway({
       ...(await mode.env('liveupstream')),
-      GATEWAY_CONFIG: await writeConfig(fake, `http://127.0.0.1:${slow.port}/v1`),
+      GATEWAY_CONFIG: await writeConfig(fake, `http://127.0.0.1:${slow.port}/v1`, fal),
+      FAL_KEY: FAKE_FAL_KEY,
       REPLICATE_API_TOKEN: FAKE_REPLICATE_TOKEN,
     });
   }, 40_000);
@@ -86,6 +101,7 @@ describe(`cancelling an upstream job [${mode.name}]`, () => {
     await gw?.stop();
     slow?.stop(true);
     fake?.stop();
+    fal?.stop();
   });
 
   test('replicate: the prediction is cancelled upstream, the task refunded and no longer polled', async () => {
@@ -142,5 +158,31 @@ describe(`cancelling an upstream job [${mode.name}]`, () => {
     await Bun.sleep(500);
     expect(prediction.polls).toBe(0);
     expect((await api(gw, 'GET', `/v1/tasks/${id}`, { key })).body.data.status).toBe('cancelled');
+  }, 30_000);
+
+  test('fal: the queued request is cancelled upstream and the task refunded', async () => {
+    const { key } = await createAccount(gw, uniqueEmail('fal-cancel'), 1);
+    const prompt = `fal never ends ${Date.now()}`;
+    const created = await api(gw, 'POST', '/v1/tasks', {
+      key,
+      body: { model: 'fal/flux-dev', input: { prompt, scenario: 'never' } },
+    });
+    expect(created.status).toBe(200);
+    const id = created.body.data.task_id as string;
+    let job = fal.byPrompt(prompt);
+    for (let i = 0; i < 100 && (job?.statusPolls ?? 0) < 1; i++) {
+      await Bun.sleep(50);
+      job = fal.byPrompt(prompt);
+    }
+    expect(job?.statusPolls).toBeGreaterThan(0);
+    const res = await api(gw, 'POST', `/v1/tasks/${id}/cancel`, { key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-warnings')).toBeNull();
+    expect(job?.cancelRequests).toBe(1);
+    expect((await api(gw, 'GET', '/v1/account', { key })).body.data.balance_usd).toBe(1);
+    expect((await api(gw, 'GET', `/v1/tasks/${id}`, { key })).body.data).toMatchObject({
+      status: 'cancelled',
+      cost: 0,
+    });
   }, 30_000);
 });

@@ -100,6 +100,8 @@ for (const mode of MODES) {
       expect(redo.status).toBe(200);
       const hooks = await rx.waitForCount({ path: '/cancelled' }, 2, 10_000);
       expect(hooks[1]?.json).toEqual({ task_id: id, status: 'cancelled' });
+      expect(hooks[1]?.headers['webhook-id']).toBe(`msg_${id}`);
+      expect(hooks[0]?.headers['webhook-id']).toBe(`msg_${id}`);
 
       // A finished task cannot be cancelled, and keeps its charge.
       const done = await createTask(gw, key, { model: 'sandbox/image', input: { prompt: 'quick', delay_ms: 0 } });
