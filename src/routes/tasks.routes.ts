@@ -115,10 +115,11 @@ export function taskRoutes(ctx: AppContext, { tasks, webhooks, canceller, events
       const taskId = params.task_id;
       if (!(await findTask(ctx.db, auth.accountId, taskId))) throw notFound(`task ${taskId} not found`);
       const body = taskEventStream({
-        read: async () => {
-          const row = await findTask(ctx.db, auth.accountId, taskId);
-          return row ? omitEmpty(await view(row)) : undefined;
-        },
+        read: () =>
+          events.shareRead(taskId, `${auth.accountId}:${taskId}`, async () => {
+            const row = await findTask(ctx.db, auth.accountId, taskId);
+            return row ? omitEmpty(await view(row)) : undefined;
+          }),
         watch: (onChange) => events.watch(taskId, onChange),
         heartbeatMs: ctx.env.taskEventsHeartbeatMs,
         signal: AbortSignal.any([request.signal, events.shutdown]),

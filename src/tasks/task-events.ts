@@ -13,6 +13,8 @@ const CHANNEL = 'task-changes';
  */
 export class TaskEvents {
   private readonly listeners = new Map<string, Set<() => void>>();
+  /** Reads under way, by task, then by reader key (account and task). */
+  private readonly reads = new Map<string, Map<string, Promise<unknown>>>();
   private subscription?: Promise<() => Promise<void>>;
   private readonly closing = new AbortController();
 
@@ -48,9 +50,34 @@ export class TaskEvents {
     };
   }
 
+  /**
+   * Many streams of one task on this instance re-read it once per change, not once each: a read
+   * joins one under way for the same `key` (which must name the account and the task), unless a
+   * change notice of the task came since that one began.
+   */
+  shareRead<T>(taskId: string, key: string, load: () => Promise<T>): Promise<T> {
+    let byKey = this.reads.get(taskId);
+    const running = byKey?.get(key);
+    // Only `load`s for this same key are stored under it, so the type is the caller's own.
+    if (running) return running as Promise<T>;
+    if (!byKey) {
+      byKey = new Map();
+      this.reads.set(taskId, byKey);
+    }
+    const mine = byKey;
+    const promise = load().finally(() => {
+      if (mine.get(key) === promise) mine.delete(key);
+      if (mine.size === 0 && this.reads.get(taskId) === mine) this.reads.delete(taskId);
+    });
+    mine.set(key, promise);
+    return promise;
+  }
+
   private subscribe(): Promise<() => Promise<void>> {
     this.subscription ??= this.store
       .subscribe(CHANNEL, (taskId) => {
+        // Reads begun before this notice may predate the change: none is joined any more.
+        this.reads.delete(taskId);
         for (const listener of this.listeners.get(taskId) ?? []) listener();
       })
       .catch((err: unknown) => {
