@@ -44,7 +44,8 @@ const SSE_HEADERS = {
 };
 
 /**
- * Tasks (docs/api-contract.md): create, the list with its filters and pagination, one task by id, and
+ * Tasks (docs/api-contract.md): create, the list with its filters and pagination, one task by id,
+ * its live status stream, cancel, callback redelivery, and
  * the legacy per-model `POST /{model-slug}/generate` (the model id with `/` written as `-`, e.g.
  * `/sandbox-image/generate`, or the bare model name when no other provider has it).
  */
