@@ -84,4 +84,28 @@ describe('task events on two instances', () => {
       ]);
     }
   }, 30_000);
+
+  test('SIGTERM ends open streams at once, and a client reconnecting to the other instance carries on', async () => {
+    const { PORT: _taken, ...shared } = a.env;
+    const c = await startGateway(shared);
+    const { key } = await createAccount(a, uniqueEmail('inst-stop'), 1);
+    const created = await api(a, 'POST', '/v1/tasks', {
+      key,
+      body: { model: 'sandbox/image', input: { prompt: 'outlive', delay_ms: 60_000 } },
+    });
+    const id = created.body.data.task_id as string;
+    const onC = await openTaskEvents(c, key, id);
+    await onC.waitFor((r) => r.length === 1);
+    const t0 = Date.now();
+    expect(await c.stop('SIGTERM')).toBe(0);
+    await onC.ended;
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(onC.records.map((r) => r.status)).toEqual(['processing']);
+
+    const onB = await openTaskEvents(b, key, id);
+    await onB.waitFor((r) => r.length === 1);
+    expect((await api(a, 'POST', `/v1/tasks/${id}/cancel`, { key })).status).toBe(200);
+    await onB.ended;
+    expect(onB.records.map((r) => r.status)).toEqual(['processing', 'cancelled']);
+  }, 30_000);
 });
