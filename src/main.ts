@@ -39,6 +39,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     ctx.log.info('shutting down', { signal, in_flight: http.inFlight() });
+    // Live task streams end first: the server waits for open connections to close.
+    await services.events.close();
     await http.stop();
     await services.runner.stop();
     await services.webhooks.stop();

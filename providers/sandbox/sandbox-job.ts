@@ -51,5 +51,7 @@ export function sandboxModel<TInput extends Record<string, unknown>>(def: {
     async poll(job, operation) {
       return step(job, isOperation(operation) ? operation.ready_at : 0);
     },
+    // Nothing runs anywhere between polls: a cancelled task is simply never polled again.
+    async cancel() {},
   };
 }

@@ -54,6 +54,9 @@ export function syncMediaModel(def: {
       isRateLimited(operation)
         ? attempt(job, operation.rate_limited)
         : { state: 'failed', message: `${def.label}: unexpected upstream operation for a synchronous model` },
+    // Between calls (waiting out a 429) nothing runs upstream. A call in flight cannot be recalled:
+    // these APIs have no cancel; the gateway tells the client so when it cancels during one.
+    async cancel() {},
   };
 }
 

@@ -27,6 +27,8 @@ import type { LlmService } from '../llm/llm-service.ts';
 import type { Router } from '../routing/router.ts';
 import { routingRoutes } from '../routes/routing.routes.ts';
 import type { TaskService } from '../tasks/task-service.ts';
+import type { TaskCanceller } from '../tasks/task-cancel.ts';
+import type { TaskEvents } from '../tasks/task-events.ts';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer.ts';
 
 /**
@@ -45,6 +47,8 @@ export function buildApp(
     tokenCount: TokenCountService;
     tasks: TaskService;
     webhooks: WebhookDeliverer;
+    canceller: TaskCanceller;
+    events: TaskEvents;
   },
 ) {
   const motionProducts = new Set(
@@ -67,7 +71,7 @@ export function buildApp(
     .use(services.router ? routingRoutes(ctx, services.router) : new Elysia({ name: 'routing-off' }))
     .use(accountRoutes(ctx))
     .use(dashboardRoutes(ctx))
-    .use(taskRoutes(ctx, services.tasks, services.webhooks))
+    .use(taskRoutes(ctx, services))
     .use(resourceRoutes(ctx, { providers: services.providers }))
     .use(countTokensRoutes(ctx, services.tokenCount))
     .use(llmRoutes(ctx, services.llm))

@@ -2,6 +2,8 @@ import type { MediaOutput, Provider } from '../../providers/types.ts';
 import { CustomVoicesRepository } from '../resources/custom-voices.repository.ts';
 import { MediaRegistry } from '../tasks/media-registry.ts';
 import { TaskAdmitter } from '../tasks/task-admission.ts';
+import { TaskCanceller } from '../tasks/task-cancel.ts';
+import { TaskEvents } from '../tasks/task-events.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
 import { TaskService } from '../tasks/task-service.ts';
 import { checkCallbackUrlAtCreation, sendWebhook } from '../webhooks/callback-url-policy.ts';
@@ -14,6 +16,9 @@ export interface TaskServices {
   tasks: TaskService;
   runner: TaskRunner;
   webhooks: WebhookDeliverer;
+  canceller: TaskCanceller;
+  /** Task changes across instances, for `GET /v1/tasks/{id}/events`. */
+  events: TaskEvents;
 }
 
 /**
@@ -29,6 +34,7 @@ export function createTaskServices(
 ): TaskServices {
   const { env, db, log } = ctx;
   const registry = new MediaRegistry(ctx.catalog, providers);
+  const events = new TaskEvents(ctx.store, log);
   const webhooks = new WebhookDeliverer(db, sendWebhook(env.allowPrivateUrls), log, {
     instanceId: env.instanceId,
     retryDelaysSec: env.webhookRetryDelays,
@@ -40,6 +46,7 @@ export function createTaskServices(
     (task, refunded) => {
       if (refunded) void ctx.accounts.changed(task.account_id);
       if (task.callback_url) webhooks.wake();
+      events.changed(task.id);
     },
     log,
     {
@@ -57,5 +64,15 @@ export function createTaskServices(
     () => runner.wake(),
     new CustomVoicesRepository(db),
   );
-  return { tasks, runner, webhooks };
+  const canceller = new TaskCanceller(
+    db,
+    registry,
+    (task) => {
+      void ctx.accounts.changed(task.account_id);
+      if (task.callback_url) webhooks.wake();
+      events.changed(task.id);
+    },
+    log,
+  );
+  return { tasks, runner, webhooks, canceller, events };
 }

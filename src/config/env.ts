@@ -59,6 +59,7 @@ const EnvSchema = v.object({
   AUTH_FAILURES_PER_MINUTE: v.optional(positiveInt, '20'),
   TRUST_PROXY: v.optional(boolString, 'false'),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+  TASK_EVENTS_HEARTBEAT_MS: v.optional(positiveInt, '15000'),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -94,6 +95,8 @@ export interface Env {
   trustProxy: boolean;
   /** Bearer token `GET /metrics` requires; unset → the endpoint is open. */
   metricsToken?: string;
+  /** How often a task's event stream sends a heartbeat comment (and re-reads the task). */
+  taskEventsHeartbeatMs: number;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -139,5 +142,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
+    taskEventsHeartbeatMs: e.TASK_EVENTS_HEARTBEAT_MS,
   };
 }

@@ -7,6 +7,7 @@ import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
 import { notFound } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
+import { standardSecret } from '../webhooks/webhook-signature.ts';
 
 export const SigningBody = v.object({ enabled: v.boolean() });
 
@@ -15,7 +16,12 @@ export function newSigningSecret(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex');
 }
 
-const signingView = (row: AccountRow) => ({ enabled: row.webhook_signing_enabled, secret: row.webhook_secret });
+/** `standard_secret` is the same secret for Standard Webhooks verifiers (docs/webhooks.md). */
+const signingView = (row: AccountRow) => ({
+  enabled: row.webhook_signing_enabled,
+  secret: row.webhook_secret,
+  standard_secret: row.webhook_secret ? standardSecret(row.webhook_secret) : null,
+});
 
 /** The account object and the self-service calls the dashboard makes (docs/api-contract.md). */
 export function accountRoutes(ctx: AppContext) {

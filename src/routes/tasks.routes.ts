@@ -12,6 +12,10 @@ import { parseTaskListQuery } from '../tasks/list-query.ts';
 import { attemptView, taskView } from '../tasks/task-view.ts';
 import { findTask, isTaskId, listTasks } from '../tasks/tasks.repository.ts';
 import { callbackLogs } from '../webhooks/callback-attempts.repository.ts';
+import { omitEmpty } from '../http/envelope.ts';
+import type { TaskCanceller } from '../tasks/task-cancel.ts';
+import type { TaskEvents } from '../tasks/task-events.ts';
+import { taskEventStream } from '../tasks/task-event-stream.ts';
 import type { TaskRow } from '../db/tables/tasks.table.ts';
 import type { CreateTaskRequest } from '../tasks/create-request.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
@@ -27,12 +31,26 @@ function idempotencyKey(headers: Headers): string | undefined {
 
 const catalogCategory = (ctx: AppContext) => (id: string) => ctx.catalog.get(id)?.object.category;
 
+interface TaskServicesForRoutes {
+  tasks: TaskService;
+  webhooks: WebhookDeliverer;
+  canceller: TaskCanceller;
+  events: TaskEvents;
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+};
+
 /**
- * Tasks (docs/api-contract.md): create, the list with its filters and pagination, one task by id, and
+ * Tasks (docs/api-contract.md): create, the list with its filters and pagination, one task by id,
+ * its live status stream, cancel, callback redelivery, and
  * the legacy per-model `POST /{model-slug}/generate` (the model id with `/` written as `-`, e.g.
  * `/sandbox-image/generate`, or the bare model name when no other provider has it).
  */
-export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: WebhookDeliverer) {
+export function taskRoutes(ctx: AppContext, { tasks, webhooks, canceller, events }: TaskServicesForRoutes) {
   const view = async (row: TaskRow) => {
     const logs = row.callback_url ? await callbackLogs(ctx.db, [row.id]) : new Map();
     return taskView(row, logs.get(row.id) ?? [], ctx.catalog);
@@ -90,6 +108,29 @@ export function taskRoutes(ctx: AppContext, tasks: TaskService, webhooks: Webhoo
     })
     .get('/:task_id', async ({ auth, params }) => {
       // Another account's task is as unknown as a made-up id.
+      const row = await findTask(ctx.db, auth.accountId, params.task_id);
+      if (!row) throw notFound(`task ${params.task_id} not found`);
+      return envelope(await view(row));
+    })
+    // Live status (docs/api-contract.md, "Live task status"): the record at once, on every change, then the end.
+    .get('/:task_id/events', async ({ auth, params, request }) => {
+      const taskId = params.task_id;
+      if (!(await findTask(ctx.db, auth.accountId, taskId))) throw notFound(`task ${taskId} not found`);
+      const body = taskEventStream({
+        read: () =>
+          events.shareRead(taskId, `${auth.accountId}:${taskId}`, async () => {
+            const row = await findTask(ctx.db, auth.accountId, taskId);
+            return row ? omitEmpty(await view(row)) : undefined;
+          }),
+        watch: (onChange) => events.watch(taskId, onChange),
+        heartbeatMs: ctx.env.taskEventsHeartbeatMs,
+        signal: AbortSignal.any([request.signal, events.shutdown]),
+      });
+      return new Response(body, { headers: SSE_HEADERS });
+    })
+    .post('/:task_id/cancel', async ({ auth, params, set }) => {
+      const { warnings } = await canceller.cancel(auth.accountId, params.task_id);
+      if (warnings.length) set.headers['x-gateway-warnings'] = JSON.stringify(warnings).replace(/[^\x20-\x7e]/g, '?');
       const row = await findTask(ctx.db, auth.accountId, params.task_id);
       if (!row) throw notFound(`task ${params.task_id} not found`);
       return envelope(await view(row));

@@ -3,6 +3,7 @@ import { unprocessable } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
 import { isStorableString } from '../http/hostile-json.ts';
 import type { TaskFilter } from './tasks.repository.ts';
+import { TASK_STATUSES } from '../db/tables/tasks.table.ts';
 
 const PAGE_SIZES = new Set([10, 25, 50, 100]);
 const CATEGORIES = new Set(['llm', 'embedding', 'video', 'image', 'audio']);
@@ -43,7 +44,7 @@ const unixSeconds = v.optional(
 export const TaskListQuerySchema = v.object({
   page: v.optional(boundedInteger(1, MAX_PAGE, `must be a positive integer up to ${MAX_PAGE}`)),
   page_size: v.optional(v.pipe(v.string(), v.description('10, 25, 50 or 100; any other value becomes 25'))),
-  status: v.optional(v.picklist(['processing', 'completed', 'failed'], 'must be processing, completed or failed')),
+  status: v.optional(v.picklist(TASK_STATUSES, 'must be processing, completed, failed or cancelled')),
   model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), storable)),
   category: v.pipe(
     commaList,

@@ -26,3 +26,4 @@ export const failedPayload = (taskId: string, errorMessage: string) => ({
   status: 'failed',
   error_message: errorMessage,
 });
+export const cancelledPayload = (taskId: string) => ({ task_id: taskId, status: 'cancelled' });

@@ -1,7 +1,8 @@
 import type { Db } from '../db/database.ts';
+import type { TaskStatus } from '../db/tables/tasks.table.ts';
 import { conflict, notFound, unprocessable } from '../http/errors.ts';
 import { lockTaskOfAccount } from '../tasks/tasks.repository.ts';
-import { completedPayload, failedPayload } from '../tasks/task-output.ts';
+import { cancelledPayload, completedPayload, failedPayload } from '../tasks/task-output.ts';
 import { countDeliveries, scheduleDelivery } from './deliveries.repository.ts';
 import { DELIVERY_LEASE_MS, MAX_CALLBACK_ATTEMPTS } from './delivery-policy.ts';
 
@@ -26,10 +27,7 @@ export async function scheduleRedelivery(
     const used = made + pending;
     if (used >= MAX_CALLBACK_ATTEMPTS)
       throw conflict(`the callback log is full (${MAX_CALLBACK_ATTEMPTS} attempts); no more deliveries can be made`);
-    const payload =
-      task.status === 'completed'
-        ? completedPayload(task.id, task.output)
-        : failedPayload(task.id, task.error_message ?? 'task failed');
+    const payload = finishedPayload(task);
     return scheduleDelivery(trx, {
       taskId,
       attemptNo: used + 1,
@@ -38,4 +36,22 @@ export async function scheduleRedelivery(
       claimedBy: { owner: instanceId, leaseMs: DELIVERY_LEASE_MS },
     });
   });
+}
+
+/** The payload of a finished task's callback, as its first delivery sent it. */
+function finishedPayload(task: { id: string; status: TaskStatus; output: unknown; error_message: string | null }) {
+  switch (task.status) {
+    case 'completed':
+      return completedPayload(task.id, task.output);
+    case 'failed':
+      return failedPayload(task.id, task.error_message ?? 'task failed');
+    case 'cancelled':
+      return cancelledPayload(task.id);
+    case 'processing':
+      throw conflict('the task is still processing; its callback is sent when it finishes');
+    default: {
+      const exhaustive: never = task.status;
+      throw new Error(`unknown task status ${String(exhaustive)}`);
+    }
+  }
 }

@@ -5,7 +5,7 @@ import { ClaimLoop } from '../ops/claim-loop.ts';
 import { type ClaimedDelivery, claimDeliveries } from './deliveries.repository.ts';
 import { DELIVERY_LEASE_MS } from './delivery-policy.ts';
 import { type DeliveryResult, recordResults } from './delivery-results.ts';
-import { webhookHeaders } from './webhook-signature.ts';
+import { webhookHeaders, webhookMessageId } from './webhook-signature.ts';
 import { observeDelivery } from '../observability/webhook-observer.ts';
 
 /** POSTs one webhook (no redirects, private targets refused at send time); throws when no HTTP answer came. */
@@ -76,6 +76,7 @@ export class WebhookDeliverer {
     const body = JSON.stringify(delivery.payload);
     const headers = webhookHeaders(
       body,
+      { id: webhookMessageId(delivery.task_id) },
       { enabled: delivery.webhook_signing_enabled, secret: delivery.webhook_secret },
       sentAt.getTime(),
     );

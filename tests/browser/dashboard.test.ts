@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { WebhookReceiver, verifySignature } from '../helpers/webhook-receiver.ts';
@@ -132,6 +133,8 @@ describe('dashboard in Chromium', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid=signing-state]')?.textContent === 'On');
     const secret = await page.getByLabel('Signing secret', { exact: true }).inputValue();
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    const standardSecret = await page.getByLabel('Standard Webhooks secret', { exact: true }).inputValue();
+    expect(standardSecret).toBe(`whsec_${Buffer.from(secret, 'hex').toString('base64')}`);
     expect(await page.locator('pre code').first().textContent()).toContain(
       "createHmac('sha256', SECRET).update(`${timestamp}.${rawBody}`)",
     );
@@ -155,6 +158,7 @@ describe('dashboard in Chromium', () => {
     const [delivery] = await rx.waitForCount({ path: '/signed' }, 1, 15_000);
     expect(delivery?.json.status).toBe('completed');
     expect(verifySignature(delivery!, secret)).toBe(true);
+    expect(new Webhook(standardSecret).verify(delivery!.body, delivery!.headers)).toEqual(delivery!.json);
     expect(verifySignature({ ...delivery!, body: delivery!.body.replace('completed', 'failed') }, secret)).toBe(false);
     await screenshots(page, '06-playground-media');
   });
@@ -274,6 +278,48 @@ describe('dashboard in Chromium', () => {
     // The API agrees: an 11th is refused.
     expect((await api(gw, 'POST', `/v1/tasks/${id}/callbacks/redeliver`, { key })).status).toBe(409);
     await screenshots(page, '07-task');
+  });
+
+  test('a running task page updates live from its event stream, without polling; Cancel task refunds it', async () => {
+    const id = await createTask(gw, key, {
+      model: 'sandbox/image',
+      input: { prompt: 'a live fox', width: 128, height: 128, delay_ms: 2500 },
+    });
+    const reads: string[] = [];
+    const streams: string[] = [];
+    const watch = (req: { url(): string }) => {
+      const path = new URL(req.url()).pathname;
+      if (path === `/v1/tasks/${id}`) reads.push(path);
+      if (path === `/v1/tasks/${id}/events`) streams.push(path);
+    };
+    page.on('request', watch);
+    await page.goto(`${gw.url}/dashboard/tasks/${id}`);
+    await page.getByRole('heading', { level: 1, name: 'Task' }).waitFor();
+    await page.getByText('Processing… this page updates by itself.').waitFor();
+    expect(await page.locator('.facts .badge').first().textContent()).toBe('processing');
+    // The page is never reloaded: the output appears when the stream says the task completed.
+    await page.waitForFunction(
+      () => (document.querySelector('.media img') as HTMLImageElement | null)?.naturalWidth === 128,
+    );
+    expect(await page.locator('.facts .badge').first().textContent()).toBe('completed');
+    page.off('request', watch);
+    expect(streams).toHaveLength(1);
+    // One read to draw the page; every change after it came over the stream.
+    expect(reads).toHaveLength(1);
+
+    const slow = await createTask(gw, key, { model: 'sandbox/image', input: { prompt: 'stop me', delay_ms: 60_000 } });
+    const before = (await api(gw, 'GET', '/v1/account', { key })).body.data.balance_usd;
+    await page.goto(`${gw.url}/dashboard/tasks/${slow}`);
+    await page.getByRole('button', { name: 'Cancel task' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel the task' }).click();
+    await page.getByText('The task was cancelled and refunded in full').waitFor();
+    expect(await page.locator('.facts .badge').first().textContent()).toBe('cancelled');
+    expect(await page.getByTestId('task-cost').textContent()).toBe('$0.00');
+    expect(await page.getByRole('button', { name: 'Cancel task' }).count()).toBe(0);
+    const after = (await api(gw, 'GET', '/v1/account', { key })).body.data.balance_usd;
+    expect(Math.round((after - before) * 100)).toBe(1);
+    expect((await api(gw, 'GET', `/v1/tasks/${slow}`, { key })).body.data.status).toBe('cancelled');
+    await screenshots(page, '08-task-cancelled');
   });
 
   test('CSRF: a state-changing call with the cookie but without the token is refused (403)', async () => {

@@ -235,3 +235,6 @@ export function verifySignature(req: Pick<Received, 'headers' | 'body'>, secret:
   const given = Buffer.from(signature, 'hex');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+/** The Standard Webhooks form of a 64-hex signing secret: `whsec_` + base64 of its 32 bytes. */
+export const standardSecretOf = (secret: string) => `whsec_${Buffer.from(secret, 'hex').toString('base64')}`;

@@ -160,7 +160,11 @@ for (const mode of MODES) {
       expect(on.body.data.enabled).toBe(true);
       expect(on.body.data.secret).toMatch(/^[0-9a-f]{64}$/);
       const off = await api(gw, 'POST', '/v1/account/webhook-signing', { key: acct.key, body: { enabled: false } });
-      expect(off.body.data).toEqual({ enabled: false, secret: on.body.data.secret });
+      expect(off.body.data).toEqual({
+        enabled: false,
+        secret: on.body.data.secret,
+        standard_secret: `whsec_${Buffer.from(on.body.data.secret, 'hex').toString('base64')}`,
+      });
       const again = await api(gw, 'POST', '/v1/account/webhook-signing', { key: acct.key, body: { enabled: true } });
       expect(again.body.data.secret).toBe(on.body.data.secret);
       const reset = await api(gw, 'POST', '/v1/account/webhook-signing/reset', { key: acct.key });

@@ -7,6 +7,7 @@ import {
   expectedSignature,
   plans,
   reply,
+  standardSecretOf,
   verifySignature,
   type Received,
 } from '../helpers/webhook-receiver.ts';
@@ -101,7 +102,11 @@ for (const mode of MODES) {
         await api(gw, 'POST', '/v1/account/webhook-signing', { key: disabledKey, body: { enabled: true } })
       ).body.data.secret;
       const off = await api(gw, 'POST', '/v1/account/webhook-signing', { key: disabledKey, body: { enabled: false } });
-      expect(off.body.data).toEqual({ enabled: false, secret: disabledSecret });
+      expect(off.body.data).toEqual({
+        enabled: false,
+        secret: disabledSecret,
+        standard_secret: standardSecretOf(disabledSecret),
+      });
 
       const closedPort = await freePort();
       closedPortUrl = `http://127.0.0.1:${closedPort}/nobody-listens`;
@@ -351,7 +356,11 @@ for (const mode of MODES) {
     test('signing on: timestamp and HMAC-SHA256 over the raw body verify with the secret from the endpoint', async () => {
       expect(signedSecret).toMatch(HEX64);
       const got = await api(gw, 'GET', '/v1/account/webhook-signing', { key: signedKey });
-      expect(got.body.data).toEqual({ enabled: true, secret: signedSecret });
+      expect(got.body.data).toEqual({
+        enabled: true,
+        secret: signedSecret,
+        standard_secret: standardSecretOf(signedSecret),
+      });
       for (const path of ['/signed', '/signed-failed']) {
         const [req] = await rx.waitForCount({ path }, 1, 15_000);
         const hit = req as Received;
@@ -378,7 +387,11 @@ for (const mode of MODES) {
       expect((hit as Received).headers['x-webhook-signature']).toBeUndefined();
       expect((hit as Received).headers['x-webhook-timestamp']).toBeUndefined();
       const got = await api(gw, 'GET', '/v1/account/webhook-signing', { key: disabledKey });
-      expect(got.body.data).toEqual({ enabled: false, secret: disabledSecret });
+      expect(got.body.data).toEqual({
+        enabled: false,
+        secret: disabledSecret,
+        standard_secret: standardSecretOf(disabledSecret),
+      });
     });
 
     test('reset: the next attempt verifies with the new secret and not with the old one', async () => {
@@ -403,7 +416,7 @@ for (const mode of MODES) {
       const task = await waitTask(gw, resetKey, id.reset as string, logLength(3));
       expect(task.callback_result.map((e: any) => e.status)).toEqual([500, 500, 200]);
       const got = await api(gw, 'GET', '/v1/account/webhook-signing', { key: resetKey });
-      expect(got.body.data).toEqual({ enabled: true, secret: newSecret });
+      expect(got.body.data).toEqual({ enabled: true, secret: newSecret, standard_secret: standardSecretOf(newSecret) });
       // A manual redelivery after the reset is signed with the new secret too.
       const again = await api(gw, 'POST', `/v1/tasks/${id.reset}/callbacks/redeliver`, { key: resetKey });
       expect(again.status).toBe(200);

@@ -32,6 +32,8 @@ function served(): string[] {
     tasks: stub(),
     webhooks: stub(),
     router: stub(),
+    canceller: stub(),
+    events: stub(),
   });
   return app.routes.filter((r) => !internal(r.path)).map((r) => `${r.method} ${shape(r.path)}`);
 }

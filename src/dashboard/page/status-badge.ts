@@ -1,6 +1,6 @@
 import { h } from './dom.ts';
 
-const TONE: Record<string, string> = { completed: 'ok', failed: 'bad', processing: 'busy' };
+const TONE: Record<string, string> = { completed: 'ok', failed: 'bad', processing: 'busy', cancelled: 'neutral' };
 
 /** A task status as a word in a coloured pill (the word carries the meaning, not the colour). */
 export const statusBadge = (status: string) => h('span', { class: `badge ${TONE[status] ?? 'neutral'}` }, status);

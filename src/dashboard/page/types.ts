@@ -22,6 +22,8 @@ export interface SpendDay {
 export interface Signing {
   enabled: boolean;
   secret?: string | null;
+  /** The same secret for Standard Webhooks libraries (`whsec_…`). */
+  standard_secret?: string | null;
 }
 
 export interface CallbackEntry {
@@ -34,7 +36,7 @@ export interface Task {
   task_id: string;
   model: string;
   category: Category | null;
-  status: 'processing' | 'completed' | 'failed';
+  status: 'processing' | 'completed' | 'failed' | 'cancelled';
   cost: number;
   created_at: number;
   input?: Record<string, unknown>;

@@ -5,6 +5,7 @@ import * as m0003 from './0003-custom-voices.ts';
 import * as m0004 from './0004-llm-reservations.ts';
 import * as m0005 from './0005-task-route-attempts.ts';
 import * as m0006 from './0006-task-request-id.ts';
+import * as m0007 from './0007-cancelled-tasks.ts';
 
 /** Numbered, in order. Imported statically so a bundled or compiled gateway still finds them. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004-llm-reservations': m0004,
   '0005-task-route-attempts': m0005,
   '0006-task-request-id': m0006,
+  '0007-cancelled-tasks': m0007,
 };

@@ -2,7 +2,14 @@ import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { CreatedAt, GeneratedNumeric, Timestamp } from './accounts.table.ts';
 
 export type Json = ColumnType<unknown, string, string>;
-export type TaskStatus = 'processing' | 'completed' | 'failed';
+/** `processing` until exactly one of the three endings (docs/api-contract.md, "Task statuses"). */
+export type TaskStatus = 'processing' | 'completed' | 'failed' | 'cancelled';
+export const TASK_STATUSES = [
+  'processing',
+  'completed',
+  'failed',
+  'cancelled',
+] as const satisfies readonly TaskStatus[];
 
 export interface TasksTable {
   id: string;

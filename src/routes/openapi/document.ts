@@ -4,6 +4,7 @@ import { llmOpenApiPaths } from './llm-paths.ts';
 import { resourceOpenApiPaths } from './resource-paths.ts';
 import { ErrorEnvelope, ModelList, ModelObject, OpenAIError } from './shapes.ts';
 import { taskOpenApiPaths } from './task-paths.ts';
+import { taskWebhooks } from './webhook-paths.ts';
 
 /**
  * The OpenAPI 3.1 description served at `/openapi.json`, generated from the valibot schemas the
@@ -19,6 +20,7 @@ export function openApiDocument() {
     },
     security: [{ bearer: [] }],
     paths: { ...accountOpenApiPaths, ...llmOpenApiPaths, ...taskOpenApiPaths, ...resourceOpenApiPaths },
+    webhooks: taskWebhooks,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: {

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { CATEGORY_ORDER } from '../../catalog/model-object.ts';
 import type { Schema } from './json-schema.ts';
+import { TASK_STATUSES } from '../../db/tables/tasks.table.ts';
 
 /**
  * Response shapes as valibot schemas (docs/api-contract.md). The gateway builds these answers
@@ -47,10 +48,16 @@ export const Account = v.object({
   created_at: unixSeconds(),
   updated_at: unixSeconds(),
 });
-export const Signing = v.object({ enabled: v.boolean(), secret: v.nullable(v.string()) });
+export const Signing = v.object({
+  enabled: v.boolean(),
+  secret: v.nullable(v.string()),
+  standard_secret: v.nullable(
+    v.pipe(v.string(), v.description('the same secret as Standard Webhooks verifiers take it: whsec_ + base64')),
+  ),
+});
 
 export const CallbackAttempt = v.object({ sent_at: unixSeconds(), status: int(), status_text: v.string() });
-export const TaskStatus = v.picklist(['processing', 'completed', 'failed']);
+export const TaskStatus = v.picklist(TASK_STATUSES);
 export const Task = v.object({
   task_id: v.string(),
   model: v.string(),

@@ -48,6 +48,30 @@ export const taskOpenApiPaths: Record<string, unknown> = {
       errors: errors(401, 404),
     }),
   },
+  '/v1/tasks/{task_id}/events': {
+    get: operation({
+      summary: 'Live status: server-sent events, the task record at once and on every change, then the end',
+      description:
+        '`event: status` with the record of GET /v1/tasks/{task_id} as data, sent at once and again on every change ' +
+        '(from any instance); `: heartbeat` comments in between; the stream ends after a terminal status ' +
+        '(completed, failed, cancelled). A finished task gives its record and the end at once.',
+      path: TaskId,
+      ok: { description: 'event stream', content: { 'text/event-stream': v.string() } },
+      errors: errors(401, 404),
+    }),
+  },
+  '/v1/tasks/{task_id}/cancel': {
+    post: operation({
+      summary: 'Cancel a processing task: refunded in full (cost 0), upstream job cancelled where the provider can',
+      description:
+        'The answer is the cancelled task. Its webhook is sent with status "cancelled". When the upstream job ' +
+        'could not be cancelled (the provider has no cancel), the x-gateway-warnings header says so. 409 once ' +
+        'the task has finished.',
+      path: TaskId,
+      ok: { description: 'the cancelled task', schema: envelope(Task) },
+      errors: errors(401, 404, 409),
+    }),
+  },
   '/v1/tasks/{task_id}/callbacks/redeliver': {
     post: operation({
       summary: 'Send the callback once more (the log holds at most 10 attempts)',

@@ -7,7 +7,8 @@ import { errorNotice, errorText } from '../notice.ts';
 import { sseData } from '../sse-data.ts';
 import { statusBadge } from '../status-badge.ts';
 import type { Category, Model, Task } from '../types.ts';
-import { pause, type ViewContext } from '../view.ts';
+import type { ViewContext } from '../view.ts';
+import { followTask } from '../task-stream.ts';
 
 /** Starting inputs a newcomer can run as they are; the API validates whatever is sent. */
 type MediaCategory = Exclude<Category, 'llm' | 'embedding'>;
@@ -16,7 +17,8 @@ const EXAMPLE_INPUT: Record<MediaCategory, object> = {
   video: { prompt: 'waves rolling onto a beach at sunset', duration: 5 },
   audio: { text: 'Hello from the generation gateway.' },
 };
-const POLL_MS = 1000;
+/** How often the seconds of a running task are redrawn. */
+const TICK_MS = 1000;
 
 interface ChatChunk {
   choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
@@ -238,7 +240,7 @@ function mediaPanel(ctx: ViewContext, media: Model[]): HTMLElement {
       );
       const started = Date.now();
       let task: Task = { task_id: created.task_id, status: 'processing' } as Task;
-      for (;;) {
+      const draw = () => {
         const seconds = Math.round((Date.now() - started) / 1000);
         fill(
           progress,
@@ -254,9 +256,21 @@ function mediaPanel(ctx: ViewContext, media: Model[]): HTMLElement {
           task.status === 'completed' && task.output ? mediaOutput(task.output, task.category ?? 'task') : null,
           task.status === 'failed' ? h('p', { class: 'error-text' }, task.error_message ?? 'The task failed.') : null,
         );
-        if (task.status !== 'processing') break;
-        if (!(await pause(POLL_MS, ctx.signal))) return;
+      };
+      // The status comes live from the task's event stream; the timer only counts the seconds.
+      draw();
+      const ticker = setInterval(() => task.status === 'processing' && draw(), TICK_MS);
+      try {
+        await followTask(created.task_id, ctx.signal, (next) => {
+          task = next;
+          draw();
+        });
+      } finally {
+        clearInterval(ticker);
+      }
+      if (task.status === 'processing' && !ctx.signal.aborted) {
         task = await data<Task>('GET', `/v1/tasks/${encodeURIComponent(created.task_id)}`, { signal: ctx.signal });
+        draw();
       }
     } catch (err) {
       if (!ctx.signal.aborted) errors.append(errorNotice(errorText(err)));

@@ -6,9 +6,12 @@ import { errorNotice, errorText, infoNotice } from '../notice.ts';
 import { httpBadge, statusBadge } from '../status-badge.ts';
 import type { CallbackEntry, Task } from '../types.ts';
 import { pause, type ViewContext } from '../view.ts';
+import { confirmDialog } from '../confirm-dialog.ts';
+import { followTask } from '../task-stream.ts';
 
 /** The cap on a task's callback log (docs/api-contract.md). The API enforces it (409); the page only explains it. */
 const CALLBACK_LOG_CAP = 10;
+/** After the end, the first delivery is awaited by polling: it is logged after the task's last event. */
 const POLL_MS = 1000;
 
 const jsonBlock = (value: unknown, label: string) =>
@@ -43,6 +46,8 @@ function output(task: Task): Array<Node> {
       h('p', { class: 'error-text' }, task.error_message ?? 'The task failed.'),
       h('p', { class: 'muted' }, 'A failed task is refunded in full.'),
     ];
+  if (task.status === 'cancelled')
+    return [h('p', { class: 'muted' }, 'The task was cancelled and refunded in full; it made no output.')];
   if (!task.output) return [h('p', { class: 'muted' }, 'No output.')];
   return [
     mediaOutput(task.output, task.category ?? 'task'),
@@ -145,8 +150,36 @@ export async function taskDetailView(ctx: ViewContext): Promise<void> {
     result,
   );
 
+  const cancelResult = h('div', { class: 'messages' });
+  const cancel = h('button', { type: 'button', class: 'button danger' }, 'Cancel task');
+  cancel.addEventListener('click', async () => {
+    const sure = await confirmDialog({
+      title: 'Cancel this task?',
+      body: 'It stops here (and upstream where the provider allows it), and its cost is refunded in full.',
+      confirm: 'Cancel the task',
+    });
+    if (!sure) return;
+    cancel.disabled = true;
+    cancelResult.replaceChildren();
+    try {
+      task = await data<Task>('POST', `/v1/tasks/${encodeURIComponent(id)}/cancel`);
+    } catch (err) {
+      cancelResult.append(
+        errorNotice(err instanceof ApiError && err.status === 409 ? `Not cancelled: ${err.message}` : errorText(err)),
+      );
+      task = await load();
+    }
+    render();
+  });
+
   const render = () => {
-    fill(summaryBox, h('h2', { id: 'sum-title' }, 'Summary'), summary(task));
+    fill(
+      summaryBox,
+      h('h2', { id: 'sum-title' }, 'Summary'),
+      summary(task),
+      task.status === 'processing' ? h('div', { class: 'row' }, cancel) : null,
+      cancelResult,
+    );
     fill(outputBody, ...output(task));
     fill(
       target,
@@ -186,9 +219,21 @@ export async function taskDetailView(ctx: ViewContext): Promise<void> {
   render();
   ctx.main.append(summaryBox, inputBox, outputBox, callbacks);
 
-  // Follow a running task until it is done, then briefly its first delivery.
+  // Follow a running task live until it ends, then briefly its first delivery.
+  if (task.status === 'processing') {
+    await followTask(id, ctx.signal, (next) => {
+      task = next;
+      render();
+    });
+    if (ctx.signal.aborted) return;
+    // The stream could not be opened or kept (the session ended): show the task as it is now.
+    if (task.status === 'processing') {
+      task = await load();
+      render();
+    }
+  }
   let afterFinish = 0;
-  while (task.status === 'processing' || (task.callback_url && !task.callback_result?.length && afterFinish++ < 15)) {
+  while (task.status !== 'processing' && task.callback_url && !task.callback_result?.length && afterFinish++ < 15) {
     if (!(await pause(POLL_MS, ctx.signal))) return;
     task = await load();
     render();

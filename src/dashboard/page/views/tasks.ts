@@ -70,6 +70,7 @@ async function filterForm(ctx: ViewContext): Promise<HTMLFormElement> {
             ['processing', 'Processing'],
             ['completed', 'Completed'],
             ['failed', 'Failed'],
+            ['cancelled', 'Cancelled'],
           ],
           q.get('status') ?? '',
         ),

@@ -96,6 +96,11 @@ export async function webhooksView(ctx: ViewContext): Promise<void> {
       signing.secret
         ? copyField('Signing secret', signing.secret, { id: 'signing-secret' })
         : h('p', { class: 'muted' }, 'Turn signing on to create your secret.'),
+      signing.standard_secret
+        ? copyField('Standard Webhooks secret', signing.standard_secret, {
+            id: 'standard-secret',
+          })
+        : null,
       h('div', { class: 'row' }, reset),
     );
   };
