@@ -18,6 +18,9 @@ import { createProviders, isProviderKind } from '../../providers/registry.ts';
 import type { LlmAdapter, Provider } from '../../providers/types.ts';
 import { LlmService } from '../llm/llm-service.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
+import { KeyBudgets } from '../keys/key-budgets.ts';
+import { KeyRateLimits } from '../keys/key-rate-limits.ts';
+import { LlmKeyGate } from '../keys/llm-key-gate.ts';
 import type { AppContext } from './context.ts';
 import { createTaskServices, type TaskServices } from './task-services.ts';
 import { saveTaskOutput } from '../tasks/save-task-output.ts';
@@ -30,6 +33,8 @@ export interface Started {
     llm: LlmService;
     usage: UsageRecorder;
     reservations: BalanceReservations;
+    /** LLM holds on API key budgets (renewed and swept in the background). */
+    keyBudgets: KeyBudgets;
   } & TaskServices;
   database: DatabaseHandle;
   /** Set on the very first start only: the key of the account created then. */
@@ -76,11 +81,14 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   for (const [id, provider] of providers) if (provider.llm) llmAdapters.set(id, provider.llm);
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
+  const keyBudgets = new KeyBudgets(database.db, log);
+  const keyGate = new LlmKeyGate(keyBudgets, new KeyRateLimits(store));
   const services = {
     providers,
-    llm: new LlmService(ctx, llmAdapters, usage, reservations),
+    llm: new LlmService(ctx, llmAdapters, usage, reservations, keyGate),
     usage,
     reservations,
+    keyBudgets,
     ...createTaskServices(ctx, providers, saveTaskOutput(ctx)),
   };
 

@@ -8,6 +8,7 @@ import { fileRoutes } from '../routes/files.routes.ts';
 import { adminRoutes } from '../routes/admin.routes.ts';
 import { dashboardRoutes } from '../routes/dashboard.routes.ts';
 import { healthRoutes } from '../routes/health.routes.ts';
+import { keyRoutes } from '../routes/keys.routes.ts';
 import { providerWebhookRoutes } from '../routes/provider-webhooks.routes.ts';
 import { llmErrorShapers, llmRoutes } from '../routes/llm.routes.ts';
 import { modelRoutes } from '../routes/models.routes.ts';
@@ -51,6 +52,7 @@ export function buildApp(
     .use(new Elysia({ name: 'admin-guarded' }).use(adminGuard(ctx)).use(adminRoutes(ctx)))
     .use(modelRoutes(ctx))
     .use(accountRoutes(ctx))
+    .use(keyRoutes(ctx))
     .use(dashboardRoutes(ctx))
     .use(taskRoutes(ctx, services.tasks, services.webhooks))
     .use(resourceRoutes(ctx, { providers: services.providers }))

@@ -22,6 +22,8 @@ import { loadConversation, saveResponse } from './llm-responses.repository.ts';
 import { clientStream } from './stream-pipeline.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
+import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
+import { unitsToUsd } from '../accounts/money.ts';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -44,6 +46,9 @@ function warningHeaders(warnings: TranslationWarning[]): Record<string, string> 
   return {};
 }
 
+/** The call's charge in USD (docs/keys.md): exact on a JSON answer, the held ceiling on a stream. */
+const costHeader = (usd: number): Record<string, string> => ({ 'x-gateway-cost-usd': String(usd) });
+
 interface Call {
   format: ClientFormat;
   decoded: DecodedClientRequest;
@@ -58,6 +63,10 @@ interface Call {
   history: CanonicalMessage[];
   /** The balance hold taken at admission; settled with the call's record. */
   reservationId: string;
+  /** What the call took from its API key (budget hold, tpm estimate): src/keys/llm-key-gate.ts. */
+  keyTicket: KeyTicket | null;
+  /** The worst case held, in USD: a stream's `x-gateway-cost-usd` (its charge is known only at its end). */
+  heldUsd: number;
 }
 
 /**
@@ -71,6 +80,8 @@ export class LlmService {
     private readonly adapters: ReadonlyMap<string, LlmAdapter>,
     private readonly recorder: UsageRecorder,
     private readonly reservations: BalanceReservations,
+    /** The API key's limits (docs/keys.md); absent in tests that exercise the balance alone. */
+    private readonly keyGate?: LlmKeyGate,
   ) {}
 
   async handle(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Response> {
@@ -87,7 +98,10 @@ export class LlmService {
         await this.store(call, response, json);
         // Billed before answered: a crash after this line cannot lose the charge.
         await this.record(call, 'completed', response);
-        return Response.json(json, { headers: warningHeaders([...call.decoded.warnings, ...warnings]) });
+        const cost = response.usage ? llmCost(call.entry.config.pricing, response.usage) : 0;
+        return Response.json(json, {
+          headers: { ...warningHeaders([...call.decoded.warnings, ...warnings]), ...costHeader(cost) },
+        });
       }
       const upstream = await call.adapter.stream(callArgs);
       const inputEstimate = call.decoded.request.messages.reduce(
@@ -100,7 +114,11 @@ export class LlmService {
         (outcome) => this.settle(call, outcome),
         call.decoded.responses?.store ? (response) => this.store(call, response) : undefined,
       );
-      const headers = { ...SSE_HEADERS, ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]) };
+      const headers = {
+        ...SSE_HEADERS,
+        ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]),
+        ...costHeader(call.heldUsd),
+      };
       return new Response(clientStream({ upstream, model: call.model, format, ctx: call.encode, tap, abort }), {
         headers,
       });
@@ -138,6 +156,7 @@ export class LlmService {
         'model_not_supported',
       );
     }
+    this.keyGate?.checkModel(format.family, auth, modelId);
     const adapter = this.adapters.get(entry.provider.id);
     if (!adapter)
       throw new LlmError(format.family, 'invalid_request', `The model '${modelId}' has no LLM adapter`, 'model');
@@ -169,7 +188,7 @@ export class LlmService {
       created: Math.floor(Date.now() / 1000),
       decoded,
     };
-    const reservationId = await this.reserve(format, entry, decoded, auth);
+    const { reservationId, keyTicket, heldUsd } = await this.reserve(format, entry, decoded, auth);
     return {
       format,
       decoded,
@@ -182,6 +201,8 @@ export class LlmService {
       startedAt: new Date(),
       history,
       reservationId,
+      keyTicket,
+      heldUsd,
     };
   }
 
@@ -194,10 +215,13 @@ export class LlmService {
     entry: CatalogEntry,
     decoded: DecodedClientRequest,
     auth: AuthContext,
-  ): Promise<string> {
+  ): Promise<{ reservationId: string; keyTicket: KeyTicket | null; heldUsd: number }> {
     const hold = worstCaseHold(decoded.request, entry.config);
+    // The key's own limits first: a call its key refuses never touches the balance.
+    const keyTicket = this.keyGate ? await this.keyGate.admit(format.family, auth, decoded.request, hold) : null;
     const result = await this.reservations.reserve(auth.accountId, hold.units);
-    if (result.ok) return result.id;
+    if (result.ok) return { reservationId: result.id, keyTicket, heldUsd: unitsToUsd(hold.units) };
+    if (keyTicket) await this.keyGate?.release(keyTicket);
     const affordable = affordableOutputTokens(result.availableUnits, hold, entry.config);
     const message =
       affordable > 0
@@ -259,7 +283,7 @@ export class LlmService {
     const usage = response?.usage;
     const text = response?.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('') ?? '';
     const toolCalls = response?.content.flatMap((p) => (p.type === 'tool-call' ? [p.name] : [])) ?? [];
-    return this.recorder.record({
+    const recorded = this.recorder.record({
       taskId: crypto.randomUUID(),
       accountId: call.auth.accountId,
       model: call.model.id,
@@ -284,7 +308,14 @@ export class LlmService {
       costUsd: usage ? llmCost(call.entry.config.pricing, usage) : 0,
       createdAt: call.startedAt,
       reservationId: call.reservationId,
+      keyId: call.auth.keyId,
+      keyHoldId: call.keyTicket?.holdId ?? undefined,
     });
+    const ticket = call.keyTicket;
+    // The key's tpm is corrected off the path of the client's last byte.
+    if (ticket)
+      void recorded.then(() => this.keyGate?.settled(ticket, usage ? usage.inputTokens + usage.outputTokens : 0));
+    return recorded;
   }
 
   private failure(call: Call, err: unknown): LlmError {
@@ -295,6 +326,7 @@ export class LlmService {
     }
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
       this.reservations.release(call.reservationId);
+      if (call.keyTicket) void this.keyGate?.release(call.keyTicket);
       return err instanceof LlmError ? err : new LlmError(family, 'invalid_request', err.message, err.param ?? null);
     }
     this.ctx.log.error('llm call failed', { model: call.model.id, ...errorFields(err) });

@@ -25,6 +25,10 @@ export interface LlmCallRecord {
   createdAt: Date;
   /** The hold taken at admission, settled (deleted) in the same transaction as the charge. */
   reservationId?: string;
+  /** The API key that made the call; its spend grows by the charge in the same statement. */
+  keyId?: number;
+  /** The call's hold on its key's budget (src/keys/key-budgets.ts), deleted with the charge. */
+  keyHoldId?: string;
 }
 
 /**
@@ -154,6 +158,8 @@ async function settleBatch(
       created_at: r.createdAt.toISOString(),
       hold_id: hold?.leaseId ?? null,
       hold_units: hold ? fromUnits(hold.units) : null,
+      key_id: r.keyId ?? null,
+      key_hold_id: r.keyHoldId ?? null,
     };
   });
   return settleLlmCalls(db, prepared, rows);
