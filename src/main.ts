@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     await services.usage.stop();
     await services.reservations.stop();
     services.keyBudgets.stop();
+    await ctx.keyUsage?.stop();
     ctx.rateLimiter.stop();
     await ctx.rateLimiter.flush();
     await ctx.store.close();

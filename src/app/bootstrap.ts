@@ -19,6 +19,7 @@ import type { LlmAdapter, Provider } from '../../providers/types.ts';
 import { LlmService } from '../llm/llm-service.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
 import { KeyBudgets } from '../keys/key-budgets.ts';
+import { KeyUsage } from '../keys/key-usage.ts';
 import { KeyRateLimits } from '../keys/key-rate-limits.ts';
 import { LlmKeyGate } from '../keys/llm-key-gate.ts';
 import type { AppContext } from './context.ts';
@@ -68,6 +69,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     store,
     catalog,
     keys,
+    keyUsage: new KeyUsage(database.db, log),
     accounts,
     rateLimiter: new RateLimiter(store),
     storage,

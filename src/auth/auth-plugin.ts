@@ -93,6 +93,7 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
       throw retryAfter > 0 ? throttled(retryAfter) : errors.unauthorized();
     }
     ctx.requestAccount.set(request, auth.accountId);
+    ctx.keyUsage?.touch(auth.keyId);
     const decision = ctx.rateLimiter.check(`key:${auth.keyId}`, limit);
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
     if (auth.policy) {

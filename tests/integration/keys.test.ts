@@ -46,8 +46,16 @@ for (const mode of MODES) {
       expect(ci).toMatchObject({ budget_usd: 5, budget_period: 'month', rpm: 100, tpm: null, spend_usd: 0 });
       const now = new Date();
       expect(ci.period_start).toBe(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) / 1000);
-      // The new key works, then is changed, then revoked.
+      expect(ci.last_used_at).toBeNull();
+      // The new key works (its use is recorded within seconds), then is changed, then revoked.
       expect((await api(gw, 'GET', '/v1/account', { key: made.key })).status).toBe(200);
+      const usedAt = Math.floor(Date.now() / 1000);
+      let lastUsed: unknown = null;
+      for (let i = 0; i < 50 && lastUsed === null; i++) {
+        await Bun.sleep(100);
+        lastUsed = (await listKeys(gw, acct.key)).find((x) => x.id === made.id)?.last_used_at ?? null;
+      }
+      expect(Math.abs((lastUsed as number) - usedAt)).toBeLessThanOrEqual(1);
       const patched = await api(gw, 'PATCH', `/v1/keys/${made.id}`, {
         key: acct.key,
         body: { models: ['sandbox/*'], rpm: null },
@@ -104,6 +112,39 @@ for (const mode of MODES) {
           .status,
       ).toBe(200);
       expect((await api(gw, 'GET', '/v1/account', { key: made.body.data.key })).status).toBe(401);
+    });
+
+    test('the admin CLI lists, creates, changes and revokes keys', async () => {
+      const acct = await createAccount(gw, uniqueEmail('keys-cli'));
+      const run = async (...args: string[]) => {
+        const proc = Bun.spawn([process.execPath, 'run', 'src/cli/admin.ts', ...args], {
+          cwd: `${import.meta.dir}/../..`,
+          env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN, GATEWAY_URL: gw.url },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        });
+        const [out, err, code] = await Promise.all([
+          new Response(proc.stdout).text(),
+          new Response(proc.stderr).text(),
+          proc.exited,
+        ]);
+        return { out, err, code };
+      };
+      const user = String(acct.userId);
+      const made = await run('key-create', user, 'batch', '{"budget_usd":2,"budget_period":"week"}');
+      expect(made.code).toBe(0);
+      const key = JSON.parse(made.out);
+      expect(key).toMatchObject({ name: 'batch', budget_usd: 2, budget_period: 'week' });
+      expect((await api(gw, 'GET', '/v1/account', { key: key.key })).status).toBe(200);
+      const changed = await run('key-update', user, String(key.id), '{"rpm":30}');
+      expect(JSON.parse(changed.out).rpm).toBe(30);
+      const bad = await run('key-update', user, String(key.id), '{"budget_period":"year"}');
+      expect(bad.code).not.toBe(0);
+      expect(bad.err).toContain('budget_period');
+      const listed = await run('keys', user);
+      expect(JSON.parse(listed.out).map((k: { name: string }) => k.name)).toEqual(['default', 'batch']);
+      expect((await run('key-revoke', user, String(key.id))).code).toBe(0);
+      expect((await api(gw, 'GET', '/v1/account', { key: key.key })).status).toBe(401);
     });
 
     test('models outside the allow-list: 403 in each endpoint’s shape (SDKs raise PermissionDeniedError)', async () => {
