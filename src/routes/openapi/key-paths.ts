@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AccountId } from '../admin.routes.ts';
+import { SpendQuery } from '../dashboard.routes.ts';
 import { CreateKeyBody, KeyIdParam, UpdateKeyBody } from '../../keys/key-settings.ts';
 import { operation } from './operation.ts';
 import { envelope, ErrorEnvelope } from './shapes.ts';
@@ -35,8 +36,23 @@ const created = { description: 'the new key, shown once', schema: envelope(Creat
 const one = { description: 'the key', schema: envelope(KeyObject) };
 const revoked = { description: 'revoked on every instance', schema: envelope(Revoked) };
 
+const Breakdown = v.object({
+  by_key: v.optional(
+    v.array(v.object({ key_id: v.nullable(int()), name: v.nullable(v.string()), spend_usd: v.number(), calls: int() })),
+  ),
+  by_model: v.optional(v.array(v.object({ model: v.string(), spend_usd: v.number(), calls: int() }))),
+});
+
 /** The account's API keys (self-service and admin). */
 export const keyOpenApiPaths: Record<string, unknown> = {
+  '/v1/account/spend/breakdown': {
+    get: operation({
+      summary: 'USD spent per API key and per model over the last `days` UTC days (final costs)',
+      query: SpendQuery,
+      ok: { description: 'spend', schema: envelope(Breakdown) },
+      errors: errors(401, 422),
+    }),
+  },
   '/v1/keys': {
     get: operation({ summary: 'List the account’s API keys with their spend', ok: list, errors: errors(401) }),
     post: operation({ summary: 'Create an API key', body: CreateKeyBody, ok: created, errors: errors(401, 422) }),
