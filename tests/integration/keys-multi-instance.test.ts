@@ -83,6 +83,55 @@ describe('API keys across two instances', () => {
     expect(Number(headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
+  test('a budget is one across instances: 4K creates spread over both for K tasks → exactly K; LLM streams stay within it', async () => {
+    const acct = await createAccount(a, uniqueEmail('keys-budget2'), 100);
+    const K = 10;
+    const tasks = await newKey(acct.key, { name: 'tasks', budget_usd: K * 0.01, budget_period: 'week' });
+    const created = await Promise.all(
+      Array.from({ length: 4 * K }, (_, i) =>
+        api(i % 2 ? a : b, 'POST', '/v1/tasks', {
+          key: tasks.key,
+          body: { model: 'sandbox/image', input: { prompt: 'fox', delay_ms: 60000 } },
+        }),
+      ),
+    );
+    expect(created.filter((r) => r.status === 200)).toHaveLength(K);
+    expect(created.filter((r) => r.status === 402)).toHaveLength(3 * K);
+
+    const budget = 0.05;
+    const llm = await newKey(acct.key, { name: 'llm', budget_usd: budget });
+    const words = Array.from({ length: 3000 }, (_, i) => `w${i % 10}`).join(' ');
+    const outcomes = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const client = new OpenAI({ baseURL: `${(i % 2 ? a : b).url}/v1`, apiKey: llm.key, maxRetries: 0 });
+        try {
+          const stream = await client.chat.completions.create({
+            model: 'sandbox/echo',
+            max_tokens: 4000,
+            stream: true,
+            messages: [{ role: 'user', content: words }],
+          });
+          for await (const _ of stream) {
+            // drain
+          }
+          return 200;
+        } catch (err) {
+          if (err instanceof OpenAI.APIError) return err.status;
+          throw err;
+        }
+      }),
+    );
+    expect(outcomes).toContain(200);
+    expect(outcomes).toContain(402);
+    expect(outcomes.every((s) => s === 200 || s === 402)).toBe(true);
+    const listed = await api(b, 'GET', '/v1/keys', { key: acct.key });
+    const spend = listed.body.data.find((k: { id: number }) => k.id === llm.id).spend_usd as number;
+    expect(Math.round(spend * 1e10)).toBeLessThanOrEqual(Math.round(budget * 1e10));
+    const records = await api(a, 'GET', `/v1/tasks?key_id=${llm.id}&page_size=100`, { key: acct.key });
+    const total = (records.body.data as Array<{ cost: number }>).reduce((n, t) => n + Math.round(t.cost * 1e10), 0);
+    expect(Math.round(spend * 1e10)).toBe(total);
+  });
+
   test('a revoked key is refused on both instances at once; an edit applies on both at once', async () => {
     const acct = await createAccount(a, uniqueEmail('keys-revoke'));
     const k = await newKey(acct.key, { name: 'temp' });

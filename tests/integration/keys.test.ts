@@ -87,6 +87,32 @@ for (const mode of MODES) {
       expect((await listKeys(gw, acct.key)).map((k) => k.name)).toEqual(['default']);
     });
 
+    test('hostile input on the key endpoints is a 4xx, never a 5xx', async () => {
+      const acct = await createAccount(gw, uniqueEmail('keys-hostile'));
+      const raw = [
+        '{"name":"a\\u0000b"}',
+        '{"name":"\\ud800"}',
+        '{"name":"x","budget_usd":1e400}',
+        '{"name":"x","rpm":99999999999999999999999}',
+        '{"name":"x","models":["\\ud800/x"]}',
+        `{"name":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+        '{"name":"x",',
+        '[]',
+      ];
+      for (const rawBody of raw) {
+        const res = await api(gw, 'POST', '/v1/keys', { key: acct.key, rawBody });
+        expect(res.status).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+      }
+      for (const id of ['99999999999999999999', '-1', '1e3', '%00', '0x10']) {
+        const res = await api(gw, 'PATCH', `/v1/keys/${id}`, { key: acct.key, body: { rpm: 1 } });
+        expect([400, 404, 422]).toContain(res.status);
+      }
+      const filtered = await api(gw, 'GET', '/v1/tasks?key_id=99999999999999999999', { key: acct.key });
+      expect(filtered.status).toBe(422);
+      expect(filtered.body.data.message).toContain('key_id');
+    });
+
     test('admin endpoints manage any account’s keys', async () => {
       const acct = await createAccount(gw, uniqueEmail('keys-admin'));
       const made = await api(gw, 'POST', `/admin/accounts/${acct.userId}/keys`, {
