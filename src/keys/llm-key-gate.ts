@@ -4,6 +4,7 @@ import type { AuthContext } from '../auth/key-cache.ts';
 import { type ErrorFamily, LlmError } from '../llm/llm-error.ts';
 import { estimateTokens } from '../llm/pricing.ts';
 import type { Hold } from '../llm/worst-case.ts';
+import { errorFields, type Logger } from '../ops/logger.ts';
 import type { KeyBudgets } from './key-budgets.ts';
 import { keyBudgetMessage, modelAllowed, modelNotAllowedMessage } from './key-policy.ts';
 import type { KeyRateLimits, TokenTicket } from './key-rate-limits.ts';
@@ -24,6 +25,7 @@ export class LlmKeyGate {
   constructor(
     private readonly budgets: KeyBudgets,
     private readonly limits: KeyRateLimits,
+    private readonly log: Pick<Logger, 'warn'>,
   ) {}
 
   checkModel(family: ErrorFamily, auth: AuthContext, modelId: string): void {
@@ -52,7 +54,10 @@ export class LlmKeyGate {
       ticket.tokens = counted.ticket;
     }
     if (policy.budgeted) {
-      const held = await this.budgets.reserve(auth.keyId, hold.units);
+      const held = await this.budgets.reserve(auth.keyId, hold.units).catch(async (err: unknown) => {
+        await this.release(ticket);
+        throw err;
+      });
       if (!held.ok) {
         await this.release(ticket);
         throw new LlmError(
@@ -68,16 +73,29 @@ export class LlmKeyGate {
     return ticket;
   }
 
-  /** The call was refused or failed before any usage: everything goes back. */
+  /** The call was refused or failed before any usage: everything goes back. Never rejects. */
   async release(ticket: KeyTicket): Promise<void> {
-    if (ticket.tokens) await this.limits.correct(ticket.tokens, 0);
     if (ticket.holdId) await this.budgets.release(ticket.holdId);
+    await this.correct(ticket, 0);
   }
 
-  /** The call's record and charge are committed (the settlement deleted the hold): the tokens are corrected. */
+  /**
+   * The call's record and charge are committed (the settlement deleted the hold): the tokens are
+   * corrected. Never rejects.
+   */
   async settled(ticket: KeyTicket, usedTokens: number): Promise<void> {
     if (ticket.holdId) this.budgets.settled(ticket.holdId);
-    if (ticket.tokens) await this.limits.correct(ticket.tokens, usedTokens);
+    await this.correct(ticket, usedTokens);
+  }
+
+  /** A lost correction only leaves the estimate in a one-minute window: logged, not thrown. */
+  private async correct(ticket: KeyTicket, usedTokens: number): Promise<void> {
+    if (!ticket.tokens) return;
+    try {
+      await this.limits.correct(ticket.tokens, usedTokens);
+    } catch (err) {
+      this.log.warn('tpm correction failed', { key_id: ticket.keyId, ...errorFields(err) });
+    }
   }
 }
 
