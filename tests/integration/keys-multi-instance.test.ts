@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import OpenAI from 'openai';
 import { api, awayFromMinuteBoundary, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { REDIS_URL, createTestDatabase } from '../helpers/services.ts';
+import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
 
 /**
  * API keys on two instances sharing Postgres and Redis (docs/keys.md): a key's rpm and tpm are
@@ -12,8 +12,9 @@ import { REDIS_URL, createTestDatabase } from '../helpers/services.ts';
 describe('API keys across two instances', () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
+  let databaseUrl: string;
   beforeAll(async () => {
-    const databaseUrl = await createTestDatabase('keysmulti');
+    databaseUrl = await createTestDatabase('keysmulti');
     const env = {
       DATABASE_URL: databaseUrl,
       REDIS_URL,
@@ -130,6 +131,36 @@ describe('API keys across two instances', () => {
     const records = await api(a, 'GET', `/v1/tasks?key_id=${llm.id}&page_size=100`, { key: acct.key });
     const total = (records.body.data as Array<{ cost: number }>).reduce((n, t) => n + Math.round(t.cost * 1e10), 0);
     expect(Math.round(spend * 1e10)).toBe(total);
+  });
+
+  test('a periodic budget starts afresh when its period rolls over', async () => {
+    const acct = await createAccount(a, uniqueEmail('keys-period'), 10);
+    const k = await newKey(acct.key, { name: 'monthly', budget_usd: 0.01, budget_period: 'month' });
+    const image = { model: 'sandbox/image', input: { prompt: 'fox', delay_ms: 60000 } };
+    expect((await api(a, 'POST', '/v1/tasks', { key: k.key, body: image })).status).toBe(200);
+    expect((await api(b, 'POST', '/v1/tasks', { key: k.key, body: image })).status).toBe(402);
+    // As if the spend had been counted last month.
+    await queryDatabase(
+      databaseUrl,
+      "update api_keys set period_start = period_start - interval '1 month' where id = $1",
+      [k.id],
+    );
+    const listed = (await api(b, 'GET', '/v1/keys', { key: acct.key })).body.data.find(
+      (x: { id: number }) => x.id === k.id,
+    );
+    const now = new Date();
+    expect(listed).toMatchObject({
+      spend_usd: 0,
+      period_start: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) / 1000,
+    });
+    expect((await api(b, 'POST', '/v1/tasks', { key: k.key, body: image })).status).toBe(200);
+    expect((await api(a, 'POST', '/v1/tasks', { key: k.key, body: image })).status).toBe(402);
+    const [row] = await queryDatabase<{ spend_usd: string }>(
+      databaseUrl,
+      'select spend_usd from api_keys where id = $1',
+      [k.id],
+    );
+    expect(Number(row?.spend_usd)).toBe(0.01);
   });
 
   test('a revoked key is refused on both instances at once; an edit applies on both at once', async () => {
