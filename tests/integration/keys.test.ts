@@ -85,6 +85,15 @@ for (const mode of MODES) {
       expect(revoked.status).toBe(200);
       expect((await api(gw, 'GET', '/v1/account', { key: made.key })).status).toBe(401);
       expect((await listKeys(gw, acct.key)).map((k) => k.name)).toEqual(['default']);
+      // Regenerating rotates the default key in place: same id and settings, new secret.
+      await api(gw, 'PATCH', `/v1/keys/${first?.id}`, { key: acct.key, body: { rpm: 1000 } });
+      const regen = await api(gw, 'POST', '/v1/account/api-key/regenerate', { key: acct.key });
+      expect(regen.status).toBe(200);
+      const fresh = regen.body.data.api_key as string;
+      expect((await api(gw, 'GET', '/v1/account', { key: acct.key })).status).toBe(401);
+      const after = await listKeys(gw, fresh);
+      expect(after).toHaveLength(1);
+      expect(after[0]).toMatchObject({ id: first?.id, name: 'default', rpm: 1000, key_prefix: fresh.slice(0, 9) });
     });
 
     test('hostile input on the key endpoints is a 4xx, never a 5xx', async () => {
