@@ -66,6 +66,8 @@ export class LlmError extends HttpError {
     super(message);
     this.name = 'LlmError';
     this.status = status ?? STATUS[kind];
+    // A refused or failed call is charged nothing (docs/keys.md: every LLM answer names its cost).
+    this.headers['x-gateway-cost-usd'] = '0';
   }
 
   body(): unknown {

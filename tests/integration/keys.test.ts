@@ -205,6 +205,10 @@ for (const mode of MODES) {
         .catch((e: unknown) => e);
       expect(denied).toBeInstanceOf(OpenAI.PermissionDeniedError);
       expect((denied as InstanceType<typeof OpenAI.PermissionDeniedError>).code).toBe('model_not_allowed');
+      // A refusal costs nothing, and says so.
+      expect((denied as InstanceType<typeof OpenAI.PermissionDeniedError>).headers?.get('x-gateway-cost-usd')).toBe(
+        '0',
+      );
       const deniedA = await new Anthropic({ baseURL: gw.url, apiKey: slug.key, maxRetries: 0 }).messages
         .create({ model: 'sandbox/echo', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
         .catch((e: unknown) => e);
