@@ -317,6 +317,21 @@ for (const mode of MODES) {
       expect(items).toHaveLength(outcomes.filter((o) => o === 'ok').length);
       const total = items.reduce((n, t) => n + units(t.cost), 0);
       expect(units(key?.spend_usd as number)).toBe(total);
+      // Lowered to what it spent, the budget covers nothing more: Messages refuses in Anthropic's shape.
+      const lowered = await api(gw, 'PATCH', `/v1/keys/${k.id}`, {
+        key: acct.key,
+        body: { budget_usd: key?.spend_usd },
+      });
+      expect(lowered.status).toBe(200);
+      const anthropic = new Anthropic({ baseURL: gw.url, apiKey: k.key, maxRetries: 0 });
+      const refused = await anthropic.messages
+        .create({ model: 'sandbox/echo', max_tokens: 4000, messages: [{ role: 'user', content: words }] })
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(Anthropic.APIError);
+      expect((refused as InstanceType<typeof Anthropic.APIError>).status).toBe(402);
+      expect(JSON.stringify((refused as InstanceType<typeof Anthropic.APIError>).error)).toContain(
+        'key_budget_exceeded',
+      );
       // A non-streamed answer names its charge.
       const raw = await fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
