@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   services.runner.start();
   services.webhooks.start();
   services.reservations.start();
+  services.keyBudgets.start();
   if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256) < 1024) {
     // Read by Bun at start only: every upstream call beyond 256 at once would queue.
     ctx.log.warn(
@@ -46,6 +47,8 @@ async function main(): Promise<void> {
     await services.webhooks.stop();
     await services.usage.stop();
     await services.reservations.stop();
+    services.keyBudgets.stop();
+    await ctx.keyUsage?.stop();
     await observability.stop();
     ctx.rateLimiter.stop();
     await ctx.rateLimiter.flush();

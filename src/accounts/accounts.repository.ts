@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/database.ts';
 import type { AccountRow } from '../db/tables/accounts.table.ts';
-import { generateApiKey, hashApiKey, keyPrefix } from '../auth/api-keys.ts';
+import { rotateDefaultKey } from '../keys/api-keys.repository.ts';
 import { applyLedgerMovement } from './ledger.repository.ts';
 import { toUnits, unitsToUsd, type UsdUnits } from './money.ts';
 
@@ -38,21 +38,12 @@ export async function countAccounts(db: DbOrTrx): Promise<number> {
   return row.n;
 }
 
-/** Issues a new key for the account and revokes every other one, in the caller's transaction. */
+/**
+ * A new secret for the account's `default` key (a new account gets its first one), in the
+ * caller's transaction; the hashes to drop from every instance's cache come back with it.
+ */
 export async function issueApiKey(trx: DbOrTrx, accountId: number): Promise<{ key: string; revokedHashes: string[] }> {
-  const revoked = await trx
-    .updateTable('api_keys')
-    .set({ revoked_at: sql`now()` })
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .returning('key_hash')
-    .execute();
-  const key = generateApiKey();
-  await trx
-    .insertInto('api_keys')
-    .values({ account_id: accountId, key_hash: hashApiKey(key), key_prefix: keyPrefix(key) })
-    .execute();
-  return { key, revokedHashes: revoked.map((r) => r.key_hash) };
+  return rotateDefaultKey(trx, accountId);
 }
 
 /** Creates the account, its opening top-up in the ledger, and its first key, atomically. */
@@ -78,19 +69,6 @@ export async function createAccount(
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
     return { account, apiKey: key };
   });
-}
-
-export async function findActiveKey(
-  db: DbOrTrx,
-  keyHash: string,
-): Promise<{ accountId: number; keyId: number; keyHash: string } | undefined> {
-  const row = await db
-    .selectFrom('api_keys')
-    .select(['id', 'account_id', 'key_hash'])
-    .where('key_hash', '=', keyHash)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return row && { accountId: row.account_id, keyId: row.id, keyHash: row.key_hash };
 }
 
 export async function setWebhookSigning(

@@ -24,6 +24,10 @@ import { DeploymentHealth } from '../routing/deployment-health.ts';
 import { Router } from '../routing/router.ts';
 import { RoutingTable } from '../routing/routing-table.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
+import { KeyBudgets } from '../keys/key-budgets.ts';
+import { KeyUsage } from '../keys/key-usage.ts';
+import { KeyRateLimits } from '../keys/key-rate-limits.ts';
+import { LlmKeyGate } from '../keys/llm-key-gate.ts';
 import type { AppContext } from './context.ts';
 import { createTaskServices, type TaskServices } from './task-services.ts';
 import { saveTaskOutput } from '../tasks/save-task-output.ts';
@@ -39,6 +43,8 @@ export interface Started {
     tokenCount: TokenCountService;
     usage: UsageRecorder;
     reservations: BalanceReservations;
+    /** LLM holds on API key budgets (renewed and swept in the background). */
+    keyBudgets: KeyBudgets;
   } & TaskServices;
   database: DatabaseHandle;
   /** Set on the very first start only: the key of the account created then. */
@@ -72,6 +78,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     store,
     catalog,
     keys,
+    keyUsage: new KeyUsage(database.db, log),
     accounts,
     rateLimiter: new RateLimiter(store),
     storage,
@@ -95,14 +102,17 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   await router.health.start(table.all());
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
+  const keyBudgets = new KeyBudgets(database.db, log);
+  const keyGate = new LlmKeyGate(keyBudgets, new KeyRateLimits(store), log);
   const services = {
     providers,
     router,
-    llm: new LlmService(ctx, llmAdapters, usage, reservations, router, new ResponseCache(store, log)),
+    llm: new LlmService(ctx, llmAdapters, usage, reservations, router, new ResponseCache(store, log), keyGate),
     embeddings: new EmbeddingService(ctx, embeddingAdapters, usage, reservations),
     tokenCount: new TokenCountService(ctx, llmAdapters),
     usage,
     reservations,
+    keyBudgets,
     ...createTaskServices(ctx, providers, saveTaskOutput(ctx), { fallbacks: (id) => table.fallbacks(id) }),
   };
 

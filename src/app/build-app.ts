@@ -8,6 +8,7 @@ import { fileRoutes } from '../routes/files.routes.ts';
 import { adminRoutes } from '../routes/admin.routes.ts';
 import { dashboardRoutes } from '../routes/dashboard.routes.ts';
 import { healthRoutes } from '../routes/health.routes.ts';
+import { keyRoutes } from '../routes/keys.routes.ts';
 import { providerWebhookRoutes } from '../routes/provider-webhooks.routes.ts';
 import { countTokensRoutes } from '../routes/count-tokens.routes.ts';
 import { embeddingRoutes } from '../routes/embeddings.routes.ts';
@@ -70,6 +71,7 @@ export function buildApp(
     .use(modelRoutes(ctx))
     .use(services.router ? routingRoutes(ctx, services.router) : new Elysia({ name: 'routing-off' }))
     .use(accountRoutes(ctx))
+    .use(keyRoutes(ctx))
     .use(dashboardRoutes(ctx))
     .use(taskRoutes(ctx, services))
     .use(resourceRoutes(ctx, { providers: services.providers }))

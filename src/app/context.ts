@@ -1,5 +1,6 @@
 import type { AccountCache } from '../accounts/account-cache.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
+import type { KeyUsage } from '../keys/key-usage.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { Env } from '../config/env.ts';
 import type { GatewayConfig } from '../config/gateway-config.ts';
@@ -19,6 +20,8 @@ export interface AppContext {
   store: Store;
   catalog: Catalog;
   keys: KeyCache;
+  /** When each key was last used (written in batches). */
+  keyUsage?: KeyUsage;
   accounts: AccountCache;
   rateLimiter: RateLimiter;
   /** Where file bytes live (local disk or S3). */

@@ -8,6 +8,8 @@ import { readSessionId } from '../dashboard/session-cookie.ts';
 import { extractApiKey } from './api-keys.ts';
 import { authThrottle } from './auth-throttle.ts';
 import type { AuthContext } from './key-cache.ts';
+import { checkKeyRequest } from '../keys/key-request-check.ts';
+import { KeyRateLimits } from '../keys/key-rate-limits.ts';
 
 export interface AuthErrors {
   unauthorized(): HttpError;
@@ -66,6 +68,7 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
   const limit = ctx.config.rateLimitPerMinute ?? ctx.env.rateLimitPerMinute;
   const sessions = dashboardSessions(ctx);
   const throttle = authThrottle(ctx);
+  const keyLimits = new KeyRateLimits(ctx.store);
 
   const fromSession = async (id: string, request: Request): Promise<AuthContext | null> => {
     const found = await sessions.resolve(id);
@@ -90,8 +93,15 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
       throw retryAfter > 0 ? throttled(retryAfter) : errors.unauthorized();
     }
     ctx.requestAccount.set(request, auth.accountId);
+    ctx.keyUsage?.touch(auth.keyId);
     const decision = ctx.rateLimiter.check(`key:${auth.keyId}`, limit);
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
+    if (auth.policy) {
+      // The key's own expiry and rpm (docs/keys.md); a key without them pays nothing here.
+      const refusal = await checkKeyRequest(auth.keyId, auth.policy, keyLimits);
+      if (refusal?.kind === 'expired') throw errors.unauthorized();
+      if (refusal?.kind === 'rpm') throw errors.rateLimited(refusal.retryAfterSeconds);
+    }
     return auth;
   };
 

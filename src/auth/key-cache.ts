@@ -1,12 +1,15 @@
 import type { Db } from '../db/database.ts';
 import type { Store } from '../store/store.ts';
-import { findActiveKey } from '../accounts/accounts.repository.ts';
+import { findActiveKey } from '../keys/api-keys.repository.ts';
+import type { KeyPolicy } from '../keys/key-policy.ts';
 import { hashApiKey, sameHash } from './api-keys.ts';
 import { LruMap } from './lru-map.ts';
 
 export interface AuthContext {
   accountId: number;
   keyId: number;
+  /** The key's limits (docs/keys.md); absent: none. */
+  policy?: KeyPolicy;
 }
 
 const REVOKED_CHANNEL = 'auth:revoked';
@@ -23,7 +26,7 @@ interface Hit {
   expiresAt: number;
 }
 
-type ActiveKeyRow = { accountId: number; keyId: number; keyHash: string } | undefined;
+type ActiveKeyRow = { accountId: number; keyId: number; keyHash: string; policy?: KeyPolicy } | undefined;
 
 export interface KeyCacheOptions {
   maxEntries?: number;
@@ -35,8 +38,8 @@ export interface KeyCacheOptions {
 }
 
 /**
- * Resolves an API key to its account without touching the database on a warm key. A
- * regenerated key is announced on the store's pub/sub channel, and every instance drops it
+ * Resolves an API key to its account and policy without touching the database on a warm key. A
+ * regenerated, edited or revoked key is announced on the store's pub/sub channel, and every instance drops it
  * at once; the TTL is only a backstop should a message be lost.
  *
  * Known keys live in an LRU of `maxEntries`; unknown keys are remembered for `MISS_TTL_MS` in a
@@ -102,7 +105,8 @@ export class KeyCache {
   private async load(keyHash: string): Promise<AuthContext | null> {
     const generation = this.generation;
     const row = await this.findKey(keyHash);
-    const auth = row && sameHash(row.keyHash, keyHash) ? { accountId: row.accountId, keyId: row.keyId } : null;
+    const auth =
+      row && sameHash(row.keyHash, keyHash) ? { accountId: row.accountId, keyId: row.keyId, policy: row.policy } : null;
     // A key changed while the row was read: the answer may predate it, so it is not kept.
     if (generation !== this.generation) return auth;
     if (auth) {

@@ -4,6 +4,10 @@
  *   bun run admin create <email> [balance_usd]
  *   bun run admin topup <user_id> <amount_usd>
  *   bun run admin show <user_id>
+ *   bun run admin keys <user_id>
+ *   bun run admin key-create <user_id> <name> ['{"budget_usd":5,"budget_period":"month",...}']
+ *   bun run admin key-update <user_id> <key_id> '{"rpm":60,"models":["openai/*"]}'
+ *   bun run admin key-revoke <user_id> <key_id>
  *
  * Talks HTTP to a running gateway: GATEWAY_URL (default PUBLIC_URL or http://127.0.0.1:8080)
  * with ADMIN_TOKEN, so it works the same against one instance or a fleet.
@@ -12,6 +16,11 @@ const USAGE = `usage:
   bun run admin create <email> [balance_usd]
   bun run admin topup <user_id> <amount_usd>
   bun run admin show <user_id>
+  bun run admin keys <user_id>
+  bun run admin key-create <user_id> <name> [settings JSON]
+  bun run admin key-update <user_id> <key_id> <settings JSON>
+  bun run admin key-revoke <user_id> <key_id>
+settings JSON: budget_usd, budget_period (day|week|month|null), models, rpm, tpm, expires_at (docs/keys.md)
 environment: ADMIN_TOKEN (required), GATEWAY_URL (default http://127.0.0.1:8080)`;
 
 function fail(message: string): never {
@@ -23,6 +32,21 @@ function number(value: string | undefined, what: string): number {
   const n = Number(value);
   if (value === undefined || value.trim() === '' || !Number.isFinite(n)) fail(`${what} must be a number\n${USAGE}`);
   return n;
+}
+
+/** A settings object given as JSON text; the gateway validates its fields (422 naming them). */
+function settings(text: string | undefined, required: boolean): Record<string, unknown> {
+  if (text === undefined) {
+    if (required) fail(`settings JSON is required\n${USAGE}`);
+    return {};
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  fail(`settings must be a JSON object, e.g. '{"budget_usd":5}'\n${USAGE}`);
 }
 
 async function call(method: string, path: string, body?: unknown): Promise<void> {
@@ -71,6 +95,26 @@ switch (command) {
     break;
   case 'show':
     await call('GET', `/admin/accounts/${number(args[0], 'user_id')}`);
+    break;
+  case 'keys':
+    await call('GET', `/admin/accounts/${number(args[0], 'user_id')}/keys`);
+    break;
+  case 'key-create':
+    if (!args[1]) fail(USAGE);
+    await call('POST', `/admin/accounts/${number(args[0], 'user_id')}/keys`, {
+      ...settings(args[2], false),
+      name: args[1],
+    });
+    break;
+  case 'key-update':
+    await call(
+      'PATCH',
+      `/admin/accounts/${number(args[0], 'user_id')}/keys/${number(args[1], 'key_id')}`,
+      settings(args[2], true),
+    );
+    break;
+  case 'key-revoke':
+    await call('DELETE', `/admin/accounts/${number(args[0], 'user_id')}/keys/${number(args[1], 'key_id')}`);
     break;
   default:
     fail(USAGE);

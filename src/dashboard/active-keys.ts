@@ -1,5 +1,5 @@
 import type { AuthContext } from '../auth/key-cache.ts';
-import { findActiveKey } from '../accounts/accounts.repository.ts';
+import { findActiveKey } from '../keys/api-keys.repository.ts';
 import { sameHash } from '../auth/api-keys.ts';
 import { LruMap } from '../auth/lru-map.ts';
 import type { Db } from '../db/database.ts';
@@ -33,7 +33,8 @@ export class ActiveKeys {
     const hit = this.entries.get(keyHash);
     if (hit && hit.expiresAt > Date.now()) return hit.auth;
     const row = await findActiveKey(this.db, keyHash);
-    const auth = row && sameHash(row.keyHash, keyHash) ? { accountId: row.accountId, keyId: row.keyId } : null;
+    const auth =
+      row && sameHash(row.keyHash, keyHash) ? { accountId: row.accountId, keyId: row.keyId, policy: row.policy } : null;
     this.entries.set(keyHash, { auth, expiresAt: Date.now() + (auth ? HIT_TTL_MS : MISS_TTL_MS) });
     return auth;
   }

@@ -4,6 +4,7 @@ import type { ApiKeysTable } from './tables/api-keys.table.ts';
 import type { CallbackAttemptsTable, WebhookDeliveriesTable } from './tables/callbacks.table.ts';
 import type { CustomVoicesTable } from './tables/custom-voices.table.ts';
 import type { DeadLettersTable } from './tables/dead-letters.table.ts';
+import type { KeyHoldsTable } from './tables/key-holds.table.ts';
 import type { LlmReservationsTable } from './tables/llm-reservations.table.ts';
 import type { LedgerEntriesTable } from './tables/ledger-entries.table.ts';
 import type { LlmResponsesTable } from './tables/llm-responses.table.ts';
@@ -24,6 +25,7 @@ export interface Database {
   custom_voices: CustomVoicesTable;
   llm_reservations: LlmReservationsTable;
   dead_letters: DeadLettersTable;
+  key_holds: KeyHoldsTable;
 }
 
 export type Db = Kysely<Database>;

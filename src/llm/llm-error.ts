@@ -5,6 +5,7 @@ export type LlmErrorKind =
   | 'invalid_request'
   | 'authentication'
   | 'insufficient_balance'
+  | 'permission_denied'
   | 'not_found'
   | 'rate_limit'
   | 'upstream'
@@ -17,6 +18,7 @@ const STATUS: Record<LlmErrorKind, number> = {
   invalid_request: 400,
   authentication: 401,
   insufficient_balance: 402,
+  permission_denied: 403,
   not_found: 404,
   rate_limit: 429,
   upstream: 502,
@@ -29,6 +31,7 @@ const OPENAI_TYPE: Record<LlmErrorKind, string> = {
   invalid_request: 'invalid_request_error',
   authentication: 'authentication_error',
   insufficient_balance: 'insufficient_quota',
+  permission_denied: 'permission_error',
   not_found: 'invalid_request_error',
   rate_limit: 'rate_limit_error',
   upstream: 'server_error',
@@ -41,6 +44,7 @@ const ANTHROPIC_TYPE: Record<LlmErrorKind, string> = {
   invalid_request: 'invalid_request_error',
   authentication: 'authentication_error',
   insufficient_balance: 'billing_error',
+  permission_denied: 'permission_error',
   not_found: 'not_found_error',
   rate_limit: 'rate_limit_error',
   upstream: 'api_error',
@@ -62,6 +66,8 @@ export class LlmError extends HttpError {
     super(message);
     this.name = 'LlmError';
     this.status = status ?? STATUS[kind];
+    // A refused or failed call is charged nothing (docs/keys.md: every LLM answer names its cost).
+    this.headers['x-gateway-cost-usd'] = '0';
   }
 
   body(): unknown {

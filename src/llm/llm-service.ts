@@ -39,6 +39,8 @@ import { clientStream } from './stream-pipeline.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
+import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
+import { unitsToUsd } from '../accounts/money.ts';
 
 /** A stream whose upstream sends nothing for this long ends with the format's error event. */
 const DEFAULT_STREAM_IDLE_MS = 60_000;
@@ -68,6 +70,9 @@ interface Served {
   model: ModelRef;
 }
 
+/** The call's charge in USD (docs/keys.md): exact on a JSON answer, the held ceiling on a stream. */
+const costHeader = (usd: number): Record<string, string> => ({ 'x-gateway-cost-usd': String(usd) });
+
 interface Call {
   format: ClientFormat;
   decoded: DecodedClientRequest;
@@ -89,6 +94,10 @@ interface Call {
   wire?: LlmCall['wire'];
   /** Metrics and spans of the call (src/observability/); also knows the request id. */
   watch: LlmCallWatch;
+  /** What the call took from its API key (budget hold, tpm estimate): src/keys/llm-key-gate.ts. */
+  keyTicket?: KeyTicket | null;
+  /** The worst case held, in USD: a stream's `x-gateway-cost-usd` (its charge is known only at its end). */
+  heldUsd?: number;
 }
 
 /**
@@ -104,13 +113,15 @@ export class LlmService {
     private readonly reservations: BalanceReservations,
     private readonly router: Router,
     private readonly cache: ResponseCache,
+    /** The API key's limits (docs/keys.md); absent in tests that exercise the balance alone. */
+    private readonly keyGate?: LlmKeyGate,
   ) {}
 
   async handle(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Response> {
     const call = await this.prepare(format, body, auth, request);
     const { ttlS: cacheTtlS, key: cacheKey, hit } = await this.lookUp(call, request.headers);
     if (hit) return hit;
-    call.reservationId = await this.reserve(format, call, auth);
+    Object.assign(call, await this.reserve(format, call, auth));
     const abort = new AbortController();
     const onClientGone = () => abort.abort(new Error('client disconnected'));
     request.signal.addEventListener('abort', onClientGone, { once: true });
@@ -131,7 +142,12 @@ export class LlmService {
         // Billed before answered: a crash after this line cannot lose the charge.
         await this.record(call, 'completed', response);
         call.watch.answered();
-        const headers = { ...warningHeaders([...call.decoded.warnings, ...warnings]), ...this.servedHeaders(call) };
+        const cost = response.usage ? llmCost(call.served.entry.config.pricing, response.usage) : 0;
+        const headers = {
+          ...warningHeaders([...call.decoded.warnings, ...warnings]),
+          ...this.servedHeaders(call),
+          ...costHeader(cost),
+        };
         if (capture) void capture.put({ kind: 'json', body: json, headers });
         return Response.json(json, { headers: { ...headers, ...cacheHeaders } });
       }
@@ -159,6 +175,7 @@ export class LlmService {
         ...SSE_HEADERS,
         ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]),
         ...this.servedHeaders(call),
+        ...costHeader(call.heldUsd ?? 0),
       };
       const keepFinal = (response: Record<string, unknown>) => {
         final = response;
@@ -306,6 +323,7 @@ export class LlmService {
         'model_not_supported',
       );
     }
+    this.keyGate?.checkModel(format.family, auth, modelId);
     let plan: Deployment[];
     try {
       plan = this.router.plan(entry, request.headers.get('x-gateway-fallbacks'));
@@ -375,7 +393,11 @@ export class LlmService {
    * against the account's spendable balance; refused → 402 saying what `max_tokens` would fit.
    * Any model of the plan may serve, so the hold is the dearest of their worst cases.
    */
-  private async reserve(format: ClientFormat, call: Call, auth: AuthContext): Promise<string> {
+  private async reserve(
+    format: ClientFormat,
+    call: Call,
+    auth: AuthContext,
+  ): Promise<{ reservationId: string; keyTicket: KeyTicket | null; heldUsd: number }> {
     let config = call.requested.config;
     let hold = worstCaseHold(call.decoded.request, config);
     const priced = new Set([config]);
@@ -388,8 +410,11 @@ export class LlmService {
         config = d.entry.config;
       }
     }
+    // The key's own limits first: a call its key refuses never touches the balance.
+    const keyTicket = this.keyGate ? await this.keyGate.admit(format.family, auth, call.decoded.request, hold) : null;
     const result = await this.reservations.reserve(auth.accountId, hold.units);
-    if (result.ok) return result.id;
+    if (result.ok) return { reservationId: result.id, keyTicket, heldUsd: unitsToUsd(hold.units) };
+    if (keyTicket) await this.keyGate?.release(keyTicket);
     const affordable = affordableOutputTokens(result.availableUnits, hold, config);
     const message =
       affordable > 0
@@ -463,7 +488,7 @@ export class LlmService {
       costUsd,
       errorMessage,
     );
-    return this.recorder.record({
+    const recorded = this.recorder.record({
       taskId: crypto.randomUUID(),
       accountId: call.auth.accountId,
       model: call.served.model.id,
@@ -494,7 +519,14 @@ export class LlmService {
       createdAt: call.startedAt,
       reservationId: call.reservationId,
       requestId: call.watch.requestId,
+      keyId: call.auth.keyId,
+      keyHoldId: call.keyTicket?.holdId ?? undefined,
     });
+    const ticket = call.keyTicket;
+    // The key's tpm is corrected off the path of the client's last byte.
+    if (ticket)
+      void recorded.then(() => this.keyGate?.settled(ticket, usage ? usage.inputTokens + usage.outputTokens : 0));
+    return recorded;
   }
 
   private failure(call: Call, cause: unknown): LlmError {
@@ -514,6 +546,7 @@ export class LlmService {
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
       if (call.reservationId) this.reservations.release(call.reservationId);
       call.watch.settled('failed', undefined, 0);
+      if (call.keyTicket) void this.keyGate?.release(call.keyTicket);
       return err instanceof LlmError ? err : new LlmError(family, 'invalid_request', err.message, err.param ?? null);
     }
     this.ctx.log.error('llm call failed', { model: call.served.model.id, ...errorFields(err) });

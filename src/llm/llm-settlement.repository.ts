@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { toUnits, type UsdUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
 import type { RunPrepared } from '../db/prepared.ts';
+import { addKeySpendSql } from '../keys/key-settlement.repository.ts';
 
 /** One finished LLM or embeddings call as the settlement statement reads it (numeric amounts as exact text). */
 export interface SettlementRow {
@@ -21,6 +22,8 @@ export interface SettlementRow {
   hold_id: string | null;
   hold_units: string | null;
   request_id: string | null;
+  key_id: number | null;
+  key_hold_id: string | null;
 }
 
 /** The accounts whose money moved, any account charged less than cost, and what each lease gave. */
@@ -46,7 +49,8 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
     with rec as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         as t(ord int, id text, account_id int, model text, provider text, category text, status text, input jsonb, output jsonb,
-             error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric, request_id text)
+             error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric, request_id text,
+             key_id int, key_hold_id text)
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id in (select account_id from rec) order by a.id for no key update
@@ -70,8 +74,8 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
     ), cumulative as (
       select c.*, sum(c.charge) over (partition by c.account_id order by c.ord) as charged_upto from charged as c
     ), created as (
-      insert into tasks (id, account_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at, request_id)
-      select id, account_id, model, provider, category, status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz, request_id
+      insert into tasks (id, account_id, key_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at, request_id)
+      select id, account_id, key_id, model, provider, category, status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz, request_id
       from charged on conflict (id) do nothing
       returning id
     ), totals as (
@@ -88,7 +92,7 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
       insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
       select c.account_id, -c.charge, m.balance_usd + m.charged - c.charged_upto, 'charge', c.id, c.category, c.model
       from cumulative as c join moved as m on m.id = c.account_id where c.charge > 0
-    )
+    ), ${addKeySpendSql()}
     select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from moved
     union all
     select 'lease', id, take::text, null from taken`;

@@ -31,6 +31,10 @@ export interface LlmCallRecord {
   reservationId?: string;
   /** The call's `x-request-id`. */
   requestId?: string;
+  /** The API key that made the call; its spend grows by the charge in the same statement. */
+  keyId?: number;
+  /** The call's hold on its key's budget (src/keys/key-budgets.ts), deleted with the charge. */
+  keyHoldId?: string;
 }
 
 /**
@@ -162,6 +166,8 @@ async function settleBatch(
       hold_id: hold?.leaseId ?? null,
       hold_units: hold ? fromUnits(hold.units) : null,
       request_id: r.requestId ?? null,
+      key_id: r.keyId ?? null,
+      key_hold_id: r.keyHoldId ?? null,
     };
   });
   return settleLlmCalls(db, prepared, rows);

@@ -9,6 +9,7 @@ import { sqlState } from '../db/db-errors.ts';
 import { envelope } from '../http/envelope.ts';
 import { conflict, notFound, unauthorized } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
+import { KeyService } from '../keys/key-service.ts';
 
 const usd = v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1_000_000_000));
 export const CreateAccountBody = v.object({
@@ -26,6 +27,7 @@ export function adminRoutes(ctx: AppContext) {
   const token = ctx.env.adminToken;
   if (!token) return new Elysia({ name: 'admin-off' });
   const tokenHash = hashApiKey(token);
+  const keys = new KeyService(ctx.db, ctx.keys);
 
   const loadAccount = async (rawId: string) => {
     const digits = parseOr422(AccountId, rawId, 'user_id').replace(/^0+(?=\d)/, '');
@@ -36,38 +38,51 @@ export function adminRoutes(ctx: AppContext) {
     return row;
   };
 
-  return new Elysia({ name: 'admin', prefix: '/admin' })
-    .onBeforeHandle(({ request }) => {
-      const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
-      if (!match?.[1] || !sameHash(hashApiKey(match[1]), tokenHash))
-        throw unauthorized('invalid or missing admin token');
-    })
-    .post('/accounts', async ({ body }) => {
-      const input = parseOr422(CreateAccountBody, body);
-      const exists = () => conflict(`an account with email ${input.email} already exists`);
-      if (await findAccountByEmail(ctx.db, input.email)) throw exists();
-      // Two creates of one address at once: the unique index decides, and the loser is told so.
-      const { account, apiKey } = await createAccount(ctx.db, {
-        email: input.email,
-        balance: toUnits(input.balance_usd ?? 0),
-      }).catch((err: unknown) => {
-        throw sqlState(err) === UNIQUE_VIOLATION ? exists() : err;
-      });
-      return envelope({ user_id: account.id, email: account.email, api_key: apiKey });
-    })
-    .post('/accounts/:id/topup', async ({ params, body }) => {
-      const { amount_usd } = parseOr422(TopupBody, body);
-      const row = await loadAccount(params.id);
-      await ctx.db.transaction().execute((trx) =>
-        applyLedgerMovement(trx, {
-          accountId: row.id,
-          amount: toUnits(amount_usd),
-          kind: 'topup',
-          note: 'admin top-up',
-        }),
-      );
-      await ctx.accounts.changed(row.id);
-      return envelope(toAccountView(await loadAccount(params.id)));
-    })
-    .get('/accounts/:id', async ({ params }) => envelope(toAccountView(await loadAccount(params.id))));
+  return (
+    new Elysia({ name: 'admin', prefix: '/admin' })
+      .onBeforeHandle(({ request }) => {
+        const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
+        if (!match?.[1] || !sameHash(hashApiKey(match[1]), tokenHash))
+          throw unauthorized('invalid or missing admin token');
+      })
+      .post('/accounts', async ({ body }) => {
+        const input = parseOr422(CreateAccountBody, body);
+        const exists = () => conflict(`an account with email ${input.email} already exists`);
+        if (await findAccountByEmail(ctx.db, input.email)) throw exists();
+        // Two creates of one address at once: the unique index decides, and the loser is told so.
+        const { account, apiKey } = await createAccount(ctx.db, {
+          email: input.email,
+          balance: toUnits(input.balance_usd ?? 0),
+        }).catch((err: unknown) => {
+          throw sqlState(err) === UNIQUE_VIOLATION ? exists() : err;
+        });
+        return envelope({ user_id: account.id, email: account.email, api_key: apiKey });
+      })
+      .post('/accounts/:id/topup', async ({ params, body }) => {
+        const { amount_usd } = parseOr422(TopupBody, body);
+        const row = await loadAccount(params.id);
+        await ctx.db.transaction().execute((trx) =>
+          applyLedgerMovement(trx, {
+            accountId: row.id,
+            amount: toUnits(amount_usd),
+            kind: 'topup',
+            note: 'admin top-up',
+          }),
+        );
+        await ctx.accounts.changed(row.id);
+        return envelope(toAccountView(await loadAccount(params.id)));
+      })
+      .get('/accounts/:id', async ({ params }) => envelope(toAccountView(await loadAccount(params.id))))
+      // An account's keys, as the account itself manages them (docs/keys.md).
+      .get('/accounts/:id/keys', async ({ params }) => envelope(await keys.list((await loadAccount(params.id)).id)))
+      .post('/accounts/:id/keys', async ({ params, body }) =>
+        envelope(await keys.create((await loadAccount(params.id)).id, body)),
+      )
+      .patch('/accounts/:id/keys/:key_id', async ({ params, body }) =>
+        envelope(await keys.update((await loadAccount(params.id)).id, keys.keyId(params.key_id), body)),
+      )
+      .delete('/accounts/:id/keys/:key_id', async ({ params }) =>
+        envelope(await keys.revoke((await loadAccount(params.id)).id, keys.keyId(params.key_id))),
+      )
+  );
 }

@@ -57,6 +57,7 @@ export const TaskListQuerySchema = v.object({
   provider: v.pipe(commaList, v.description('comma list of provider slugs')),
   created_after: unixSeconds,
   created_before: unixSeconds,
+  key_id: v.optional(boundedInteger(1, 2_147_483_647, 'must be an API key id (a positive integer)')),
 });
 
 export interface TaskListQuery {
@@ -82,6 +83,7 @@ export function parseTaskListQuery(query: Record<string, string | undefined>): T
   if (q.model) filter.model = q.model;
   if (q.category?.length) filter.categories = q.category.map((c) => c.toLowerCase());
   if (q.provider?.length) filter.providers = q.provider;
+  if (q.key_id !== undefined) filter.keyId = q.key_id;
   if (q.created_after !== undefined) filter.createdAfter = new Date(q.created_after * 1000);
   if (q.created_before !== undefined) filter.createdBefore = new Date(q.created_before * 1000);
   return { page: q.page ?? 1, pageSize: PAGE_SIZES.has(size) ? size : 25, filter };

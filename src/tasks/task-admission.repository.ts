@@ -1,11 +1,14 @@
 import { sql } from 'kysely';
 import { fromUnits, type UsdUnits } from '../accounts/money.ts';
 import type { DbOrTrx } from '../db/database.ts';
+import { keySpendCte } from '../keys/key-admission.repository.ts';
 
 /** A task ready to be created: validated and priced. */
 export interface NewTask {
   taskId: string;
   accountId: number;
+  /** The API key that creates it: its budget is checked and its spend grows (docs/keys.md). */
+  keyId?: number | null;
   model: string;
   provider: string;
   category: string;
@@ -33,6 +36,7 @@ export async function writeAdmittedBatch(
   trx: DbOrTrx,
   admitted: AdmittedTask[],
   charges: Map<number, UsdUnits>,
+  keyCharges: Map<number, UsdUnits> = new Map(),
 ): Promise<void> {
   const touched = [...new Set(admitted.map((a) => a.item.accountId))];
   const rows = admitted.map((a) => a.item);
@@ -44,15 +48,15 @@ export async function writeAdmittedBatch(
       from unnest(${touched}::int[], ${touched.map((id) => fromUnits(charges.get(id) ?? 0n))}::numeric[]) as v(id, total)
       where a.id = v.id
       returning a.id, a.balance_usd
-    ), created as (
-      insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, callback_url, idempotency_key, request_hash, request_id)
-      select id, account_id, model, provider, category, 'processing', input, cost_usd, callback_url, idempotency_key, request_hash, request_id
-      from unnest(${rows.map((i) => i.taskId)}::text[], ${rows.map((i) => i.accountId)}::int[], ${rows.map((i) => i.model)}::text[],
+    ), ${keySpendCte(keyCharges)}, created as (
+      insert into tasks (id, account_id, key_id, model, provider, category, status, input, cost_usd, callback_url, idempotency_key, request_hash, request_id)
+      select id, account_id, key_id, model, provider, category, 'processing', input, cost_usd, callback_url, idempotency_key, request_hash, request_id
+      from unnest(${rows.map((i) => i.taskId)}::text[], ${rows.map((i) => i.accountId)}::int[], ${rows.map((i) => i.keyId ?? null)}::int[], ${rows.map((i) => i.model)}::text[],
                   ${rows.map((i) => i.provider)}::text[], ${rows.map((i) => i.category)}::text[], ${rows.map((i) => JSON.stringify(i.input))}::jsonb[],
                   ${rows.map((i) => fromUnits(i.charge))}::numeric[], ${rows.map((i) => i.callbackUrl)}::text[],
                   ${rows.map((i) => i.idempotency?.key ?? null)}::text[], ${rows.map((i) => i.idempotency?.hash ?? null)}::text[],
                   ${rows.map((i) => i.requestId ?? null)}::text[])
-        as t(id, account_id, model, provider, category, input, cost_usd, callback_url, idempotency_key, request_hash, request_id)
+        as t(id, account_id, key_id, model, provider, category, input, cost_usd, callback_url, idempotency_key, request_hash, request_id)
       returning id
     )
     insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)

@@ -5,6 +5,7 @@ import type { Db, DbOrTrx } from '../db/database.ts';
 import { GroupCommit } from '../ops/group-commit.ts';
 import type { Logger } from '../ops/logger.ts';
 import { type AdmittedTask, type NewTask, writeAdmittedBatch } from './task-admission.repository.ts';
+import { lockKeyBudgets } from '../keys/key-holds.repository.ts';
 import { findTasksByIdempotencyKeys, IDEMPOTENCY_WINDOW_MS, releaseIdempotencyKeys } from './tasks.repository.ts';
 
 export type Admission = NewTask;
@@ -14,6 +15,8 @@ export type AdmissionResult =
   /** The same Idempotency-Key and body within 24 h: the earlier task, charged once. */
   | { kind: 'replayed'; taskId: string }
   | { kind: 'insufficient_balance' }
+  /** The creating key's budget does not cover the price (docs/keys.md). */
+  | { kind: 'key_budget_exceeded' }
   | { kind: 'idempotency_conflict' };
 
 /**
@@ -64,6 +67,12 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
     items.map((i) => i.accountId),
   );
   const charges = new Map<number, UsdUnits>();
+  // Then the creating keys (accounts, then keys: the lock order of every money writer).
+  const keyAvailable = await lockKeyBudgets(
+    trx,
+    items.flatMap((i) => (i.keyId == null ? [] : [i.keyId])),
+  );
+  const keyCharges = new Map<number, UsdUnits>();
   const known = await findKeyedTasks(trx, items);
 
   const results: AdmissionResult[] = [];
@@ -85,6 +94,16 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
       results.push({ kind: 'insufficient_balance' });
       continue;
     }
+    const apiKey = item.keyId ?? null;
+    const keyLeft = apiKey === null ? null : (keyAvailable.get(apiKey) ?? null);
+    if (keyLeft !== null && keyLeft < item.charge) {
+      results.push({ kind: 'key_budget_exceeded' });
+      continue;
+    }
+    if (apiKey !== null) {
+      if (keyLeft !== null) keyAvailable.set(apiKey, keyLeft - item.charge);
+      keyCharges.set(apiKey, (keyCharges.get(apiKey) ?? 0n) + item.charge);
+    }
     spendable.set(item.accountId, available - item.charge);
     charges.set(item.accountId, (charges.get(item.accountId) ?? 0n) + item.charge);
     admitted.push({ item, charged: charges.get(item.accountId) ?? 0n });
@@ -93,7 +112,7 @@ async function admitBatch(trx: DbOrTrx, items: Admission[]): Promise<AdmissionRe
   }
   if (admitted.length === 0) return results;
 
-  await writeAdmittedBatch(trx, admitted, charges);
+  await writeAdmittedBatch(trx, admitted, charges, keyCharges);
   return results;
 }
 

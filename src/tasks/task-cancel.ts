@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { TranslationWarning } from '../../translators/canonical/warnings.ts';
+import { refundKeySpend } from '../keys/api-keys.repository.ts';
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
 import { toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
@@ -57,6 +58,8 @@ export class TaskCanceller {
           category: row.category,
           note: 'cancelled task',
         });
+      // The key that made the task gets its spend back too (docs/keys.md).
+      await refundKeySpend(trx, row.id, charged);
       if (row.callback_url)
         await scheduleDelivery(trx, {
           taskId: row.id,

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { refundKeySpend } from '../keys/api-keys.repository.ts';
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
 import { fromUnits, toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
@@ -58,6 +59,9 @@ export function fallBack(
           attempts.push({ model: id, provider, error: 'the balance does not cover this model' });
           continue;
         }
+        // A cheaper fallback gives the difference back to the key's spend as well; a dearer one is
+        // the operator's routing choice and is not held against the key's budget.
+        if (difference < 0n) await refundKeySpend(trx, task.id, -difference);
       }
       await switchTaskModel(trx, task.id, { model: id, provider, costUsd: fromUnits(price), attempts });
       return { switched: true, model: id, moneyMoved: difference !== 0n };

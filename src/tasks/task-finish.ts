@@ -1,6 +1,7 @@
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
 import { fromUnits, minUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
 import type { DbOrTrx } from '../db/database.ts';
+import { refundKeySpend } from '../keys/api-keys.repository.ts';
 import { scheduleDelivery } from '../webhooks/deliveries.repository.ts';
 import { type ClaimedTask, markTaskFinished } from './task-queue.repository.ts';
 import { completedPayload, failedPayload } from './task-output.ts';
@@ -37,6 +38,7 @@ export async function finishTask(
       category: task.category,
       note: ending.status === 'failed' ? 'failed task' : 'unused part of the charge',
     });
+    await refundKeySpend(trx, task.id, refund);
   }
   if (task.callback_url) {
     const payload =

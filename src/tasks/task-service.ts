@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { toUnits, roundUsd } from '../accounts/money.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
-import { EnvelopeError, insufficientBalance, unprocessable } from '../http/errors.ts';
+import { EnvelopeError, forbidden, insufficientBalance, unprocessable } from '../http/errors.ts';
+import { keyBudgetMessage, modelAllowed, modelNotAllowedMessage } from '../keys/key-policy.ts';
 import { formatIssues } from '../http/validation.ts';
 import { type CustomVoiceLookup, NO_CUSTOM_VOICES } from '../resources/custom-voices.repository.ts';
 import type { CreateTaskRequest } from './create-request.ts';
@@ -57,6 +58,8 @@ export class TaskService {
     idempotencyKey?: string,
     requestId?: string,
   ): Promise<CreateResult> {
+    if (auth.policy && !modelAllowed(auth.policy.models, model.ref.id))
+      throw forbidden(modelNotAllowedMessage(model.ref.id));
     if (JSON.stringify(req.input).length > MAX_INPUT_JSON_CHARS)
       throw unprocessable(`input: must be at most ${MAX_INPUT_JSON_CHARS} characters of JSON`);
     const parsed = v.safeParse(model.media.schema, req.input);
@@ -88,6 +91,7 @@ export class TaskService {
     const result = await this.admitter.admit({
       taskId,
       accountId: auth.accountId,
+      keyId: auth.keyId,
       model: model.ref.id,
       provider: model.entry.provider.id,
       category: model.entry.object.category,
@@ -107,6 +111,8 @@ export class TaskService {
         return { task_id: result.taskId, status: 'processing' };
       case 'insufficient_balance':
         throw insufficientBalance();
+      case 'key_budget_exceeded':
+        throw new EnvelopeError(402, keyBudgetMessage);
       case 'idempotency_conflict':
         throw idempotencyConflict();
       default: {

@@ -24,6 +24,8 @@ export function taskView(row: TaskRow, attempts: CallbackAttemptRow[], catalog: 
     category: catalog.get(row.model)?.object.category ?? null,
     status: row.status,
     cost: unitsToUsd(toUnits(row.cost_usd)),
+    /** The API key that created it (docs/keys.md); null for tasks older than per-key records. */
+    key_id: row.key_id ?? null,
     created_at: unix(row.created_at),
     input: row.input ?? {},
     output: row.status === 'completed' ? (row.output ?? null) : null,

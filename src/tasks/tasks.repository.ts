@@ -17,6 +17,8 @@ export interface TaskFilter {
   model?: string;
   categories?: string[];
   providers?: string[];
+  /** The API key that created the tasks (docs/keys.md). */
+  keyId?: number;
   /**
    * Whole Unix seconds, both inclusive: a task created at 12.7 s is found by `createdAfter` 12
    * and by `createdBefore` 12, as the task's own `created_at` (12) reads.
@@ -37,6 +39,7 @@ export async function listTasks(
   if (filter.model) query = query.where('model', '=', filter.model);
   if (filter.categories?.length) query = query.where('category', 'in', filter.categories);
   if (filter.providers?.length) query = query.where('provider', 'in', filter.providers);
+  if (filter.keyId !== undefined) query = query.where('key_id', '=', filter.keyId);
   if (filter.createdAfter) query = query.where('created_at', '>=', filter.createdAfter);
   // Rows keep sub-second times: "up to and including second T" is "before T + 1 s", computed by
   // Postgres (a JS Date of the largest bound, year 10000, has no ISO form PGlite accepts).

@@ -3,6 +3,7 @@ import { h } from './dom.ts';
 export const NAV = [
   { path: '/dashboard', label: 'Overview' },
   { path: '/dashboard/key', label: 'API key' },
+  { path: '/dashboard/keys', label: 'Keys' },
   { path: '/dashboard/webhooks', label: 'Webhooks' },
   { path: '/dashboard/tasks', label: 'Tasks' },
   { path: '/dashboard/models', label: 'Models' },
@@ -53,7 +54,9 @@ export function shell(onSignOut: () => void): Shell {
     setCurrent(path) {
       NAV.forEach((item, i) => {
         const current =
-          item.path === '/dashboard' ? path === '/dashboard' || path === '/dashboard/' : path.startsWith(item.path);
+          item.path === '/dashboard'
+            ? path === '/dashboard' || path === '/dashboard/'
+            : path === item.path || path.startsWith(`${item.path}/`);
         const link = links[i] as HTMLAnchorElement;
         if (current) link.setAttribute('aria-current', 'page');
         else link.removeAttribute('aria-current');

@@ -5,6 +5,7 @@ import { errorNotice, errorText } from './notice.ts';
 import { loadSession, session, signOut } from './session.ts';
 import type { View, ViewContext } from './view.ts';
 import { apiKeyView } from './views/api-key.ts';
+import { keysView } from './views/keys.ts';
 import { modelsView } from './views/models.ts';
 import { notFoundView } from './views/not-found.ts';
 import { overviewView } from './views/overview.ts';
@@ -26,6 +27,7 @@ const ROUTES: Route[] = [
   { pattern: /^\/dashboard\/?$/, view: overviewView },
   { pattern: /^\/dashboard\/sign-in\/?$/, view: signInView, public: true },
   { pattern: /^\/dashboard\/key\/?$/, view: apiKeyView },
+  { pattern: /^\/dashboard\/keys\/?$/, view: keysView },
   { pattern: /^\/dashboard\/webhooks\/?$/, view: webhooksView },
   { pattern: /^\/dashboard\/tasks\/?$/, view: tasksView },
   { pattern: /^\/dashboard\/tasks\/([^/]+)\/?$/, keys: ['id'], view: taskDetailView },

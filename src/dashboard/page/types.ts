@@ -75,3 +75,25 @@ export interface Model {
   max_output?: number;
   pricing?: Pricing;
 }
+
+/** An API key as GET /v1/keys lists it (docs/keys.md). */
+export interface ApiKey {
+  id: number;
+  name: string;
+  key_prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+  expires_at: number | null;
+  budget_usd: number | null;
+  budget_period: 'day' | 'week' | 'month' | null;
+  models: string[] | null;
+  rpm: number | null;
+  tpm: number | null;
+  spend_usd: number;
+  period_start: number | null;
+}
+
+export interface SpendBreakdown {
+  by_key?: Array<{ key_id: number | null; name: string | null; spend_usd: number; calls: number }>;
+  by_model?: Array<{ model: string; spend_usd: number; calls: number }>;
+}

@@ -16,6 +16,8 @@ export interface TasksTable {
   /** Tie-breaker for "newest first" among tasks created in the same second. */
   seq: Generated<number>;
   account_id: number;
+  /** The API key that created it (null before keys were recorded). */
+  key_id: ColumnType<number | null, number | null | undefined, number | null>;
   model: string;
   provider: string;
   category: string | null;

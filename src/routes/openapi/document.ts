@@ -1,5 +1,6 @@
 import { accountOpenApiPaths } from './account-paths.ts';
 import { jsonSchema } from './json-schema.ts';
+import { keyOpenApiPaths } from './key-paths.ts';
 import { llmOpenApiPaths } from './llm-paths.ts';
 import { resourceOpenApiPaths } from './resource-paths.ts';
 import { ErrorEnvelope, ModelList, ModelObject, OpenAIError } from './shapes.ts';
@@ -19,7 +20,13 @@ export function openApiDocument() {
       description: 'Tasks, LLM text in three wire formats, catalog, account, resources and file storage.',
     },
     security: [{ bearer: [] }],
-    paths: { ...accountOpenApiPaths, ...llmOpenApiPaths, ...taskOpenApiPaths, ...resourceOpenApiPaths },
+    paths: {
+      ...accountOpenApiPaths,
+      ...keyOpenApiPaths,
+      ...llmOpenApiPaths,
+      ...taskOpenApiPaths,
+      ...resourceOpenApiPaths,
+    },
     webhooks: taskWebhooks,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

@@ -64,6 +64,7 @@ export const Task = v.object({
   category: v.nullable(v.picklist(CATEGORY_ORDER)),
   status: TaskStatus,
   cost: v.pipe(v.number(), v.description('USD charged (0 once refunded)')),
+  key_id: v.nullable(v.pipe(int(), v.description('the API key that created it'))),
   created_at: unixSeconds(),
   input: v.record(v.string(), v.unknown()),
   output: v.nullable(v.record(v.string(), v.unknown())),

@@ -17,7 +17,11 @@ export function apiKeyView(ctx: ViewContext): void {
     'API key',
     'Every request to the gateway carries your key as ',
     h('code', null, 'Authorization: Bearer <key>'),
-    '. Keys are stored only as a hash, so a lost key cannot be shown again: regenerate it instead.',
+    '. Keys are stored only as a hash, so a lost key cannot be shown again: regenerate it instead. This page regenerates your account\u2019s ',
+    h('code', null, 'default'),
+    ' key (it keeps its settings and spend); the others are on the ',
+    h('a', { href: '/dashboard/keys' }, 'Keys'),
+    ' page.',
   );
   const result = h('div', { class: 'key-result', 'aria-live': 'polite' });
   const button = h('button', { type: 'button', class: 'button danger' }, 'Regenerate key…');

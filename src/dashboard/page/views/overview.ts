@@ -2,7 +2,8 @@ import { data } from '../api.ts';
 import { h } from '../dom.ts';
 import { dateTime, isoTime, usd } from '../format.ts';
 import { spendChart, spendTable } from '../spend-chart.ts';
-import type { Account, SpendDay } from '../types.ts';
+import type { Account, SpendBreakdown, SpendDay } from '../types.ts';
+import { spendBreakdownSection } from './spend-breakdown.ts';
 import type { ViewContext } from '../view.ts';
 
 const DAYS = 30;
@@ -26,12 +27,16 @@ function emailText(email: string): HTMLElement {
 
 const when = (unix: number) => h('time', { datetime: isoTime(unix) }, dateTime(unix));
 
-/** Balance, e-mail and dates from GET /v1/account; the spend chart from GET /v1/account/spend. */
+/**
+ * Balance, e-mail and dates from GET /v1/account; the spend chart from GET /v1/account/spend; spend
+ * per key and per model from GET /v1/account/spend/breakdown.
+ */
 export async function overviewView(ctx: ViewContext): Promise<void> {
   ctx.heading('Overview');
-  const [account, spend] = await Promise.all([
+  const [account, spend, breakdown] = await Promise.all([
     data<Account>('GET', '/v1/account', { signal: ctx.signal }),
     data<SpendDay[]>('GET', `/v1/account/spend?days=${DAYS}`, { signal: ctx.signal }),
+    data<SpendBreakdown>('GET', `/v1/account/spend/breakdown?days=${DAYS}`, { signal: ctx.signal }),
   ]);
   ctx.main.append(
     h(
@@ -50,5 +55,6 @@ export async function overviewView(ctx: ViewContext): Promise<void> {
       spendChart(spend),
       h('details', null, h('summary', null, 'Show the numbers as a table'), spendTable(spend)),
     ),
+    spendBreakdownSection(breakdown, DAYS),
   );
 }

@@ -1,0 +1,141 @@
+/**
+ * What a key's own checks add to each call, in process (docs/keys.md): the checks every
+ * authenticated request passes (expiry, rpm) plus those of an LLM call (allow-list, tpm counted at
+ * admission and corrected at settlement), timed per call. Three keys: one with no limits (the
+ * default key), one with a 20-entry allow-list + rpm + tpm on the in-process store, and the same on
+ * Redis (one INCRBY per limit; alone, then 64 calls at once sharing round trips). A budgeted key's
+ * LLM hold is one statement against Postgres, timed last (its release stands in for the
+ * settlement, which runs after the client's last byte: not timed).
+ *
+ *   bun run bench/keys.ts [--calls 20000]
+ */
+import { LlmKeyGate } from '../src/keys/llm-key-gate.ts';
+import type { KeyBudgets } from '../src/keys/key-budgets.ts';
+import type { KeyPolicy } from '../src/keys/key-policy.ts';
+import { KeyRateLimits } from '../src/keys/key-rate-limits.ts';
+import { checkKeyRequest } from '../src/keys/key-request-check.ts';
+import { connectStore } from '../src/store/connect.ts';
+import type { Store } from '../src/store/store.ts';
+import { createAccount } from '../src/accounts/accounts.repository.ts';
+import { connectDatabase } from '../src/db/connect.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { insertKey } from '../src/keys/api-keys.repository.ts';
+import { grantKeyHold, releaseKeyHolds } from '../src/keys/key-holds.repository.ts';
+import { REDIS_URL, createTestDatabase } from '../tests/helpers/services.ts';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+};
+const CALLS = arg('--calls', 20_000);
+
+const request = {
+  model: 'acme/chat-large',
+  maxTokens: 256,
+  messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hello there, how are you?' }] }],
+};
+const hold = { units: 1_000_000n, inputTokens: 40, outputTokens: 256 };
+const noBudgets = {} as KeyBudgets; // no policy below has a budget: never called
+
+const unrestricted: KeyPolicy = { models: null, rpm: null, tpm: null, expiresAt: null, budgeted: false };
+const limited: KeyPolicy = {
+  models: [...Array.from({ length: 19 }, (_, i) => `vendor${i}/model-${i}`), 'acme/*'],
+  rpm: 1_000_000_000,
+  tpm: 1_000_000_000,
+  expiresAt: Date.now() + 3600_000,
+  budgeted: false,
+};
+
+/**
+ * One call's worth of key checks on the request path (the request check, the allow-list,
+ * admission); answers the settlement, which runs after the client's last byte (not timed).
+ */
+async function oneCall(
+  gate: LlmKeyGate,
+  limits: KeyRateLimits,
+  keyId: number,
+  policy: KeyPolicy,
+): Promise<() => Promise<void>> {
+  const auth = { accountId: 1, keyId, policy };
+  const refused = await checkKeyRequest(keyId, policy, limits);
+  if (refused) throw new Error(`refused: ${refused.kind}`);
+  gate.checkModel('openai', auth, request.model);
+  const ticket = await gate.admit('openai', auth, request as never, hold);
+  return () => gate.settled(ticket, 300);
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+
+async function sequential(store: Store, policy: KeyPolicy, keyId: number) {
+  const limits = new KeyRateLimits(store);
+  const gate = new LlmKeyGate(noBudgets, limits, console);
+  for (let i = 0; i < 2000; i++) await (await oneCall(gate, limits, keyId, policy))(); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < CALLS; i++) {
+    const start = Bun.nanoseconds();
+    const settle = await oneCall(gate, limits, keyId, policy);
+    times.push((Bun.nanoseconds() - start) / 1e6);
+    await settle();
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+
+/** 64 calls at a time: the wall time of a batch divided by 64 (what each call costs the process). */
+async function concurrent(store: Store, policy: KeyPolicy, keyId: number) {
+  const limits = new KeyRateLimits(store);
+  const gate = new LlmKeyGate(noBudgets, limits, console);
+  const perCall: number[] = [];
+  for (let round = 0; round < CALLS / 64; round++) {
+    const start = Bun.nanoseconds();
+    const settles = await Promise.all(Array.from({ length: 64 }, () => oneCall(gate, limits, keyId, policy)));
+    perCall.push((Bun.nanoseconds() - start) / 1e6 / 64);
+    await Promise.all(settles.map((settle) => settle()));
+  }
+  perCall.sort((a, b) => a - b);
+  return { p50: percentile(perCall, 0.5), p99: percentile(perCall, 0.99) };
+}
+
+const memory = await connectStore(undefined);
+const redis = await connectStore(REDIS_URL, `bench-keys-${process.pid}:`);
+const rows: Array<[string, { p50: number; p99: number }]> = [
+  ['no limits (default key), in-process store', await sequential(memory, unrestricted, 1)],
+  ['20 models + rpm + tpm, in-process store', await sequential(memory, limited, 2)],
+  ['20 models + rpm + tpm, Redis, one call at a time', await sequential(redis, limited, 3)],
+  ['20 models + rpm + tpm, Redis, 64 calls at once (per call)', await concurrent(redis, limited, 4)],
+];
+await redis.close();
+
+const database = await connectDatabase({ databaseUrl: await createTestDatabase('benchkeys'), dataDir: '/tmp' });
+await migrateToLatest(database.db);
+const { account } = await createAccount(database.db, { email: `bench-${process.pid}@example.com`, balance: 0n });
+const { record } = await insertKey(database.db, account.id, {
+  name: 'budgeted',
+  budget: 10n ** 20n,
+  budgetPeriod: 'month',
+  models: null,
+  rpm: null,
+  tpm: null,
+  expiresAt: null,
+});
+const holdTimes: number[] = [];
+const holdCalls = Math.min(CALLS, 2000);
+for (let i = 0; i < holdCalls + 200; i++) {
+  const start = Bun.nanoseconds();
+  const held = await grantKeyHold(database.db, record.id, hold.units, 300_000);
+  if (i >= 200) holdTimes.push((Bun.nanoseconds() - start) / 1e6);
+  if (!held.ok || !held.id) throw new Error('hold refused');
+  await releaseKeyHolds(database.db, { ids: [held.id] });
+}
+holdTimes.sort((a, b) => a - b);
+rows.push([
+  `budgeted key: the hold statement, Postgres (${holdCalls} calls)`,
+  { p50: percentile(holdTimes, 0.5), p99: percentile(holdTimes, 0.99) },
+]);
+await database.close();
+
+console.log(`\n${CALLS} calls each\n`);
+console.log('| key | p50 ms per call | p99 ms per call |');
+console.log('| --- | --- | --- |');
+for (const [name, r] of rows) console.log(`| ${name} | ${r.p50.toFixed(4)} | ${r.p99.toFixed(4)} |`);

@@ -1,0 +1,112 @@
+import type { CanonicalRequest } from '../../translators/canonical/index.ts';
+import { unitsToUsd } from '../accounts/money.ts';
+import type { AuthContext } from '../auth/key-cache.ts';
+import { type ErrorFamily, LlmError } from '../llm/llm-error.ts';
+import { estimateTokens } from '../llm/pricing.ts';
+import type { Hold } from '../llm/worst-case.ts';
+import { errorFields, type Logger } from '../ops/logger.ts';
+import type { KeyBudgets } from './key-budgets.ts';
+import { keyBudgetMessage, modelAllowed, modelNotAllowedMessage } from './key-policy.ts';
+import type { KeyRateLimits, TokenTicket } from './key-rate-limits.ts';
+
+/** What a call took from its key at admission, given back or corrected when it ends. */
+export interface KeyTicket {
+  keyId: number;
+  holdId: string | null;
+  tokens: TokenTicket | null;
+}
+
+/**
+ * A key's limits on the LLM endpoints (docs/keys.md), in the client format's own error shape:
+ * the model allow-list (403 `model_not_allowed`), the budget (402 `key_budget_exceeded`, held
+ * like the balance: worst case at admission, real charge at settlement) and `tpm` (429).
+ */
+export class LlmKeyGate {
+  constructor(
+    private readonly budgets: KeyBudgets,
+    private readonly limits: KeyRateLimits,
+    private readonly log: Pick<Logger, 'warn'>,
+  ) {}
+
+  checkModel(family: ErrorFamily, auth: AuthContext, modelId: string): void {
+    if (auth.policy && !modelAllowed(auth.policy.models, modelId))
+      throw new LlmError(family, 'permission_denied', modelNotAllowedMessage(modelId), 'model', 'model_not_allowed');
+  }
+
+  /** Takes the call's tokens estimate and worst-case hold from the key; throws the refusal. */
+  async admit(family: ErrorFamily, auth: AuthContext, request: CanonicalRequest, hold: Hold): Promise<KeyTicket> {
+    const ticket: KeyTicket = { keyId: auth.keyId, holdId: null, tokens: null };
+    const policy = auth.policy;
+    if (!policy) return ticket;
+    if (policy.tpm !== null) {
+      const counted = await this.limits.tokens(auth.keyId, policy.tpm, tokenEstimate(request, hold));
+      if (!counted.ok) {
+        const error = new LlmError(
+          family,
+          'rate_limit',
+          `rate limit exceeded: this API key's tpm (${policy.tpm} tokens per minute) is used up`,
+          null,
+          'key_tpm_exceeded',
+        );
+        error.headers['retry-after'] = String(counted.retryAfterSeconds);
+        throw error;
+      }
+      ticket.tokens = counted.ticket;
+    }
+    if (policy.budgeted) {
+      const held = await this.budgets.reserve(auth.keyId, hold.units).catch(async (err: unknown) => {
+        await this.release(ticket);
+        throw err;
+      });
+      if (!held.ok) {
+        await this.release(ticket);
+        throw new LlmError(
+          family,
+          'insufficient_balance',
+          `${keyBudgetMessage} (it can still spend $${unitsToUsd(held.available)}; this call may cost up to $${unitsToUsd(hold.units)})`,
+          null,
+          'key_budget_exceeded',
+        );
+      }
+      ticket.holdId = held.id;
+    }
+    return ticket;
+  }
+
+  /** The call was refused or failed before any usage: everything goes back. Never rejects. */
+  async release(ticket: KeyTicket): Promise<void> {
+    if (ticket.holdId) await this.budgets.release(ticket.holdId);
+    await this.correct(ticket, 0);
+  }
+
+  /**
+   * The call's record and charge are committed (the settlement deleted the hold): the tokens are
+   * corrected. Never rejects.
+   */
+  async settled(ticket: KeyTicket, usedTokens: number): Promise<void> {
+    if (ticket.holdId) this.budgets.settled(ticket.holdId);
+    await this.correct(ticket, usedTokens);
+  }
+
+  /** A lost correction only leaves the estimate in a one-minute window: logged, not thrown. */
+  private async correct(ticket: KeyTicket, usedTokens: number): Promise<void> {
+    if (!ticket.tokens) return;
+    try {
+      await this.limits.correct(ticket.tokens, usedTokens);
+    } catch (err) {
+      this.log.warn('tpm correction failed', { key_id: ticket.keyId, ...errorFields(err) });
+    }
+  }
+}
+
+/**
+ * A call's tokens as counted against `tpm` at admission: its input estimated at four characters a
+ * token plus the output it asked for at most (0 when it set no `max_tokens`); settlement puts
+ * the real count in its place.
+ */
+function tokenEstimate(request: CanonicalRequest, hold: Hold): number {
+  let input = 0;
+  for (const message of request.messages)
+    for (const part of message.content) if (part.type === 'text') input += estimateTokens(part.text);
+  return input + (request.maxTokens === undefined ? 0 : hold.outputTokens);
+}
