@@ -270,6 +270,8 @@ for (const mode of MODES) {
         'created_at',
         'error_message',
         'input',
+        // The API key that created it (every task has one).
+        'key_id',
         'model',
         'output',
         // The x-request-id of the create call (every request has one).
