@@ -2,7 +2,7 @@ import { type ObservedAttempt, withUpstreamScope } from '../../providers/shared/
 import { httpRequestDuration, httpRequests } from './metrics.ts';
 import { requestIdFor } from './request-id.ts';
 import { routeOf } from './route-template.ts';
-import { type Span, tracing } from './tracing.ts';
+import { endAttemptSpan, type Span, tracing } from './tracing.ts';
 
 /** What the gateway knows about a request in flight, for the hooks of the LLM call it serves. */
 export interface RequestObservation {
@@ -67,13 +67,7 @@ function requestAttempt(obs: RequestObservation, method: string, url: string): O
   return {
     headers,
     end(result) {
-      if (!span || !t) return;
-      if ('error' in result) t.fail(span, result.error);
-      else {
-        span.setAttribute('http.response.status_code', result.status);
-        if (result.status >= 400) t.fail(span, String(result.status));
-      }
-      span.end();
+      if (span && t) endAttemptSpan(t, span, result);
     },
   };
 }

@@ -4,7 +4,7 @@ import { minUnits, toUnits, unitsToUsd } from '../accounts/money.ts';
 import type { Ending } from '../tasks/task-finish.ts';
 import type { ClaimedTask } from '../tasks/task-queue.repository.ts';
 import { costUsd, tasks, upstreamRequestDuration } from './metrics.ts';
-import { type Span, tracing } from './tracing.ts';
+import { endAttemptSpan, type Span, tracing } from './tracing.ts';
 
 /**
  * One step of a media task (start, or a poll) as a span `task <model>`, with each upstream
@@ -43,13 +43,7 @@ function attempt(task: ClaimedTask, parent: Span | undefined, method: string, ur
     headers,
     end(result) {
       upstreamRequestDuration.observe({ provider: task.provider }, (performance.now() - started) / 1000);
-      if (!span || !t) return;
-      if ('error' in result) t.fail(span, result.error);
-      else {
-        span.setAttribute('http.response.status_code', result.status);
-        if (result.status >= 400) t.fail(span, String(result.status));
-      }
-      span.end();
+      if (span && t) endAttemptSpan(t, span, result);
     },
   };
 }

@@ -94,3 +94,13 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
   };
   return active;
 }
+
+/** Ends an upstream attempt's client span with what the attempt came to: a status, or a network error. */
+export function endAttemptSpan(t: Tracing, span: Span, result: { status: number } | { error: string }): void {
+  if ('error' in result) t.fail(span, result.error);
+  else {
+    span.setAttribute('http.response.status_code', result.status);
+    if (result.status >= 400) t.fail(span, String(result.status));
+  }
+  span.end();
+}
