@@ -2,6 +2,7 @@ import { ConfigError } from '../config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
 import { asyncJobSettings } from '../shared/async-job-settings.ts';
 import { nextPollMs } from '../shared/poll-schedule.ts';
+import { queuedMediaModel } from '../shared/queued-media-model.ts';
 import { stepForOperationError } from '../shared/upstream-step.ts';
 import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import type { FalQueue, FalRequestUrls, FalStatus, FalSubmitted } from './fal-queue.ts';
@@ -89,15 +90,13 @@ export function falModel(config: ModelConfig, provider: ProviderConfig, queue: F
     return { state: 'succeeded', outputs };
   };
 
-  return {
-    schema: media.schema,
-    price: media.price,
-    finalPrice: media.finalPrice,
+  return queuedMediaModel({
+    label: 'fal',
+    media,
     deadlineMs,
-    start: (job) => submit(job, { started_at: Date.now(), polls: 0 }),
-    async poll(job, operation) {
-      const op = asOperation(operation);
-      if (!op) return { state: 'failed', message: 'fal: the stored job state is unreadable' };
+    parse: asOperation,
+    submit,
+    async poll(job, op) {
       if (!op.request_id || !op.urls) return submit(job, op);
       try {
         const status = await queue.status(op.urls, job.signal);
@@ -107,9 +106,8 @@ export function falModel(config: ModelConfig, provider: ProviderConfig, queue: F
       }
       return running({ ...op, polls: op.polls + 1, limited: 0 });
     },
-    async cancel(job, operation) {
-      const op = asOperation(operation);
-      if (op?.urls) await queue.cancel(op.urls, job.signal);
+    async cancel(job, op) {
+      if (op.urls) await queue.cancel(op.urls, job.signal);
     },
-  };
+  });
 }

@@ -2,6 +2,7 @@ import { ConfigError } from '../config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
 import { asyncJobSettings } from '../shared/async-job-settings.ts';
 import { nextPollMs } from '../shared/poll-schedule.ts';
+import { queuedMediaModel } from '../shared/queued-media-model.ts';
 import { stepForOperationError } from '../shared/upstream-step.ts';
 import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import { parseTarget, type ReplicateApi } from './replicate-api.ts';
@@ -79,15 +80,13 @@ export function replicateModel(
     );
   };
 
-  return {
-    schema: media.schema,
-    price: media.price,
-    finalPrice: media.finalPrice,
+  return queuedMediaModel({
+    label: 'replicate',
+    media,
     deadlineMs,
-    start: (job) => submit(job, { started_at: Date.now(), polls: 0 }),
-    async poll(job, operation) {
-      const op = asOperation(operation);
-      if (!op) return { state: 'failed', message: 'replicate: the stored job state is unreadable' };
+    parse: asOperation,
+    submit,
+    async poll(job, op) {
       if (op.id === undefined) return submit(job, op);
       // Replicate's webhook already told us how it ended: no need to ask.
       if (isPrediction(op.webhook) && op.webhook.id === op.id && TERMINAL.has(op.webhook.status)) {
@@ -105,9 +104,8 @@ export function replicateModel(
         running({ id: op.id, started_at: op.started_at, polls: op.polls + 1 })
       );
     },
-    async cancel(job, operation) {
-      const op = asOperation(operation);
-      if (op?.id) await api.cancel(op.id, job.signal);
+    async cancel(job, op) {
+      if (op.id) await api.cancel(op.id, job.signal);
     },
-  };
+  });
 }
