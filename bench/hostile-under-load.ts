@@ -2,7 +2,7 @@
  * Bad input under load: does hostile traffic from one account move the latency of another
  * account's well-behaved traffic? Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/hostile-under-load.ts [--seconds 10] [--saturation N] [--hostile-rps 50] [--slow 8]
+ *   bun run bench/hostile-under-load.ts [--seconds 10] [--saturation N] [--hostile-rps 50] [--slow 8] [--kinds a,b] [--no-pin]
  *
  * Starts the fake upstream and the gateway pinned as bench/open-loop.ts does (gateway core 1,
  * the rest core 0), with BODY_TIMEOUT_MS=2000 so slow bodies are answered (408) within a phase.
@@ -11,12 +11,14 @@
  * (h2load `--rps`) three times: alone, while bench/lib/hostile-sender.ts sends the hostile mix
  * from a second account, and alone again (how much two quiet runs differ, for scale). Prints
  * p50/p99 of the well-behaved traffic per phase, the change with hostile traffic in %, and the
- * hostile answers' status counts per kind (no 5xx expected; 0 = no answer).
+ * hostile answers' status counts per kind (no 5xx expected; 0 = no answer). `--kinds oversize,slow`
+ * sends only the kinds whose name contains one of those words (see bench/lib/hostile-sender.ts).
  */
 import { resolve } from 'node:path';
 import { machine } from './lib/cpu-pin.ts';
 import { closedLoop, openLoop, requireH2load, type LoadRun } from './lib/h2load.ts';
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
+import { withCpuShare } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
 
 const arg = (name: string, fallback: number) => {
@@ -28,6 +30,9 @@ const GIVEN_SATURATION = arg('--saturation', 0);
 const HOSTILE_RPS = arg('--hostile-rps', 50);
 const SLOW_BODIES = arg('--slow', 8);
 const BODY_TIMEOUT_MS = 2000;
+const kindsAt = process.argv.indexOf('--kinds');
+const KINDS = kindsAt >= 0 ? (process.argv[kindsAt + 1] ?? '') : '';
+const SLOW_ON = !KINDS || KINDS.split(',').some((f) => f && 'slow body'.includes(f));
 const TARGET_P99_CHANGE = 0.2;
 
 requireH2load();
@@ -53,6 +58,7 @@ async function hostile(port: number, key: string, seconds: number): Promise<Host
       String(seconds),
       String(HOSTILE_RPS),
       String(SLOW_BODIES),
+      KINDS,
     ],
     { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } },
   );
@@ -73,7 +79,10 @@ const non200 = (run: LoadRun) =>
     .map(([s, n]) => `${s}×${n}`)
     .join(' ') || '—';
 
-const stack = await startLlmBenchStack('hostile', { env: { BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) } });
+const stack = await startLlmBenchStack('hostile', {
+  env: { BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) },
+  pin: !process.argv.includes('--no-pin'),
+});
 try {
   const goodKey = await stack.newKey('bench-well-behaved');
   const badKey = await stack.newKey('bench-hostile');
@@ -92,21 +101,24 @@ try {
   const rate = Math.max(1, Math.round(saturation * 0.5));
   console.log(
     `Well-behaved load: non-streamed chat through the gateway, open loop at ${rate} req/s (50 % of ${Math.round(saturation)} req/s measured closed loop, 64 connections); ` +
-      `hostile: ${HOSTILE_RPS} req/s of the mix plus ${SLOW_BODIES} slow bodies held open, from a second account; ${SECONDS} s per phase after 1 s warm-up.\n`,
+      `hostile: ${HOSTILE_RPS} req/s of the mix${KINDS ? ` (kinds matching ${KINDS})` : ''} plus ${SLOW_ON ? SLOW_BODIES : 0} slow bodies held open, from a second account; ${SECONDS} s per phase after 1 s warm-up.\n`,
   );
 
-  const alone = await openLoop(good, rate, SECONDS);
+  const pid = stack.gateway.proc.pid;
+  const { result: alone, cpuShare: cpuAlone } = await withCpuShare(pid, () => openLoop(good, rate, SECONDS));
   log(`alone: p50 ${ms(alone.p50Ms)} p99 ${ms(alone.p99Ms)} non-200 ${non200(alone)}`);
   // The hostile sender starts with the warm-up second and stops when the measured window ends.
-  const [withHostile, report] = await Promise.all([
-    openLoop(good, rate, SECONDS),
-    hostile(stack.gateway.port, badKey, SECONDS + 1),
-  ]);
+  const {
+    result: [withHostile, report],
+    cpuShare: cpuHostile,
+  } = await withCpuShare(pid, () =>
+    Promise.all([openLoop(good, rate, SECONDS), hostile(stack.gateway.port, badKey, SECONDS + 1)]),
+  );
   log(`with hostile: p50 ${ms(withHostile.p50Ms)} p99 ${ms(withHostile.p99Ms)} non-200 ${non200(withHostile)}`);
-  const again = await openLoop(good, rate, SECONDS);
+  const { result: again, cpuShare: cpuAgain } = await withCpuShare(pid, () => openLoop(good, rate, SECONDS));
   log(`alone again: p50 ${ms(again.p50Ms)} p99 ${ms(again.p99Ms)}`);
 
-  const row = (phase: string, r: LoadRun) => ({
+  const row = (phase: string, r: LoadRun, cpuShare: number) => ({
     phase,
     'achieved req/s': Math.round(r.rate),
     'p50 ms': ms(r.p50Ms),
@@ -114,9 +126,16 @@ try {
     'p50 change': phase === 'alone' ? '—' : pct(r.p50Ms / alone.p50Ms - 1),
     'p99 change': phase === 'alone' ? '—' : pct(r.p99Ms / alone.p99Ms - 1),
     'non-200': non200(r),
+    'gateway CPU, % of a core': Math.round(cpuShare * 100),
   });
   console.log('### Well-behaved traffic\n');
-  console.log(table([row('alone', alone), row('with hostile traffic', withHostile), row('alone again', again)]));
+  console.log(
+    table([
+      row('alone', alone, cpuAlone),
+      row('with hostile traffic', withHostile, cpuHostile),
+      row('alone again', again, cpuAgain),
+    ]),
+  );
 
   const kindRows = Object.entries(report.byKind).map(([kind, counts]) => ({
     kind,

@@ -2,10 +2,12 @@
  * Latency below saturation: what the gateway adds to a non-streamed chat call when it is not
  * overloaded. Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N]
+ *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N] [--no-pin]
  *
  * 1. Starts the zero-latency fake upstream and the gateway (Postgres+Redis), the gateway pinned to
- *    core 1, this script, h2load and the fake to core 0 (bench/lib/cpu-pin.ts).
+ *    core 1, this script, h2load and the fake to core 0 (bench/lib/cpu-pin.ts); `--no-pin` leaves
+ *    them to the scheduler (on a machine shared with other work a pinned gateway cannot move away
+ *    from a busy core).
  * 2. Saturation: h2load closed loop, 64 connections, non-streamed chat through the gateway (unless
  *    `--saturation N` gives it).
  * 3. Open loop (h2load `--rps`) at each fraction of that rate, through the gateway and then direct
@@ -20,6 +22,7 @@ import { machine } from './lib/cpu-pin.ts';
 import { probeFirstByte } from './lib/first-byte-probe.ts';
 import { closedLoop, openLoop, percentile, requireH2load, type H2loadTarget, type LoadRun } from './lib/h2load.ts';
 import { checkTarget, HOST, startLlmBenchStack } from './lib/llm-bench-stack.ts';
+import { withCpuShare } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -51,7 +54,7 @@ function non200(run: LoadRun): string {
   return bad.length ? bad.map(([s, n]) => `${s}×${n}`).join(' ') : '—';
 }
 
-const stack = await startLlmBenchStack('openloop');
+const stack = await startLlmBenchStack('openloop', { pin: !process.argv.includes('--no-pin') });
 try {
   const key = await stack.newKey('bench-openloop');
   const gatewayChat = stack.chat('gateway', { key });
@@ -85,8 +88,11 @@ try {
   const at50: { gateway?: LoadRun; direct?: LoadRun } = {};
   for (const fraction of FRACTIONS) {
     const rate = Math.max(1, Math.round(saturation * fraction));
+    const { result: viaGateway, cpuShare } = await withCpuShare(stack.gateway.proc.pid, () =>
+      openLoop(gatewayChat, rate, SECONDS),
+    );
     const runs: Record<'gateway' | 'direct', LoadRun> = {
-      gateway: await openLoop(gatewayChat, rate, SECONDS),
+      gateway: viaGateway,
       direct: await openLoop(directChat, rate, SECONDS),
     };
     const g = runs.gateway;
@@ -107,6 +113,9 @@ try {
       'gateway p99 ms': ms(g.p99Ms),
       'added p99 ms': signed(g.p99Ms - d.p99Ms),
       'non-200 gateway / direct': `${non200(g)} / ${non200(d)}`,
+      // Includes the 1 s warm-up, so a little above the measured window's share.
+      'gateway CPU, % of a core': Math.round(cpuShare * 100),
+      'gateway CPU ms per call': ms((cpuShare * 1000) / g.rate, 2),
     });
   }
   console.log(
@@ -130,7 +139,7 @@ try {
       body: probe.body,
       samples,
       intervalMs: PROBE_INTERVAL_MS,
-      deadlineMs: (SECONDS + 5) * 1000,
+      deadlineMs: SECONDS * 1000, // stops with the background load
     });
     const loadRun = await background;
     const sorted = (xs: number[]) => Float64Array.from(xs).sort();

@@ -1,7 +1,7 @@
 /**
  * A generator of hostile requests for a load benchmark, run as its own process:
  *
- *   bun run bench/lib/hostile-sender.ts <port> <api key> <seconds> <req/s> <slow bodies>
+ *   bun run bench/lib/hostile-sender.ts <port> <api key> <seconds> <req/s> <slow bodies> [kinds]
  *
  * For `seconds` it sends, open loop at `req/s` (at most 64 in flight), a rotating mix of the kinds
  * tests/integration/hostile-input.test.ts drives every route with — NUL bytes and lone surrogates
@@ -9,12 +9,15 @@
  * query strings, wrong types, oversize bodies (declared and chunked) — and keeps `slow bodies`
  * connections sending one byte every 200 ms (the gateway's body deadline answers them). Every
  * request carries the account's valid key (a flood of bad keys would trip the per-address
- * authentication throttle for everyone on 127.0.0.1). Prints one JSON line at the end:
+ * authentication throttle for everyone on 127.0.0.1). `kinds`, comma-separated, keeps only the kinds
+ * whose name contains one of them (`slow` for the slow bodies), to find which kind costs what. Prints one JSON line at the end:
  * `{"sent": N, "byKind": {kind: {status: count}}, "statuses": {status: count}}`, status 0 = no answer.
  */
 import { rawRequest, type RawRequest } from '../../tests/helpers/raw-http.ts';
 
-const [portArg, key = '', secondsArg, rateArg, slowArg] = process.argv.slice(2);
+const [portArg, key = '', secondsArg, rateArg, slowArg, kindsArg = ''] = process.argv.slice(2);
+const FILTER = kindsArg.split(',').filter(Boolean);
+const wanted = (kind: string) => FILTER.length === 0 || FILTER.some((f) => kind.includes(f));
 const PORT = Number(portArg);
 const SECONDS = Number(secondsArg ?? 10);
 const RATE = Number(rateArg ?? 50);
@@ -37,7 +40,7 @@ const post = (path: string, text: string): RawRequest => ({
 const get = (path: string): RawRequest => ({ method: 'GET', path, headers: auth });
 
 /** Each kind: a name and the request it sends (JSON text written by hand, so lone surrogates and huge numbers stay as sent). */
-const KINDS: Array<[string, () => RawRequest]> = [
+const ALL_KINDS: Array<[string, () => RawRequest]> = [
   ['nul in model', () => post('/v1/chat/completions', chat('"model":"fake/\\u0000bench"'))],
   [
     'nul in content',
@@ -68,6 +71,7 @@ const KINDS: Array<[string, () => RawRequest]> = [
     () => ({ method: 'POST', path: '/v1/tasks', headers: auth, body: { total: 2 * MB, chunked: true } }),
   ],
 ];
+const KINDS = ALL_KINDS.filter(([kind]) => wanted(kind));
 
 const byKind = new Map<string, Map<number, number>>();
 const count = (kind: string, status: number) => {
@@ -88,7 +92,7 @@ async function sendOne(kind: string, req: RawRequest): Promise<void> {
 const until = Date.now() + SECONDS * 1000;
 
 /** Slow bodies: one connection each, 1 byte every 200 ms, reopened as soon as it is answered. */
-const slow = Array.from({ length: SLOW }, async () => {
+const slow = Array.from({ length: wanted('slow body') ? SLOW : 0 }, async () => {
   while (Date.now() < until) {
     await sendOne('slow body', {
       method: 'POST',
@@ -104,7 +108,7 @@ let inFlight = 0;
 let sent = 0;
 const pending = new Set<Promise<void>>();
 const start = performance.now();
-while (Date.now() < until) {
+while (KINDS.length > 0 && Date.now() < until) {
   // Open loop: the n-th request is due at n / RATE seconds, whatever the answers do (up to MAX_IN_FLIGHT).
   const due = start + (sent * 1000) / RATE;
   const wait = due - performance.now();
