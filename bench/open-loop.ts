@@ -2,7 +2,7 @@
  * Latency below saturation: what the gateway adds to a non-streamed chat call when it is not
  * overloaded. Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N] [--no-pin]
+ *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N] [--accounts 1] [--no-pin]
  *
  * 1. Starts the zero-latency fake upstream and the gateway (Postgres+Redis), the gateway pinned to
  *    core 1, this script, h2load and the fake to core 0 (bench/lib/cpu-pin.ts); `--no-pin` leaves
@@ -16,6 +16,9 @@
  * 4. Time to the first streamed byte at 50 %: while h2load keeps the 50 % load on, a probe sends
  *    streamed chat calls one at a time (bench/lib/first-byte-probe.ts), through the gateway and
  *    direct.
+ * `--accounts N` spreads every load over N accounts (one h2load process per account's key, the
+ * rate split evenly; the direct baseline split over as many processes): all calls of one account
+ * settle against its one balance row, so one account measures that row's serialisation too.
  * Every process it starts is stopped at the end, also on error or Ctrl-C; traffic goes to 127.0.0.1 only.
  */
 import { machine } from './lib/cpu-pin.ts';
@@ -37,6 +40,7 @@ const FRACTIONS = arg('--fractions', '25,50,75')
 const GIVEN_SATURATION = Number(arg('--saturation', '0'));
 const SATURATION_CONNECTIONS = 64;
 const PROBE_INTERVAL_MS = 5;
+const ACCOUNTS = Math.max(1, Math.floor(Number(arg('--accounts', '1')) || 1));
 
 const TARGET_ADDED_P50_MS = 0.1;
 const TARGET_ADDED_P99_MS = 1;
@@ -56,9 +60,13 @@ function non200(run: LoadRun): string {
 
 const stack = await startLlmBenchStack('openloop', { pin: !process.argv.includes('--no-pin') });
 try {
-  const key = await stack.newKey('bench-openloop');
-  const gatewayChat = stack.chat('gateway', { key });
+  const keys: string[] = [];
+  for (let i = 0; i < ACCOUNTS; i++) keys.push(await stack.newKey(`bench-openloop-${i}`));
+  const key = keys[0] ?? '';
+  const gatewayChats = keys.map((k) => stack.chat('gateway', { key: k }));
+  const gatewayChat = gatewayChats[0] ?? stack.chat('gateway', { key });
   const directChat = stack.chat('direct');
+  const directChats = keys.map(() => directChat);
   const gatewayStream = stack.chat('gateway', { key, stream: true });
   const directStream = stack.chat('direct', { stream: true });
   await checkTarget(gatewayChat, false);
@@ -72,14 +80,17 @@ try {
   // ---- saturation (closed loop)
   let saturation = GIVEN_SATURATION;
   if (!saturation) {
-    const sat = await closedLoop(gatewayChat, SATURATION_CONNECTIONS, SECONDS);
-    saturation = sat.rate;
+    const perAccount = await Promise.all(
+      gatewayChats.map((t) => closedLoop(t, Math.ceil(SATURATION_CONNECTIONS / ACCOUNTS), SECONDS)),
+    );
+    const sat = perAccount[0] as LoadRun;
+    saturation = perAccount.reduce((sum, r) => sum + r.rate, 0);
     log(
       `saturation: ${Math.round(sat.rate)} req/s (p50 ${ms(sat.p50Ms)} p99 ${ms(sat.p99Ms)} ms, non-200 ${non200(sat)})`,
     );
     console.log(
-      `Saturation (h2load closed loop, ${SATURATION_CONNECTIONS} connections, ${SECONDS} s after 2 s warm-up, non-streamed chat through the gateway): ` +
-        `${Math.round(sat.rate)} req/s, p50 ${ms(sat.p50Ms)} ms, p99 ${ms(sat.p99Ms)} ms, non-200: ${non200(sat)}\n`,
+      `Saturation (h2load closed loop, ${SATURATION_CONNECTIONS} connections, ${SECONDS} s after 2 s warm-up, non-streamed chat through the gateway, ${ACCOUNTS} account(s)): ` +
+        `${Math.round(saturation)} req/s; first account's p50 ${ms(sat.p50Ms)} ms, p99 ${ms(sat.p99Ms)} ms, non-200: ${non200(sat)}\n`,
     );
   }
 
@@ -89,11 +100,11 @@ try {
   for (const fraction of FRACTIONS) {
     const rate = Math.max(1, Math.round(saturation * fraction));
     const { result: viaGateway, cpuShare } = await withCpuShare(stack.gateway.proc.pid, () =>
-      openLoop(gatewayChat, rate, SECONDS),
+      openLoop(gatewayChats, rate, SECONDS),
     );
     const runs: Record<'gateway' | 'direct', LoadRun> = {
       gateway: viaGateway,
-      direct: await openLoop(directChat, rate, SECONDS),
+      direct: await openLoop(directChats, rate, SECONDS),
     };
     const g = runs.gateway;
     const d = runs.direct;
@@ -119,7 +130,7 @@ try {
     });
   }
   console.log(
-    `### Open loop (h2load --h1 --rps, ${SECONDS} s per row after 1 s warm-up), non-streamed chat, gateway vs direct to the fake\n`,
+    `### Open loop (h2load --h1 --rps, ${SECONDS} s per row after 1 s warm-up), non-streamed chat, gateway (${ACCOUNTS} account(s)) vs direct to the fake\n`,
   );
   console.log(table(rows));
   console.log('');
@@ -127,7 +138,7 @@ try {
   // ---- time to first streamed byte at 50 %
   const rate50 = Math.max(1, Math.round(saturation * 0.5));
   const samples = Math.floor((SECONDS * 1000) / PROBE_INTERVAL_MS);
-  const firstByte = async (load: H2loadTarget, probe: H2loadTarget) => {
+  const firstByte = async (load: H2loadTarget[], probe: H2loadTarget) => {
     const url = new URL(probe.url);
     const background = openLoop(load, rate50, SECONDS + 1, { warmUp: 0 });
     await Bun.sleep(1000); // the load reaches its rate first
@@ -145,8 +156,8 @@ try {
     const sorted = (xs: number[]) => Float64Array.from(xs).sort();
     return { head: sorted(probed.headMs), event: sorted(probed.firstEventMs), load: loadRun };
   };
-  const fbGateway = await firstByte(gatewayChat, gatewayStream);
-  const fbDirect = await firstByte(directChat, directStream);
+  const fbGateway = await firstByte(gatewayChats, gatewayStream);
+  const fbDirect = await firstByte(directChats, directStream);
   const fbRows = (
     [
       ['direct', fbDirect],

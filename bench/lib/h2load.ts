@@ -73,12 +73,8 @@ export function summarizeLog(text: string, fromUs = 0): LoadRun {
   };
 }
 
-async function run(
-  args: string[],
-  target: H2loadTarget,
-  seconds: number,
-  fromUs = 0,
-): Promise<LoadRun & { raw: string }> {
+/** One h2load process; its summary output and per-request log. */
+async function run(args: string[], target: H2loadTarget, seconds: number): Promise<{ raw: string; log: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'h2load-'));
   try {
     const bodyPath = join(dir, 'body.json');
@@ -101,8 +97,7 @@ async function run(
     ]);
     clearTimeout(killer);
     if (code !== 0) throw new Error(`h2load failed (${code}): ${out.slice(-2000)}${err.slice(-2000)}`);
-    const log = await readFile(logPath, 'utf8');
-    return { ...summarizeLog(log, fromUs), raw: out };
+    return { raw: out, log: await readFile(logPath, 'utf8') };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -115,32 +110,53 @@ export async function closedLoop(
   seconds: number,
   warmUp = 2,
 ): Promise<LoadRun & { raw: string }> {
-  const result = await run(
+  const { raw, log } = await run(
     ['-c', String(connections), '-D', String(seconds), '--warm-up-time', String(warmUp)],
     target,
     seconds + warmUp,
   );
+  const summary = summarizeLog(log);
   // h2load's own figure covers exactly the main duration (the log also holds warm-up rows).
-  const rate = Number(/finished in [\d.]+\w+, ([\d.]+) req\/s/.exec(result.raw)?.[1]);
-  return { ...result, rate: Number.isFinite(rate) ? rate : result.rate };
+  const rate = Number(/finished in [\d.]+\w+, ([\d.]+) req\/s/.exec(raw)?.[1]);
+  return { ...summary, raw, rate: Number.isFinite(rate) ? rate : summary.rate };
 }
 
 /**
  * Open loop at `rate` req/s in all for `seconds`, the first `warmUp` seconds not counted. Clients
- * each get at most `perClientRps` (default 10: a 100 ms period, above the gateway's p99 here) and start 1 ms apart, `k` per ms,
- * so their schedules are spread over the period instead of firing together.
+ * each get at most `perClientRps` (default 10: a 100 ms period, above the gateway's p99 here) and
+ * start 1 ms apart, `k` per ms, so their schedules are spread over the period instead of firing together. Several targets (the
+ * same call with different accounts' keys) share the rate evenly, one h2load process each, run
+ * together; their logs are summarised as one.
  */
 export async function openLoop(
-  target: H2loadTarget,
+  target: H2loadTarget | H2loadTarget[],
   rate: number,
   seconds: number,
   opts: { warmUp?: number; perClientRps?: number } = {},
-): Promise<LoadRun & { raw: string; clients: number; targetRate: number }> {
+): Promise<LoadRun & { clients: number; targetRate: number }> {
+  const targets = Array.isArray(target) ? target : [target];
   const warmUp = opts.warmUp ?? 1;
-  const clients = Math.max(1, Math.ceil(rate / (opts.perClientRps ?? 10)));
+  // Rows that start during the ramp-up (clients starting 1 ms apart) and the warm-up are not counted.
+  const fromUs = (Date.now() + warmUp * 1000) * 1000;
+  const runs = await Promise.all(
+    targets.map(async (t) => {
+      const a = openLoopArgs(rate / targets.length, seconds + warmUp, opts.perClientRps ?? 10);
+      return { ...(await run(a.args, t, seconds + warmUp)), ...a };
+    }),
+  );
+  const rampUs = Math.max(...runs.map((r) => r.rampMs)) * 1000;
+  return {
+    ...summarizeLog(runs.map((r) => r.log).join('\n'), fromUs + rampUs),
+    clients: runs.reduce((n, r) => n + r.clients, 0),
+    targetRate: rate,
+  };
+}
+
+function openLoopArgs(rate: number, seconds: number, perClientRps: number) {
+  const clients = Math.max(1, Math.ceil(rate / perClientRps));
   const perClient = rate / clients;
   const perMs = Math.max(1, Math.floor(rate / 1000));
-  const total = Math.round(rate * (seconds + warmUp));
+  const total = Math.max(clients, Math.round(rate * seconds));
   const args = [
     '-c',
     String(clients),
@@ -153,8 +169,5 @@ export async function openLoop(
     '-n',
     String(total),
   ];
-  // Rows that start during the ramp-up (clients starting 1 ms apart) and the warm-up are not counted.
-  const fromUs = (Date.now() + Math.ceil(clients / perMs) + warmUp * 1000) * 1000;
-  const result = await run(args, target, seconds + warmUp, fromUs);
-  return { ...result, clients, targetRate: rate };
+  return { args, clients, rampMs: Math.ceil(clients / perMs) };
 }
