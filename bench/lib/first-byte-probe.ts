@@ -1,18 +1,22 @@
 /**
- * Time to the first streamed byte, sampled: streamed POSTs one after another on one keep-alive
- * raw socket (so no connect time is in the figure), one every `intervalMs`, each timed from the
- * moment its request is written to the moment the first byte of the first SSE event of the body
- * (`data:` or `event:` after the response head) arrives. Meant to run while h2load drives the
- * background load. Bounded by `samples` and `deadlineMs`; a non-200 answer ends the probe with an error.
+ * Time to the first streamed byte, sampled: one streamed POST every `intervalMs` on a pool of
+ * keep-alive raw sockets (so no connect time is in the figure, and a stream whose end is slow —
+ * the gateway ends a stream after its settlement — does not delay the next probe), each timed from
+ * the moment its request is written to the moment the first byte of the first SSE event of the
+ * body (`data:` or `event:` after the response head) arrives. Meant to run while h2load drives the
+ * background load. A tick that finds every connection busy is skipped and counted. Bounded by
+ * `samples` and `deadlineMs`; a non-200 answer ends the probe with an error.
  */
 export interface FirstByteSamples {
   /** ms to the response head (status line and headers). */
   headMs: number[];
   /** ms to the first byte of the first event. */
   firstEventMs: number[];
+  /** Ticks skipped because every connection was still busy with an earlier stream. */
+  skipped: number;
 }
 
-export async function probeFirstByte(opts: {
+interface ProbeOptions {
   host: string;
   port: number;
   path: string;
@@ -21,16 +25,19 @@ export async function probeFirstByte(opts: {
   samples: number;
   intervalMs: number;
   deadlineMs: number;
-}): Promise<FirstByteSamples> {
-  const request = Buffer.from(
-    `POST ${opts.path} HTTP/1.1\r\nHost: ${opts.host}:${opts.port}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(opts.body)}\r\n` +
-      Object.entries(opts.headers)
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('') +
-      `\r\n${opts.body}`,
-  );
-  const out: FirstByteSamples = { headMs: [], firstEventMs: [] };
+  /** Keep-alive connections in the pool (default 8). */
+  connections?: number;
+}
+
+/** One keep-alive connection carrying one streamed request at a time. */
+interface ProbeConnection {
+  busy: boolean;
+  /** Sends the request; resolves with [head ms, first event ms] once the stream has ended. */
+  send(): Promise<[number, number]>;
+  end(): void;
+}
+
+async function openConnection(opts: ProbeOptions, request: Buffer): Promise<ProbeConnection> {
   let text = '';
   let t0 = 0;
   let headAt = 0;
@@ -60,36 +67,73 @@ export async function probeFirstByte(opts: {
       error: (_s, err) => done(err),
     },
   });
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      text = '';
-      bodyFrom = -1;
-      headAt = 0;
-      eventAt = 0;
-      const timer = setTimeout(() => done(new Error('probe: no complete answer within 10 s')), 10_000);
-      done = (error) => {
-        done = () => undefined;
-        clearTimeout(timer);
-        if (error) return reject(error);
-        if (!eventAt) return reject(new Error(`probe: a stream without an event: ${text.slice(0, 400)}`));
-        out.headMs.push(headAt - t0);
-        out.firstEventMs.push(eventAt - t0);
-        resolve();
-      };
-      t0 = performance.now();
-      socket.write(request);
-    });
+  const conn: ProbeConnection = {
+    busy: false,
+    send: () =>
+      new Promise<[number, number]>((resolve, reject) => {
+        conn.busy = true;
+        text = '';
+        bodyFrom = -1;
+        headAt = 0;
+        eventAt = 0;
+        const timer = setTimeout(() => done(new Error('probe: no complete answer within 10 s')), 10_000);
+        done = (error) => {
+          done = () => undefined;
+          clearTimeout(timer);
+          conn.busy = false;
+          if (error) return reject(error);
+          if (!eventAt) return reject(new Error(`probe: a stream without an event: ${text.slice(0, 400)}`));
+          resolve([headAt - t0, eventAt - t0]);
+        };
+        t0 = performance.now();
+        socket.write(request);
+      }),
+    end: () => socket.end(),
+  };
+  return conn;
+}
+
+export async function probeFirstByte(opts: ProbeOptions): Promise<FirstByteSamples> {
+  const request = Buffer.from(
+    `POST ${opts.path} HTTP/1.1\r\nHost: ${opts.host}:${opts.port}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(opts.body)}\r\n` +
+      Object.entries(opts.headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('') +
+      `\r\n${opts.body}`,
+  );
+  const pool = await Promise.all(Array.from({ length: opts.connections ?? 8 }, () => openConnection(opts, request)));
+  const out: FirstByteSamples = { headMs: [], firstEventMs: [], skipped: 0 };
+  const inFlight = new Set<Promise<void>>();
+  let failure: Error | undefined;
   const deadline = Date.now() + opts.deadlineMs;
   try {
     let next = performance.now();
-    for (let i = 0; i < opts.samples && Date.now() < deadline; i++) {
+    for (let i = 0; i < opts.samples && Date.now() < deadline && !failure; i++) {
       const wait = next - performance.now();
       if (wait > 0) await Bun.sleep(wait);
       next += opts.intervalMs;
-      await one();
+      const conn = pool.find((c) => !c.busy);
+      if (!conn) {
+        out.skipped++;
+        continue;
+      }
+      const p: Promise<void> = conn
+        .send()
+        .then(([head, event]) => {
+          out.headMs.push(head);
+          out.firstEventMs.push(event);
+        })
+        .catch((err: Error) => {
+          failure ??= err;
+        })
+        .finally(() => inFlight.delete(p));
+      inFlight.add(p);
     }
+    await Promise.all(inFlight);
   } finally {
-    socket.end();
+    for (const c of pool) c.end();
   }
+  if (failure) throw failure;
   return out;
 }
