@@ -1,0 +1,161 @@
+/**
+ * Bad input under load: does hostile traffic from one account move the latency of another
+ * account's well-behaved traffic? Prints Markdown tables (figures, not a test).
+ *
+ *   bun run bench/hostile-under-load.ts [--seconds 10] [--saturation N] [--hostile-rps 50] [--slow 8] [--kinds a,b] [--no-pin]
+ *
+ * Starts the fake upstream and the gateway pinned as bench/open-loop.ts does (gateway core 1,
+ * the rest core 0), with BODY_TIMEOUT_MS=2000 so slow bodies are answered (408) within a phase.
+ * Finds the saturation rate (h2load closed loop, 64 connections, non-streamed chat) unless
+ * `--saturation` gives it, then drives well-behaved non-streamed chat open loop at 50 % of it
+ * (h2load `--rps`) three times: alone, while bench/lib/hostile-sender.ts sends the hostile mix
+ * from a second account, and alone again (how much two quiet runs differ, for scale). Prints
+ * p50/p99 of the well-behaved traffic per phase, the change with hostile traffic in %, and the
+ * hostile answers' status counts per kind (no 5xx expected; 0 = no answer). `--kinds oversize,slow`
+ * sends only the kinds whose name contains one of those words (see bench/lib/hostile-sender.ts).
+ */
+import { resolve } from 'node:path';
+import { machine } from './lib/cpu-pin.ts';
+import { closedLoop, openLoop, requireH2load, type LoadRun } from './lib/h2load.ts';
+import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
+import { withCpuShare } from './lib/proc-cpu.ts';
+import { table } from './lib/wrk.ts';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+};
+const SECONDS = arg('--seconds', 10);
+const GIVEN_SATURATION = arg('--saturation', 0);
+const HOSTILE_RPS = arg('--hostile-rps', 50);
+const SLOW_BODIES = arg('--slow', 8);
+const BODY_TIMEOUT_MS = 2000;
+const kindsAt = process.argv.indexOf('--kinds');
+const KINDS = kindsAt >= 0 ? (process.argv[kindsAt + 1] ?? '') : '';
+const SLOW_ON = !KINDS || KINDS.split(',').some((f) => f && 'slow body'.includes(f));
+const TARGET_P99_CHANGE = 0.2;
+
+requireH2load();
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
+const pct = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${(n * 100).toFixed(1)} %` : 'n/a');
+
+interface HostileReport {
+  sent: number;
+  byKind: Record<string, Record<string, number>>;
+  statuses: Record<string, number>;
+}
+
+/** Runs the hostile sender for `seconds` (its own process, on the load core like this one); its JSON report. */
+async function hostile(port: number, key: string, seconds: number): Promise<HostileReport> {
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      'run',
+      resolve(import.meta.dir, 'lib/hostile-sender.ts'),
+      String(port),
+      key,
+      String(seconds),
+      String(HOSTILE_RPS),
+      String(SLOW_BODIES),
+      KINDS,
+    ],
+    { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } },
+  );
+  const killer = setTimeout(() => proc.kill('SIGKILL'), (seconds + 90) * 1000);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  clearTimeout(killer);
+  if (code !== 0) throw new Error(`hostile sender failed (${code}): ${err.slice(-2000)}`);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as HostileReport;
+}
+
+const non200 = (run: LoadRun) =>
+  [...run.statuses]
+    .filter(([s]) => s !== 200)
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ') || '—';
+
+const stack = await startLlmBenchStack('hostile', {
+  env: { BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) },
+  pin: !process.argv.includes('--no-pin'),
+});
+try {
+  const goodKey = await stack.newKey('bench-well-behaved');
+  const badKey = await stack.newKey('bench-hostile');
+  const good = stack.chat('gateway', { key: goodKey });
+  await checkTarget(good, false);
+  console.log(
+    `Machine: ${machine()}; pinned: ${stack.pinned ? 'gateway core 1, load and fake upstream core 0' : 'no'}\n`,
+  );
+
+  let saturation = GIVEN_SATURATION;
+  if (!saturation) {
+    const sat = await closedLoop(good, 64, SECONDS);
+    saturation = sat.rate;
+    log(`saturation: ${Math.round(sat.rate)} req/s`);
+  }
+  const rate = Math.max(1, Math.round(saturation * 0.5));
+  console.log(
+    `Well-behaved load: non-streamed chat through the gateway, open loop at ${rate} req/s (50 % of ${Math.round(saturation)} req/s measured closed loop, 64 connections); ` +
+      `hostile: ${HOSTILE_RPS} req/s of the mix${KINDS ? ` (kinds matching ${KINDS})` : ''} plus ${SLOW_ON ? SLOW_BODIES : 0} slow bodies held open, from a second account; ${SECONDS} s per phase after 1 s warm-up.\n`,
+  );
+
+  const pid = stack.gateway.proc.pid;
+  const { result: alone, cpuShare: cpuAlone } = await withCpuShare(pid, () => openLoop(good, rate, SECONDS));
+  log(`alone: p50 ${ms(alone.p50Ms)} p99 ${ms(alone.p99Ms)} non-200 ${non200(alone)}`);
+  // The hostile sender starts with the warm-up second and stops when the measured window ends.
+  const {
+    result: [withHostile, report],
+    cpuShare: cpuHostile,
+  } = await withCpuShare(pid, () =>
+    Promise.all([openLoop(good, rate, SECONDS), hostile(stack.gateway.port, badKey, SECONDS + 1)]),
+  );
+  log(`with hostile: p50 ${ms(withHostile.p50Ms)} p99 ${ms(withHostile.p99Ms)} non-200 ${non200(withHostile)}`);
+  const { result: again, cpuShare: cpuAgain } = await withCpuShare(pid, () => openLoop(good, rate, SECONDS));
+  log(`alone again: p50 ${ms(again.p50Ms)} p99 ${ms(again.p99Ms)}`);
+
+  const row = (phase: string, r: LoadRun, cpuShare: number) => ({
+    phase,
+    'achieved req/s': Math.round(r.rate),
+    'p50 ms': ms(r.p50Ms),
+    'p99 ms': ms(r.p99Ms),
+    'p50 change': phase === 'alone' ? '—' : pct(r.p50Ms / alone.p50Ms - 1),
+    'p99 change': phase === 'alone' ? '—' : pct(r.p99Ms / alone.p99Ms - 1),
+    'non-200': non200(r),
+    'gateway CPU, % of a core': Math.round(cpuShare * 100),
+  });
+  console.log('### Well-behaved traffic\n');
+  console.log(
+    table([
+      row('alone', alone, cpuAlone),
+      row('with hostile traffic', withHostile, cpuHostile),
+      row('alone again', again, cpuAgain),
+    ]),
+  );
+
+  const kindRows = Object.entries(report.byKind).map(([kind, counts]) => ({
+    kind,
+    answers: Object.entries(counts)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' '),
+  }));
+  console.log(`\n### Hostile traffic: ${report.sent} requests answered or given up\n`);
+  console.log(table(kindRows));
+  const fiveXx = Object.entries(report.statuses)
+    .filter(([s]) => Number(s) >= 500 || Number(s) === 0)
+    .reduce((sum, [, n]) => sum + n, 0);
+  const change = withHostile.p99Ms / alone.p99Ms - 1;
+  console.log(
+    `\nTargets: well-behaved p99 moves ≤ ${TARGET_P99_CHANGE * 100} % — ${change <= TARGET_P99_CHANGE ? 'met' : '**not met**'} (${pct(change)}); ` +
+      `no 5xx or unanswered hostile request — ${fiveXx === 0 ? 'met' : `**not met** (${fiveXx})`}.`,
+  );
+} catch (err) {
+  log(`gateway output:\n${stack.gateway.output().slice(-4000)}`);
+  throw err;
+} finally {
+  await stack.stop();
+}

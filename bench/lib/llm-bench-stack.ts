@@ -1,0 +1,157 @@
+/**
+ * The processes an LLM latency benchmark needs, started pinned (bench/lib/cpu-pin.ts): the
+ * zero-latency fake OpenAI-compatible upstream (bench/lib/fake-openai-upstream.ts) on the load
+ * core, and the gateway in Postgres+Redis mode (a fresh database, a unique Redis key prefix, a
+ * config with one `openai` provider pointing at the fake) on its own core. `stop()` ends them and
+ * drops the database; it is also run on SIGINT/SIGTERM, and kills whatever overruns 5 s.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Subprocess } from 'bun';
+import pg from 'pg';
+import { createAccount, uniqueEmail } from '../../tests/helpers/api.ts';
+import { MODES, startGateway, type GatewayProcess } from '../../tests/helpers/gateway-process.ts';
+import { POSTGRES_URL } from '../../tests/helpers/services.ts';
+import { GATEWAY_CORE, LOAD_CORE, pin } from './cpu-pin.ts';
+import type { H2loadTarget } from './h2load.ts';
+import { spawnPortPrinter } from './spawn-port-printer.ts';
+
+export const HOST = '127.0.0.1';
+
+export interface LlmBenchStack {
+  gateway: GatewayProcess;
+  upstreamPort: number;
+  /** Whether the processes were pinned (two cores and taskset present). */
+  pinned: boolean;
+  /** An account with a large balance, and its key. */
+  newKey(label: string): Promise<string>;
+  /** Non-streamed (or streamed) chat completion, through the gateway with `key` or direct to the fake. */
+  chat(via: 'gateway' | 'direct', opts?: { key?: string; stream?: boolean }): H2loadTarget;
+  stop(): Promise<void>;
+}
+
+export const chatBody = (model: string, stream: boolean) =>
+  JSON.stringify({
+    model,
+    messages: [
+      { role: 'system', content: 'You are a benchmark.' },
+      { role: 'user', content: 'Say twenty words.' },
+    ],
+    max_tokens: 64,
+    ...(stream ? { stream: true } : {}),
+  });
+
+export async function startLlmBenchStack(
+  label: string,
+  opts: { env?: Record<string, string>; pin?: boolean } = {},
+): Promise<LlmBenchStack> {
+  const workDir = await mkdtemp(join(tmpdir(), `bench-${label}-`));
+  // The benchmark itself and all it spawns from here on (h2load, the fake upstream) run on the load core.
+  const pinned = opts.pin !== false && pin(process.pid, LOAD_CORE);
+  let upstream: Subprocess<'ignore', 'pipe', 'pipe'> | undefined;
+  let gateway: GatewayProcess | undefined;
+  let databaseUrl: string | undefined;
+  let stopped = false;
+
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    const stops: Array<Promise<unknown>> = [];
+    if (gateway) stops.push(gateway.stop());
+    if (upstream && upstream.exitCode === null) {
+      upstream.kill('SIGTERM');
+      stops.push(upstream.exited);
+    }
+    const killer = setTimeout(() => {
+      gateway?.proc.kill('SIGKILL');
+      upstream?.kill('SIGKILL');
+    }, 5000);
+    await Promise.allSettled(stops);
+    clearTimeout(killer);
+    if (databaseUrl) {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      try {
+        await client.connect();
+        await client.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
+      } catch {
+        // best effort: the database is uniquely named and harmless if left behind
+      } finally {
+        await client.end().catch(() => {});
+      }
+    }
+    await rm(workDir, { recursive: true, force: true });
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => {
+      process.stderr.write(`\n${sig}: cleaning up\n`);
+      void stop().finally(() => process.exit(130));
+    });
+
+  try {
+    const started = await spawnPortPrinter(resolve(import.meta.dir, 'fake-openai-upstream.ts'), 'fake upstream');
+    upstream = started.proc;
+    const upstreamPort = started.port;
+    const configPath = join(workDir, 'gateway.yaml');
+    await writeFile(
+      configPath,
+      [
+        'providers:',
+        `  - {id: fake, kind: openai, base_url: "http://${HOST}:${upstreamPort}/v1", api_key: x}`,
+        'models:',
+        '  - {id: fake/bench, category: llm, upstream_model: bench, display_name: Bench, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
+        '',
+      ].join('\n'),
+    );
+    const modeEnv = await MODES[0]!.env(`bench_${label}`); // postgres+redis: fresh database, unique Redis prefix
+    databaseUrl = modeEnv.DATABASE_URL;
+    gateway = await startGateway({
+      ...modeEnv,
+      GATEWAY_CONFIG: configPath,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      ...opts.env,
+    });
+    if (pinned) pin(gateway.proc.pid, GATEWAY_CORE);
+    const gw = gateway;
+    return {
+      gateway: gw,
+      upstreamPort,
+      pinned,
+      newKey: async (name) => (await createAccount(gw, uniqueEmail(name), 1_000_000)).key,
+      chat(via, opts = {}): H2loadTarget {
+        const stream = opts.stream ?? false;
+        if (via === 'direct')
+          return {
+            url: `http://${HOST}:${upstreamPort}/v1/chat/completions`,
+            headers: {},
+            body: chatBody('bench', stream),
+          };
+        return {
+          url: `${gw.url}/v1/chat/completions`,
+          headers: { authorization: `Bearer ${opts.key ?? ''}` },
+          body: chatBody('fake/bench', stream),
+        };
+      },
+      stop,
+    };
+  } catch (err) {
+    if (gateway) process.stderr.write(`gateway output:\n${gateway.output().slice(-4000)}\n`);
+    await stop();
+    throw err;
+  }
+}
+
+/** One request with fetch: the target answers 200 with a complete body, or this throws. */
+export async function checkTarget(target: H2loadTarget, stream: boolean): Promise<void> {
+  const res = await fetch(target.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: target.body,
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${target.url}: ${res.status} ${text.slice(0, 500)}`);
+  if (!(stream ? text.includes('[DONE]') : text.includes('"usage"')))
+    throw new Error(`${target.url}: the answer does not look complete: ${text.slice(0, 500)}`);
+}

@@ -1,0 +1,24 @@
+/**
+ * CPU time a process has used (user + system, all threads), from /proc/<pid>/stat, so a phase
+ * can report how busy the gateway was: a figure that other work on a shared machine disturbs far
+ * less than latency does. @see https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html
+ */
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of utime/stime (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces, inside parentheses): utime is the 14th, stime the 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** Runs `work` and returns its result with the share of one core `pid` used meanwhile (1 = a whole core). */
+export async function withCpuShare<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; cpuShare: number }> {
+  const cpu0 = cpuSeconds(pid);
+  const t0 = performance.now();
+  const result = await work();
+  return { result, cpuShare: (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000) };
+}

@@ -1,0 +1,199 @@
+/**
+ * Latency below saturation: what the gateway adds to a non-streamed chat call when it is not
+ * overloaded. Prints Markdown tables (figures, not a test).
+ *
+ *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N] [--accounts 1] [--no-pin]
+ *
+ * 1. Starts the zero-latency fake upstream and the gateway (Postgres+Redis), the gateway pinned to
+ *    core 1, this script, h2load and the fake to core 0 (bench/lib/cpu-pin.ts); `--no-pin` leaves
+ *    them to the scheduler (on a machine shared with other work a pinned gateway cannot move away
+ *    from a busy core).
+ * 2. Saturation: h2load closed loop, 64 connections, non-streamed chat through the gateway (unless
+ *    `--saturation N` gives it).
+ * 3. Open loop (h2load `--rps`) at each fraction of that rate, through the gateway and then direct
+ *    to the fake at the same rate (the direct baseline, same run); percentiles from h2load's
+ *    per-request log. "Added" = gateway − direct.
+ * 4. Time to the first streamed byte at 50 %: while h2load keeps the 50 % load on, a probe sends
+ *    a streamed chat call every 20 ms on a pool of keep-alive connections
+ *    (bench/lib/first-byte-probe.ts), through the gateway and direct.
+ * `--accounts N` spreads every load over N accounts (one h2load process per account's key, the
+ * rate split evenly; the direct baseline split over as many processes): all calls of one account
+ * settle against its one balance row, so one account measures that row's serialisation too.
+ * Every process it starts is stopped at the end, also on error or Ctrl-C; traffic goes to 127.0.0.1 only.
+ */
+import { machine } from './lib/cpu-pin.ts';
+import { probeFirstByte } from './lib/first-byte-probe.ts';
+import { closedLoop, openLoop, percentile, requireH2load, type H2loadTarget, type LoadRun } from './lib/h2load.ts';
+import { checkTarget, HOST, startLlmBenchStack } from './lib/llm-bench-stack.ts';
+import { withCpuShare } from './lib/proc-cpu.ts';
+import { table } from './lib/wrk.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+};
+const SECONDS = Number(arg('--seconds', '10')) || 10;
+const FRACTIONS = arg('--fractions', '25,50,75')
+  .split(',')
+  .map((f) => Number(f) / 100)
+  .filter((f) => f > 0 && f < 1);
+const GIVEN_SATURATION = Number(arg('--saturation', '0'));
+const SATURATION_CONNECTIONS = 64;
+const PROBE_INTERVAL_MS = 20; // 50 probes a second: small beside the background load
+const ACCOUNTS = Math.max(1, Math.floor(Number(arg('--accounts', '1')) || 1));
+
+const TARGET_ADDED_P50_MS = 0.1;
+const TARGET_ADDED_P99_MS = 1;
+const TARGET_ADDED_FIRST_BYTE_MS = 0.3;
+
+requireH2load();
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const ms = (n: number, d = 3) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+const signed = (n: number, d = 3) => (Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${n.toFixed(d)}` : 'n/a');
+const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
+
+/** Answers that are not 200, as `status×count`, or `—`. */
+function non200(run: LoadRun): string {
+  const bad = [...run.statuses].filter(([status]) => status !== 200);
+  return bad.length ? bad.map(([s, n]) => `${s}×${n}`).join(' ') : '—';
+}
+
+const stack = await startLlmBenchStack('openloop', { pin: !process.argv.includes('--no-pin') });
+try {
+  const keys: string[] = [];
+  for (let i = 0; i < ACCOUNTS; i++) keys.push(await stack.newKey(`bench-openloop-${i}`));
+  const key = keys[0] ?? '';
+  const gatewayChats = keys.map((k) => stack.chat('gateway', { key: k }));
+  const gatewayChat = gatewayChats[0] ?? stack.chat('gateway', { key });
+  const directChat = stack.chat('direct');
+  const directChats = keys.map(() => directChat);
+  const gatewayStream = stack.chat('gateway', { key, stream: true });
+  const directStream = stack.chat('direct', { stream: true });
+  await checkTarget(gatewayChat, false);
+  await checkTarget(directChat, false);
+  await checkTarget(gatewayStream, true);
+  await checkTarget(directStream, true);
+  console.log(
+    `Machine: ${machine()}; pinned: ${stack.pinned ? 'gateway core 1, load and fake upstream core 0' : 'no'}\n`,
+  );
+
+  // ---- saturation (closed loop)
+  let saturation = GIVEN_SATURATION;
+  if (!saturation) {
+    const perAccount = await Promise.all(
+      gatewayChats.map((t) => closedLoop(t, Math.ceil(SATURATION_CONNECTIONS / ACCOUNTS), SECONDS)),
+    );
+    const sat = perAccount[0] as LoadRun;
+    saturation = perAccount.reduce((sum, r) => sum + r.rate, 0);
+    log(
+      `saturation: ${Math.round(sat.rate)} req/s (p50 ${ms(sat.p50Ms)} p99 ${ms(sat.p99Ms)} ms, non-200 ${non200(sat)})`,
+    );
+    console.log(
+      `Saturation (h2load closed loop, ${SATURATION_CONNECTIONS} connections, ${SECONDS} s after 2 s warm-up, non-streamed chat through the gateway, ${ACCOUNTS} account(s)): ` +
+        `${Math.round(saturation)} req/s; first account's p50 ${ms(sat.p50Ms)} ms, p99 ${ms(sat.p99Ms)} ms, non-200: ${non200(sat)}\n`,
+    );
+  }
+
+  // ---- open loop at each fraction, gateway then direct at the same rate
+  const rows: Array<Record<string, string | number>> = [];
+  const at50: { gateway?: LoadRun; direct?: LoadRun } = {};
+  for (const fraction of FRACTIONS) {
+    const rate = Math.max(1, Math.round(saturation * fraction));
+    const { result: viaGateway, cpuShare } = await withCpuShare(stack.gateway.proc.pid, () =>
+      openLoop(gatewayChats, rate, SECONDS),
+    );
+    const runs: Record<'gateway' | 'direct', LoadRun> = {
+      gateway: viaGateway,
+      direct: await openLoop(directChats, rate, SECONDS),
+    };
+    const g = runs.gateway;
+    const d = runs.direct;
+    if (fraction === 0.5) Object.assign(at50, runs);
+    for (const [path, r] of Object.entries(runs))
+      log(
+        `${fraction * 100}% ${path}: ${Math.round(r.rate)}/${rate} req/s p50 ${ms(r.p50Ms)} p99 ${ms(r.p99Ms)} ms non-200 ${non200(r)}`,
+      );
+    rows.push({
+      load: `${Math.round(fraction * 100)} %`,
+      'rate req/s (target)': rate,
+      'achieved gateway / direct': `${Math.round(g.rate)} / ${Math.round(d.rate)}`,
+      'direct p50 ms': ms(d.p50Ms),
+      'gateway p50 ms': ms(g.p50Ms),
+      'added p50 ms': signed(g.p50Ms - d.p50Ms),
+      'direct p99 ms': ms(d.p99Ms),
+      'gateway p99 ms': ms(g.p99Ms),
+      'added p99 ms': signed(g.p99Ms - d.p99Ms),
+      'non-200 gateway / direct': `${non200(g)} / ${non200(d)}`,
+      // Includes the 1 s warm-up, so a little above the measured window's share.
+      'gateway CPU, % of a core': Math.round(cpuShare * 100),
+      'gateway CPU ms per call': ms((cpuShare * 1000) / g.rate, 2),
+    });
+  }
+  console.log(
+    `### Open loop (h2load --h1 --rps, ${SECONDS} s per row after 1 s warm-up), non-streamed chat, gateway (${ACCOUNTS} account(s)) vs direct to the fake\n`,
+  );
+  console.log(table(rows));
+  console.log('');
+
+  // ---- time to first streamed byte at 50 %
+  const rate50 = Math.max(1, Math.round(saturation * 0.5));
+  const samples = Math.floor((SECONDS * 1000) / PROBE_INTERVAL_MS);
+  const firstByte = async (load: H2loadTarget[], probe: H2loadTarget) => {
+    const url = new URL(probe.url);
+    const background = openLoop(load, rate50, SECONDS + 1, { warmUp: 0 });
+    await Bun.sleep(1000); // the load reaches its rate first
+    const probed = await probeFirstByte({
+      host: HOST,
+      port: Number(url.port),
+      path: url.pathname,
+      headers: probe.headers,
+      body: probe.body,
+      samples,
+      intervalMs: PROBE_INTERVAL_MS,
+      deadlineMs: SECONDS * 1000, // stops with the background load
+    });
+    const loadRun = await background;
+    const sorted = (xs: number[]) => Float64Array.from(xs).sort();
+    return { head: sorted(probed.headMs), event: sorted(probed.firstEventMs), skipped: probed.skipped, load: loadRun };
+  };
+  const fbGateway = await firstByte(gatewayChats, gatewayStream);
+  const fbDirect = await firstByte(directChats, directStream);
+  const fbRows = (
+    [
+      ['direct', fbDirect],
+      ['gateway', fbGateway],
+    ] as const
+  ).map(([path, r]) => ({
+    path,
+    samples: r.event.length,
+    'skipped (all 8 busy)': r.skipped,
+    'first event p50 ms': ms(percentile(r.event, 50)),
+    'first event p99 ms': ms(percentile(r.event, 99)),
+    'head p50 ms': ms(percentile(r.head, 50)),
+    'background req/s (non-200)': `${Math.round(r.load.rate)} (${non200(r.load)})`,
+  }));
+  const addedFirstP50 = percentile(fbGateway.event, 50) - percentile(fbDirect.event, 50);
+  const addedFirstP99 = percentile(fbGateway.event, 99) - percentile(fbDirect.event, 99);
+  console.log(
+    `### Time to the first streamed byte at 50 % (${rate50} req/s of non-streamed chat in the background; one streamed chat every ${PROBE_INTERVAL_MS} ms on a pool of 8 keep-alive connections)\n`,
+  );
+  console.log(table(fbRows));
+  console.log(`\nadded first byte: p50 ${signed(addedFirstP50)} ms, p99 ${signed(addedFirstP99)} ms\n`);
+
+  const g50 = at50.gateway;
+  const d50 = at50.direct;
+  if (g50 && d50) {
+    const addedP50 = g50.p50Ms - d50.p50Ms;
+    const addedP99 = g50.p99Ms - d50.p99Ms;
+    console.log(
+      `Targets at 50 %: added p50 ≤ ${TARGET_ADDED_P50_MS} ms — ${verdict(addedP50 <= TARGET_ADDED_P50_MS)} (${signed(addedP50)} ms); ` +
+        `added p99 ≤ ${TARGET_ADDED_P99_MS} ms — ${verdict(addedP99 <= TARGET_ADDED_P99_MS)} (${signed(addedP99)} ms); ` +
+        `added first streamed byte ≤ ${TARGET_ADDED_FIRST_BYTE_MS} ms (p50) — ${verdict(addedFirstP50 <= TARGET_ADDED_FIRST_BYTE_MS)} (${signed(addedFirstP50)} ms).`,
+    );
+  }
+} catch (err) {
+  log(`gateway output:\n${stack.gateway.output().slice(-4000)}`);
+  throw err;
+} finally {
+  await stack.stop();
+}
