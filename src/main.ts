@@ -1,6 +1,8 @@
 import { bootstrap } from './app/bootstrap.ts';
 import { buildApp } from './app/build-app.ts';
 import { serve } from './app/serve.ts';
+import { watchParent } from './cluster/worker-role.ts';
+import { WorkerSupervisor } from './cluster/worker-supervisor.ts';
 import { ConfigError } from './config/config-error.ts';
 import { startObservability } from './observability/start.ts';
 
@@ -9,6 +11,13 @@ async function main(): Promise<void> {
   const observability = await startObservability(ctx.db, ctx.log);
   const app = buildApp(ctx, services);
   const http = serve(ctx, app);
+  const isWorker = ctx.env.workerIndex > 0;
+  // The primary has migrated and listens: its workers join it on the same port (docs/scaling.md).
+  const workers =
+    !isWorker && ctx.env.workers > 1
+      ? new WorkerSupervisor({ count: ctx.env.workers - 1, port: http.server.port ?? ctx.env.port, log: ctx.log })
+      : undefined;
+  workers?.start();
   // Background work starts once the instance serves: media tasks and webhook deliveries.
   services.runner.start();
   services.webhooks.start();
@@ -25,6 +34,7 @@ async function main(): Promise<void> {
     database: database.kind,
     store: ctx.store.kind,
     instance: ctx.env.instanceId,
+    ...(ctx.env.workers > 1 ? { workers: ctx.env.workers } : {}),
   });
   ctx.log.flush();
 
@@ -40,6 +50,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     ctx.log.info('shutting down', { signal, in_flight: http.inFlight() });
+    // Workers drain at the same time as this process; it exits once they all have.
+    const workersStopped = workers?.stop(signal === 'SIGINT' ? 'SIGINT' : 'SIGTERM') ?? Promise.resolve(true);
     // Live task streams end first: the server waits for open connections to close.
     await services.events.close();
     await http.stop();
@@ -54,12 +66,15 @@ async function main(): Promise<void> {
     await ctx.rateLimiter.flush();
     await ctx.store.close();
     await database.close();
+    const workersClean = await workersStopped;
     ctx.log.info('stopped');
     ctx.log.flush();
-    process.exit(0);
+    process.exit(workersClean ? 0 : 1);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // A primary killed outright cannot forward a signal: its workers drain and stop by themselves.
+  if (isWorker) watchParent(() => void shutdown('parent exited'));
 }
 
 main().catch((err: unknown) => {

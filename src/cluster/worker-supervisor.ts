@@ -1,0 +1,138 @@
+import type { Subprocess } from 'bun';
+import type { Logger } from '../ops/logger.ts';
+import { WORKER_INDEX_ENV } from './worker-role.ts';
+
+export interface WorkerSupervisorOptions {
+  /** Processes to spawn besides the primary: slots 1 … count. */
+  count: number;
+  /** The port the primary listens on (its real one, so `PORT=0` works too). */
+  port: number;
+  log: Logger;
+  /** The entry to run; the primary's own by default. */
+  command?: string[];
+  env?: Record<string, string | undefined>;
+  /** First restart delay after a crash; doubled per crash in a row, up to `maxBackoffMs`. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** A worker that ran this long before crashing starts its backoff over. */
+  healthyAfterMs?: number;
+  /** How long a stopping worker may drain before it is killed. */
+  stopGraceMs?: number;
+}
+
+interface Slot {
+  index: number;
+  proc?: Subprocess<'ignore', 'inherit', 'inherit'>;
+  startedAt: number;
+  crashesInARow: number;
+  restartTimer?: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * The primary's workers (docs/scaling.md): spawns `count` more processes of the same entry, each
+ * listening on the same port with `reusePort`; restarts one that exits while the primary is not
+ * stopping, with a backoff so a worker failing at start does not spin; on stop, forwards the
+ * signal and waits for each to drain, killing what outlives the grace period.
+ */
+export class WorkerSupervisor {
+  private readonly slots: Slot[];
+  private stopping = false;
+  private readonly command: string[];
+  private readonly backoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly healthyAfterMs: number;
+
+  constructor(private readonly opts: WorkerSupervisorOptions) {
+    this.slots = Array.from({ length: opts.count }, (_, i) => ({ index: i + 1, startedAt: 0, crashesInARow: 0 }));
+    this.command = opts.command ?? [process.execPath, Bun.main];
+    this.backoffMs = opts.backoffMs ?? 1000;
+    this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
+    this.healthyAfterMs = opts.healthyAfterMs ?? 30_000;
+  }
+
+  start(): void {
+    for (const slot of this.slots) this.spawn(slot);
+  }
+
+  /** Process ids of the workers running now. */
+  pids(): number[] {
+    return this.slots.flatMap((s) =>
+      s.proc && s.proc.exitCode === null && s.proc.signalCode === null ? [s.proc.pid] : [],
+    );
+  }
+
+  private spawn(slot: Slot): void {
+    slot.restartTimer = undefined;
+    if (this.stopping) return;
+    const proc = Bun.spawn(this.command, {
+      env: { ...(this.opts.env ?? process.env), PORT: String(this.opts.port), [WORKER_INDEX_ENV]: String(slot.index) },
+      stdin: 'ignore',
+      // Workers write their JSON lines to the primary's own stdout and stderr.
+      stdout: 'inherit',
+      stderr: 'inherit',
+      onExit: (exited, exitCode, signalCode): void => this.exited(slot, exited, exitCode, signalCode),
+    });
+    slot.proc = proc;
+    slot.startedAt = Date.now();
+    this.opts.log.info('worker started', { worker_slot: slot.index, worker_pid: proc.pid });
+  }
+
+  private exited(
+    slot: Slot,
+    proc: Subprocess,
+    exitCode: number | null,
+    signalCode: number | NodeJS.Signals | null,
+  ): void {
+    if (this.stopping || slot.proc !== proc) return;
+    const ranMs = Date.now() - slot.startedAt;
+    slot.crashesInARow = ranMs >= this.healthyAfterMs ? 1 : slot.crashesInARow + 1;
+    const delay = Math.min(this.maxBackoffMs, this.backoffMs * 2 ** (slot.crashesInARow - 1));
+    this.opts.log.error('worker exited; restarting', {
+      worker_slot: slot.index,
+      worker_pid: proc.pid,
+      exit_code: exitCode,
+      signal: signalCode,
+      ran_ms: ranMs,
+      restart_in_ms: delay,
+    });
+    this.opts.log.flush();
+    slot.restartTimer = setTimeout(() => this.spawn(slot), delay);
+  }
+
+  /**
+   * Forwards `signal` to every worker and waits for them to exit. True when all of them exited
+   * with code 0 by themselves (a drained shutdown), false when one failed or had to be killed.
+   */
+  async stop(signal: NodeJS.Signals): Promise<boolean> {
+    this.stopping = true;
+    const running: Array<{ index: number; proc: Subprocess }> = [];
+    for (const slot of this.slots) {
+      if (slot.restartTimer) clearTimeout(slot.restartTimer);
+      slot.restartTimer = undefined;
+      const proc = slot.proc;
+      if (proc && proc.exitCode === null && proc.signalCode === null) {
+        proc.kill(signal);
+        running.push({ index: slot.index, proc });
+      }
+    }
+    const grace = this.opts.stopGraceMs ?? 30_000;
+    const results = await Promise.all(
+      running.map(async ({ index, proc }) => {
+        const killer = setTimeout(() => {
+          this.opts.log.error('worker did not stop in time; killing it', { worker_slot: index, worker_pid: proc.pid });
+          proc.kill('SIGKILL');
+        }, grace);
+        const code = await proc.exited;
+        clearTimeout(killer);
+        if (code !== 0)
+          this.opts.log.error('worker stopped with an error', {
+            worker_slot: index,
+            worker_pid: proc.pid,
+            exit_code: code,
+          });
+        return code === 0;
+      }),
+    );
+    return results.every(Boolean);
+  }
+}
