@@ -1,12 +1,22 @@
 import { bootstrap } from './app/bootstrap.ts';
 import { buildApp } from './app/build-app.ts';
 import { serve } from './app/serve.ts';
-import { watchParent } from './cluster/worker-role.ts';
+import { WORKER_INDEX_ENV, watchParent } from './cluster/worker-role.ts';
 import { WorkerSupervisor } from './cluster/worker-supervisor.ts';
 import { ConfigError } from './config/config-error.ts';
 import { startObservability } from './observability/start.ts';
 
 async function main(): Promise<void> {
+  // A worker asked to stop while it is still starting finishes starting, then drains like any
+  // other (its primary counts a worker killed by the signal as a failed stop).
+  let signalledEarly: string | undefined;
+  const early = (signal: string) => {
+    signalledEarly ??= signal;
+  };
+  if (process.env[WORKER_INDEX_ENV]) {
+    process.on('SIGTERM', early);
+    process.on('SIGINT', early);
+  }
   const { ctx, services, database, firstKey } = await bootstrap();
   const observability = await startObservability(ctx.db, ctx.log);
   const app = buildApp(ctx, services);
@@ -71,8 +81,11 @@ async function main(): Promise<void> {
     ctx.log.flush();
     process.exit(workersClean ? 0 : 1);
   };
+  process.off('SIGTERM', early);
+  process.off('SIGINT', early);
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  if (signalledEarly) void shutdown(signalledEarly);
   // A primary killed outright cannot forward a signal: its workers drain and stop by themselves.
   if (isWorker) watchParent(() => void shutdown('parent exited'));
 }

@@ -124,6 +124,9 @@ export class WorkerSupervisor {
         }, grace);
         const code = await proc.exited;
         clearTimeout(killer);
+        // Only a worker still loading its code dies of the signal itself (a started one drains):
+        // it had nothing to drain.
+        if (proc.signalCode === signal) return true;
         if (code !== 0)
           this.opts.log.error('worker stopped with an error', {
             worker_slot: index,
