@@ -3,6 +3,7 @@ import { buildApp } from './app/build-app.ts';
 import { serve } from './app/serve.ts';
 import { WORKER_INDEX_ENV, watchParent } from './cluster/worker-role.ts';
 import { WorkerSupervisor } from './cluster/worker-supervisor.ts';
+import { primaryMetricsText, workerMetricsText } from './cluster/cluster-metrics.ts';
 import { ConfigError } from './config/config-error.ts';
 import { startObservability } from './observability/start.ts';
 
@@ -19,15 +20,15 @@ async function main(): Promise<void> {
   }
   const { ctx, services, database, firstKey } = await bootstrap();
   const observability = await startObservability(ctx.db, ctx.log);
-  const app = buildApp(ctx, services);
-  const http = serve(ctx, app);
   const isWorker = ctx.env.workerIndex > 0;
-  // The primary has migrated and listens: its workers join it on the same port (docs/scaling.md).
   const workers =
-    !isWorker && ctx.env.workers > 1
-      ? new WorkerSupervisor({ count: ctx.env.workers - 1, port: http.server.port ?? ctx.env.port, log: ctx.log })
-      : undefined;
-  workers?.start();
+    !isWorker && ctx.env.workers > 1 ? new WorkerSupervisor({ count: ctx.env.workers - 1, log: ctx.log }) : undefined;
+  // A scrape lands on any process: each answers with the whole host's figures.
+  const metricsText = workers ? primaryMetricsText(workers) : isWorker ? workerMetricsText() : undefined;
+  const app = buildApp(ctx, services, { metricsText });
+  const http = serve(ctx, app);
+  // The primary has migrated and listens: its workers join it on the same port (docs/scaling.md).
+  workers?.start(http.server.port ?? ctx.env.port);
   // Background work starts once the instance serves: media tasks and webhook deliveries.
   services.runner.start();
   services.webhooks.start();

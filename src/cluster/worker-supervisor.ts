@@ -5,8 +5,6 @@ import { WORKER_INDEX_ENV } from './worker-role.ts';
 export interface WorkerSupervisorOptions {
   /** Processes to spawn besides the primary: slots 1 … count. */
   count: number;
-  /** The port the primary listens on (its real one, so `PORT=0` works too). */
-  port: number;
   log: Logger;
   /** The entry to run; the primary's own by default. */
   command?: string[];
@@ -41,6 +39,7 @@ export class WorkerSupervisor {
   private readonly backoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly healthyAfterMs: number;
+  private readonly handlers: Array<(slot: number, message: unknown) => void> = [];
 
   constructor(private readonly opts: WorkerSupervisorOptions) {
     this.slots = Array.from({ length: opts.count }, (_, i) => ({ index: i + 1, startedAt: 0, crashesInARow: 0 }));
@@ -50,26 +49,50 @@ export class WorkerSupervisor {
     this.healthyAfterMs = opts.healthyAfterMs ?? 30_000;
   }
 
-  start(): void {
+  private port = 0;
+
+  /** `port`: the one the primary listens on (its real one, so `PORT=0` works too). */
+  start(port: number): void {
+    this.port = port;
     for (const slot of this.slots) this.spawn(slot);
   }
 
-  /** Process ids of the workers running now. */
-  pids(): number[] {
+  /** Slots whose worker is running now. */
+  runningSlots(): number[] {
     return this.slots.flatMap((s) =>
-      s.proc && s.proc.exitCode === null && s.proc.signalCode === null ? [s.proc.pid] : [],
+      s.proc && s.proc.exitCode === null && s.proc.signalCode === null ? [s.index] : [],
     );
+  }
+
+  /** Messages from workers (over the IPC channel each is spawned with), with the sender's slot. */
+  onMessage(handler: (slot: number, message: unknown) => void): void {
+    this.handlers.push(handler);
+  }
+
+  /** Sends to the worker in `slot`; false when it is not running. */
+  send(slot: number, message: unknown): boolean {
+    const proc = this.slots[slot - 1]?.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return false;
+    try {
+      proc.send(message);
+      return true;
+    } catch {
+      return false; // the channel closed as the worker exits
+    }
   }
 
   private spawn(slot: Slot): void {
     slot.restartTimer = undefined;
     if (this.stopping) return;
     const proc = Bun.spawn(this.command, {
-      env: { ...(this.opts.env ?? process.env), PORT: String(this.opts.port), [WORKER_INDEX_ENV]: String(slot.index) },
+      env: { ...(this.opts.env ?? process.env), PORT: String(this.port), [WORKER_INDEX_ENV]: String(slot.index) },
       stdin: 'ignore',
       // Workers write their JSON lines to the primary's own stdout and stderr.
       stdout: 'inherit',
       stderr: 'inherit',
+      ipc: (message) => {
+        for (const handler of this.handlers) handler(slot.index, message);
+      },
       onExit: (exited, exitCode, signalCode): void => this.exited(slot, exited, exitCode, signalCode),
     });
     slot.proc = proc;

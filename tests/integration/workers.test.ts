@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { createAccount, uniqueEmail } from '../helpers/api.ts';
 import { startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { parsePrometheusText, sampleSum } from '../helpers/prometheus-text.ts';
 import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
 
 interface LogLine {
@@ -64,12 +65,21 @@ async function servedBy(
     await res.arrayBuffer();
     sent.push({ status: res.status, requestId: res.headers.get('x-request-id') ?? '' });
   }
-  return waitFor(`log lines of ${n} requests`, () => {
+  const pids = await servedByIds(
+    gw,
+    sent.map((s) => s.requestId),
+  );
+  return sent.map((s, i) => ({ status: s.status, pid: pids[i]! }));
+}
+
+/** The pid that logged each request id. */
+async function servedByIds(gw: GatewayProcess, requestIds: string[]): Promise<number[]> {
+  return waitFor(`log lines of ${requestIds.length} requests`, () => {
     const pidOf = new Map<string, number>();
     for (const line of logLines(gw))
       if (line.msg === 'request' && line.request_id && line.pid) pidOf.set(line.request_id, line.pid);
-    const found = sent.map((s) => ({ status: s.status, pid: pidOf.get(s.requestId) ?? 0 }));
-    return found.every((f) => f.pid !== 0) ? found : undefined;
+    const found = requestIds.map((id) => pidOf.get(id) ?? 0);
+    return found.every((pid) => pid !== 0) ? found : undefined;
   });
 }
 
@@ -117,6 +127,23 @@ describe('WORKERS=2 on Postgres+Redis', () => {
     const served = await servedBy(gw, 40, '/healthz');
     expect(served.every((s) => s.status === 200)).toBe(true);
     expect(new Set(served.map((s) => s.pid))).toEqual(new Set([pids.get(0)!, pids.get(1)!]));
+  });
+
+  test('a /metrics scrape on either process counts the requests both served', async () => {
+    const healthz = { method: 'GET', route: '/healthz', status: '200' };
+    const logged = logLines(gw).filter((l) => l.msg === 'request' && l.path === '/healthz' && l.status === 200);
+    expect(new Set(logged.map((l) => l.pid)).size).toBe(2);
+    // Scrapes on new connections until each process has answered at least two of them.
+    const answeredBy = new Map<number, number>();
+    for (let i = 0; i < 60 && [...answeredBy.values()].filter((n) => n >= 2).length < 2; i++) {
+      const res = await fetch(`${gw.url}/metrics`, { keepalive: false, headers: { connection: 'close' } });
+      expect(res.status).toBe(200);
+      const samples = parsePrometheusText(await res.text());
+      expect(sampleSum(samples, 'gateway_http_requests_total', healthz)).toBe(logged.length);
+      const [served] = await servedByIds(gw, [res.headers.get('x-request-id') ?? '']);
+      answeredBy.set(served!, (answeredBy.get(served!) ?? 0) + 1);
+    }
+    expect(answeredBy.size).toBe(2);
   });
 
   test('a key regenerated through one process is refused at once by both', async () => {
