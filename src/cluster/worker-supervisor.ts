@@ -1,5 +1,6 @@
 import type { Subprocess } from 'bun';
 import type { Logger } from '../ops/logger.ts';
+import { relayLines } from './line-relay.ts';
 import { WORKER_INDEX_ENV } from './worker-role.ts';
 
 export interface WorkerSupervisorOptions {
@@ -20,7 +21,9 @@ export interface WorkerSupervisorOptions {
 
 interface Slot {
   index: number;
-  proc?: Subprocess<'ignore', 'inherit', 'inherit'>;
+  proc?: Subprocess<'ignore', 'pipe', 'pipe'>;
+  /** Its stdout and stderr being relayed; settles once both have ended. */
+  output?: Promise<unknown>;
   startedAt: number;
   crashesInARow: number;
   restartTimer?: ReturnType<typeof setTimeout>;
@@ -87,15 +90,19 @@ export class WorkerSupervisor {
     const proc = Bun.spawn(this.command, {
       env: { ...(this.opts.env ?? process.env), PORT: String(this.port), [WORKER_INDEX_ENV]: String(slot.index) },
       stdin: 'ignore',
-      // Workers write their JSON lines to the primary's own stdout and stderr.
-      stdout: 'inherit',
-      stderr: 'inherit',
+      // Relayed line by line to the primary's own stdout and stderr (src/cluster/line-relay.ts).
+      stdout: 'pipe',
+      stderr: 'pipe',
       ipc: (message) => {
         for (const handler of this.handlers) handler(slot.index, message);
       },
       onExit: (exited, exitCode, signalCode): void => this.exited(slot, exited, exitCode, signalCode),
     });
     slot.proc = proc;
+    slot.output = Promise.allSettled([
+      relayLines(proc.stdout, (bytes) => process.stdout.write(bytes)),
+      relayLines(proc.stderr, (bytes) => process.stderr.write(bytes)),
+    ]);
     slot.startedAt = Date.now();
     this.opts.log.info('worker started', { worker_slot: slot.index, worker_pid: proc.pid });
   }
@@ -128,25 +135,27 @@ export class WorkerSupervisor {
    */
   async stop(signal: NodeJS.Signals): Promise<boolean> {
     this.stopping = true;
-    const running: Array<{ index: number; proc: Subprocess }> = [];
+    const running: Array<{ index: number; proc: Subprocess; output?: Promise<unknown> }> = [];
     for (const slot of this.slots) {
       if (slot.restartTimer) clearTimeout(slot.restartTimer);
       slot.restartTimer = undefined;
       const proc = slot.proc;
       if (proc && proc.exitCode === null && proc.signalCode === null) {
         proc.kill(signal);
-        running.push({ index: slot.index, proc });
+        running.push({ index: slot.index, proc, output: slot.output });
       }
     }
     const grace = this.opts.stopGraceMs ?? 30_000;
     const results = await Promise.all(
-      running.map(async ({ index, proc }) => {
+      running.map(async ({ index, proc, output }) => {
         const killer = setTimeout(() => {
           this.opts.log.error('worker did not stop in time; killing it', { worker_slot: index, worker_pid: proc.pid });
           proc.kill('SIGKILL');
         }, grace);
         const code = await proc.exited;
         clearTimeout(killer);
+        // Its last lines ("stopped") go out before the primary exits.
+        await output;
         // Only a worker still loading its code dies of the signal itself (a started one drains):
         // it had nothing to drain.
         if (proc.signalCode === signal) return true;
