@@ -2,13 +2,14 @@
  * Throughput per number of worker processes (docs/scaling.md). Prints a Markdown table (figures,
  * not a test).
  *
- *   bun run bench/workers.ts [--seconds 10] [--connections 64] [--workers 1,2]
+ *   bun run bench/workers.ts [--seconds 10] [--connections 64] [--accounts 16] [--workers 1,2]
  *
  * `--workers` defaults to 1, 2, 4… up to the machine's cores. Starts, as separate processes, the
  * zero-latency fake upstream (bench/lib/fake-openai-upstream.ts) once, then for each worker count
  * a fresh gateway on Postgres+Redis (its own database and Redis prefix, a GATEWAY_CONFIG with one
  * `openai` provider pointing at the fake) with `WORKERS=n`, waits until every worker listens,
- * and measures with wrk (2 s warm-up per row): an authenticated read (`GET /v1/account`, which
+ * and measures with wrk (2 s warm-up per row, requests signed in turn by `--accounts` accounts'
+ * keys): an authenticated read (`GET /v1/account`, which
  * touches neither the upstream nor the database on a warm key), and non-streamed and streamed
  * chat completions relayed to the fake (each one also a usage record in Postgres). wrk, the fake
  * upstream, Postgres, Redis and the gateway all share this machine's cores, so the curve flattens
@@ -30,6 +31,7 @@ const arg = (name: string, fallback: string) => {
 };
 const SECONDS = Number(arg('--seconds', '10')) || 10;
 const CONNECTIONS = Number(arg('--connections', '64')) || 64;
+const ACCOUNTS = Number(arg('--accounts', '16')) || 16;
 const defaultCounts: number[] = [];
 for (let n = 1; n <= Math.max(2, availableParallelism()); n *= 2) defaultCounts.push(n);
 const COUNTS = arg('--workers', defaultCounts.join(','))
@@ -121,11 +123,26 @@ async function allListening(gw: GatewayProcess, n: number): Promise<void> {
   }
 }
 
-async function postScript(name: string, body: unknown, key: string): Promise<string> {
+/**
+ * A wrk script sending `body` (GET when undefined) with the accounts' keys in turn, so the load
+ * comes from many accounts as in production, not from one account's balance row.
+ */
+async function loadScript(name: string, body: unknown, keys: string[]): Promise<string> {
   const path = join(workDir, `${name}.lua`);
+  const method = body === undefined ? 'GET' : 'POST';
+  const payload = body === undefined ? 'nil' : `[==[${JSON.stringify(body)}]==]`;
   await writeFile(
     path,
-    `wrk.method = "POST"\nwrk.body = [==[${JSON.stringify(body)}]==]\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ${key}"\n`,
+    [
+      `local keys = { ${keys.map((k) => `"${k}"`).join(', ')} }`,
+      'local n = 0',
+      'request = function()',
+      '  n = n + 1',
+      `  local headers = { ["Authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["Content-Type"] = "application/json" }`,
+      `  return wrk.format("${method}", nil, headers, ${payload})`,
+      'end',
+      '',
+    ].join('\n'),
   );
   return path;
 }
@@ -164,22 +181,28 @@ try {
       RATE_LIMIT_PER_MINUTE: '100000000',
     });
     await allListening(gateway, workers);
-    const { key } = await createAccount(gateway, uniqueEmail('bench-workers'), 1_000_000);
-    const cases: Array<{ name: string; url: string; script?: string; headers?: Record<string, string> }> = [
-      { name: 'GET /v1/account', url: `${gateway.url}/v1/account`, headers: { authorization: `Bearer ${key}` } },
+    const keys: string[] = [];
+    for (let i = 0; i < ACCOUNTS; i++)
+      keys.push((await createAccount(gateway, uniqueEmail('bench-workers'), 1_000_000)).key);
+    const cases: Array<{ name: string; url: string; script: string }> = [
+      {
+        name: 'GET /v1/account',
+        url: `${gateway.url}/v1/account`,
+        script: await loadScript('account', undefined, keys),
+      },
       {
         name: 'chat, non-streamed',
         url: `${gateway.url}/v1/chat/completions`,
-        script: await postScript('chat', chat(false), key),
+        script: await loadScript('chat', chat(false), keys),
       },
       {
         name: 'chat, streamed',
         url: `${gateway.url}/v1/chat/completions`,
-        script: await postScript('chat-stream', chat(true), key),
+        script: await loadScript('chat-stream', chat(true), keys),
       },
     ];
     for (const c of cases) {
-      const opts = { url: c.url, connections: CONNECTIONS, headers: c.headers, script: c.script };
+      const opts = { url: c.url, connections: CONNECTIONS, script: c.script };
       await runWrk({ ...opts, seconds: 2 });
       const r: LoadResult = await runWrk({ ...opts, seconds: SECONDS });
       if (workers === COUNTS[0]) base.set(c.name, r.requestsPerSec);
@@ -201,7 +224,7 @@ try {
     gateway = undefined;
   }
   console.log(
-    `### Throughput per worker count (${SECONDS} s per row, ${CONNECTIONS} connections, ${availableParallelism()} cores shared by wrk, the fake upstream, Postgres, Redis and the gateway)\n`,
+    `### Throughput per worker count (${SECONDS} s per row, ${CONNECTIONS} connections, ${ACCOUNTS} accounts, ${availableParallelism()} cores shared by wrk, the fake upstream, Postgres, Redis and the gateway)\n`,
   );
   console.log(table(rows));
 } finally {
