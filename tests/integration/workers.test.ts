@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { createAccount, uniqueEmail } from '../helpers/api.ts';
+import { startFakeLlmUpstream } from '../helpers/fake-llm-upstream.ts';
 import { startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { parsePrometheusText, sampleSum } from '../helpers/prometheus-text.ts';
 import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
@@ -188,6 +192,65 @@ describe('WORKERS=2 on Postgres+Redis', () => {
     expect(alive(worker)).toBe(false);
     const stopped = logLines(gw).filter((l) => l.msg === 'stopped');
     expect(new Set(stopped.map((l) => l.pid))).toEqual(new Set([gw.proc.pid, worker]));
+  });
+});
+
+describe('WORKERS: draining on SIGTERM', () => {
+  test('calls in flight on both processes are answered in full before the gateway exits 0', async () => {
+    const upstream = await startFakeLlmUpstream('openai');
+    const dir = await mkdtemp(join(tmpdir(), 'gw-workers-drain-'));
+    const config = join(dir, 'gateway.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        providers: [{ id: 'slow', kind: 'openai', base_url: upstream.baseUrl, api_key: upstream.apiKey }],
+        models: [
+          // The fake answers this upstream model's calls with headers after 3 s.
+          {
+            id: 'slow/model',
+            category: 'llm',
+            upstream_model: 'slow-headers',
+            display_name: 'Slow',
+            pricing: { input_per_mtok: 1, output_per_mtok: 1 },
+          },
+        ],
+      }),
+    );
+    const gw = await startGateway({ ...(await sharedEnv('workers_drain')), WORKERS: '2', GATEWAY_CONFIG: config });
+    try {
+      await waitFor('both processes listening', () => (listeningPids(gw).size === 2 ? true : undefined));
+      const acct = await createAccount(gw, uniqueEmail('drain'));
+      const marker = `drain-${Date.now()}`;
+      const calls = Array.from({ length: 16 }, async () => {
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          keepalive: false,
+          headers: { connection: 'close', authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'slow/model', messages: [{ role: 'user', content: marker }] }),
+        });
+        const body = (await res.json()) as { choices?: Array<{ message: { content: string } }> };
+        return {
+          status: res.status,
+          text: body.choices?.[0]?.message.content ?? '',
+          id: res.headers.get('x-request-id') ?? '',
+        };
+      });
+      // Every call has reached the upstream (so is in flight on some process) before the signal.
+      await upstream.waitFor(marker, 16, 10_000);
+      const exited = gw.stop('SIGTERM');
+      const answers = await Promise.all(calls);
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+      expect(answers.every((a) => a.text.length > 0)).toBe(true);
+      expect(await exited).toBe(0);
+      const pids = await servedByIds(
+        gw,
+        answers.map((a) => a.id),
+      );
+      expect(new Set(pids).size).toBe(2);
+    } finally {
+      if (gw.proc.exitCode === null) await gw.stop('SIGKILL');
+      await upstream.stop();
+    }
   });
 });
 
