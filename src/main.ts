@@ -9,7 +9,7 @@ import { startObservability } from './observability/start.ts';
 
 async function main(): Promise<void> {
   // A worker asked to stop while it is still starting finishes starting, then drains like any
-  // other (its primary counts a worker killed by the signal as a failed stop).
+  // other. (Signalled before this line, it dies of the signal, having served nothing.)
   let signalledEarly: string | undefined;
   const early = (signal: string) => {
     signalledEarly ??= signal;
