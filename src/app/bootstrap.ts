@@ -65,7 +65,11 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     undefined,
     env.workers > 1 ? { worker: env.workerIndex, pid: process.pid } : undefined,
   );
-  const database = await connectDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
+  const database = await connectDatabase({
+    databaseUrl: env.databaseUrl,
+    dataDir: env.dataDir,
+    poolSize: env.databasePoolSize,
+  });
   // Workers are spawned once the primary has migrated: the schema is current before they start.
   const primary = env.workerIndex === 0;
   const applied = primary ? await migrateToLatest(database.db) : [];

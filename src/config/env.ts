@@ -62,6 +62,7 @@ const EnvSchema = v.object({
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
   TASK_EVENTS_HEARTBEAT_MS: v.optional(positiveInt, '15000'),
   WORKERS: v.optional(v.pipe(positiveInt, v.maxValue(256, 'expected at most 256'))),
+  DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -103,6 +104,8 @@ export interface Env {
   workers: number;
   /** 0 in the primary process, 1 … workers-1 in the processes it spawned. */
   workerIndex: number;
+  /** Postgres connections one process may open (each worker has its own pool). */
+  databasePoolSize: number;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -159,5 +162,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     taskEventsHeartbeatMs: e.TASK_EVENTS_HEARTBEAT_MS,
     workers,
     workerIndex,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
   };
 }

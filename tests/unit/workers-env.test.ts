@@ -50,4 +50,11 @@ describe('WORKERS', () => {
     expect(loadEnv(env).instanceId).toBe('host-a');
     expect(loadEnv({ ...env, GATEWAY_WORKER_INDEX: '1' }).instanceId).toBe('host-a-w1');
   });
+
+  test('DATABASE_POOL_SIZE: 20 connections per process unless set; a bad value names the variable', () => {
+    expect(loadEnv({}).databasePoolSize).toBe(20);
+    expect(loadEnv({ DATABASE_POOL_SIZE: '5' }).databasePoolSize).toBe(5);
+    for (const bad of ['0', 'many', '1001'])
+      expect(() => loadEnv({ DATABASE_POOL_SIZE: bad })).toThrow(/DATABASE_POOL_SIZE/);
+  });
 });
