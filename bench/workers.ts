@@ -20,8 +20,10 @@ import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
+import pg from 'pg';
 import { createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gateway-process.ts';
+import { POSTGRES_URL } from '../tests/helpers/services.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { requireWrk, runWrk, table, type LoadResult } from './lib/wrk.ts';
 
@@ -46,6 +48,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const workDir = await mkdtemp(join(tmpdir(), 'bench-workers-'));
 let upstream: Subprocess<'ignore', 'pipe', 'pipe'> | undefined;
 let gateway: GatewayProcess | undefined;
+const databases: string[] = [];
 
 async function cleanup(): Promise<void> {
   const stops: Array<Promise<unknown>> = [];
@@ -60,6 +63,16 @@ async function cleanup(): Promise<void> {
   }, 35_000);
   await Promise.allSettled(stops);
   clearTimeout(killer);
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  try {
+    await client.connect();
+    for (const url of databases)
+      await client.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
+  } catch {
+    // best effort: the databases are uniquely named and harmless if left behind
+  } finally {
+    await client.end().catch(() => {});
+  }
   await rm(workDir, { recursive: true, force: true });
 }
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -173,6 +186,7 @@ try {
   const base = new Map<string, number>();
   for (const workers of COUNTS) {
     const modeEnv = await MODES[0]!.env(`bench_workers_${workers}`);
+    if (modeEnv.DATABASE_URL) databases.push(modeEnv.DATABASE_URL);
     gateway = await startGateway({
       ...modeEnv,
       WORKERS: String(workers),
