@@ -1,5 +1,5 @@
 import type { Subprocess } from 'bun';
-import type { Logger } from '../ops/logger.ts';
+import { errorFields, type Logger } from '../ops/logger.ts';
 import { relayLines } from './line-relay.ts';
 import { WORKER_INDEX_ENV } from './worker-role.ts';
 
@@ -43,6 +43,7 @@ export class WorkerSupervisor {
   private readonly maxBackoffMs: number;
   private readonly healthyAfterMs: number;
   private readonly handlers: Array<(slot: number, message: unknown) => void> = [];
+  private port = 0;
 
   constructor(private readonly opts: WorkerSupervisorOptions) {
     this.slots = Array.from({ length: opts.count }, (_, i) => ({ index: i + 1, startedAt: 0, crashesInARow: 0 }));
@@ -51,8 +52,6 @@ export class WorkerSupervisor {
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
     this.healthyAfterMs = opts.healthyAfterMs ?? 30_000;
   }
-
-  private port = 0;
 
   /** `port`: the one the primary listens on (its real one, so `PORT=0` works too). */
   start(port: number): void {
@@ -87,17 +86,31 @@ export class WorkerSupervisor {
   private spawn(slot: Slot): void {
     slot.restartTimer = undefined;
     if (this.stopping) return;
-    const proc = Bun.spawn(this.command, {
-      env: { ...(this.opts.env ?? process.env), PORT: String(this.port), [WORKER_INDEX_ENV]: String(slot.index) },
-      stdin: 'ignore',
-      // Relayed line by line to the primary's own stdout and stderr (src/cluster/line-relay.ts).
-      stdout: 'pipe',
-      stderr: 'pipe',
-      ipc: (message) => {
-        for (const handler of this.handlers) handler(slot.index, message);
-      },
-      onExit: (exited, exitCode, signalCode): void => this.exited(slot, exited, exitCode, signalCode),
-    });
+    let proc: Subprocess<'ignore', 'pipe', 'pipe'>;
+    try {
+      proc = Bun.spawn(this.command, {
+        env: { ...(this.opts.env ?? process.env), PORT: String(this.port), [WORKER_INDEX_ENV]: String(slot.index) },
+        stdin: 'ignore',
+        // Relayed line by line to the primary's own stdout and stderr (src/cluster/line-relay.ts).
+        stdout: 'pipe',
+        stderr: 'pipe',
+        ipc: (message) => {
+          for (const handler of this.handlers) handler(slot.index, message);
+        },
+        onExit: (exited, exitCode, signalCode): void => this.exited(slot, exited, exitCode, signalCode),
+      });
+    } catch (err) {
+      // Out of processes or memory: tried again later, like a worker that crashed at once.
+      slot.crashesInARow++;
+      const delay = this.backoff(slot);
+      this.opts.log.error('worker could not be started', {
+        worker_slot: slot.index,
+        restart_in_ms: delay,
+        ...errorFields(err),
+      });
+      slot.restartTimer = setTimeout(() => this.spawn(slot), delay);
+      return;
+    }
     slot.proc = proc;
     slot.output = Promise.allSettled([
       relayLines(proc.stdout, (bytes) => process.stdout.write(bytes)),
@@ -105,6 +118,11 @@ export class WorkerSupervisor {
     ]);
     slot.startedAt = Date.now();
     this.opts.log.info('worker started', { worker_slot: slot.index, worker_pid: proc.pid });
+  }
+
+  /** Delay before the next start: doubled per crash in a row, capped. */
+  private backoff(slot: Slot): number {
+    return Math.min(this.maxBackoffMs, this.backoffMs * 2 ** (slot.crashesInARow - 1));
   }
 
   private exited(
@@ -116,7 +134,7 @@ export class WorkerSupervisor {
     if (this.stopping || slot.proc !== proc) return;
     const ranMs = Date.now() - slot.startedAt;
     slot.crashesInARow = ranMs >= this.healthyAfterMs ? 1 : slot.crashesInARow + 1;
-    const delay = Math.min(this.maxBackoffMs, this.backoffMs * 2 ** (slot.crashesInARow - 1));
+    const delay = this.backoff(slot);
     this.opts.log.error('worker exited; restarting', {
       worker_slot: slot.index,
       worker_pid: proc.pid,

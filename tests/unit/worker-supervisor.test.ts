@@ -64,6 +64,25 @@ describe('WorkerSupervisor', () => {
     expect(lines().filter((l) => l.msg === 'worker started').length).toBe(started);
   });
 
+  test('a worker that cannot even be spawned is tried again with the same backoff', async () => {
+    const { log, lines } = capture();
+    const supervisor = new WorkerSupervisor({
+      count: 1,
+      log,
+      command: ['/nonexistent/gateway-binary'],
+      backoffMs: 40,
+      maxBackoffMs: 80,
+    });
+    supervisor.start(0);
+    const deadline = Date.now() + 10_000;
+    while (lines().filter((l) => l.msg === 'worker could not be started').length < 3 && Date.now() < deadline)
+      await Bun.sleep(20);
+    expect(await supervisor.stop('SIGTERM')).toBe(true);
+    const failures = lines().filter((l) => l.msg === 'worker could not be started');
+    expect(failures.slice(0, 3).map((l) => l.restart_in_ms)).toEqual([40, 80, 80]);
+    expect(supervisor.runningSlots()).toEqual([]);
+  });
+
   test('stop forwards the signal and reports whether every worker exited 0', async () => {
     const script = (code: number) =>
       `process.on('SIGTERM', () => process.exit(${code})); process.send?.('up'); setInterval(() => {}, 1000);`;
