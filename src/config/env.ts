@@ -120,6 +120,12 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   const e = result.output;
   const workers = resolveWorkers(e.WORKERS, { databaseUrl: e.DATABASE_URL, redisUrl: e.REDIS_URL });
   const workerIndex = readWorkerIndex(source);
+  if (workerIndex >= workers) {
+    // Only a primary running `workers` processes spawns slot `workerIndex`: this one was not.
+    throw new ConfigError(
+      `invalid environment: GATEWAY_WORKER_INDEX is set by the primary process only; unset it (WORKERS=${workers})`,
+    );
+  }
   const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,

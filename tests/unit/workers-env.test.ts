@@ -43,6 +43,11 @@ describe('WORKERS', () => {
     expect(readWorkerIndex({ GATEWAY_WORKER_INDEX: '3' })).toBe(3);
     expect(() => readWorkerIndex({ GATEWAY_WORKER_INDEX: '0' })).toThrow(ConfigError);
     expect(() => readWorkerIndex({ GATEWAY_WORKER_INDEX: 'x' })).toThrow(ConfigError);
+    // A marker no primary of this WORKERS could have set: left over in an operator's environment.
+    expect(() => loadEnv({ GATEWAY_WORKER_INDEX: '1' })).toThrow(/GATEWAY_WORKER_INDEX is set by the primary/);
+    expect(loadEnv({ GATEWAY_WORKER_INDEX: '1', WORKERS: '2', DATABASE_URL: PG, REDIS_URL: REDIS }).workerIndex).toBe(
+      1,
+    );
   });
 
   test('workers of one INSTANCE_ID claim work under distinct ids', () => {
