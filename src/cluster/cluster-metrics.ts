@@ -67,7 +67,9 @@ export function primaryMetricsText(workers: WorkerSupervisor): () => Promise<str
       case 'metrics:ask':
         void collect()
           .catch(() => registry.metrics())
-          .then((text) => workers.send(slot, { type: 'metrics:text', id: message.id, text }));
+          .then((text) => workers.send(slot, { type: 'metrics:text', id: message.id, text }))
+          // Nothing to send: the worker's own timer answers its scrape with its own figures.
+          .catch(() => undefined);
         return;
       case 'metrics:collect':
       case 'metrics:text':
@@ -90,7 +92,11 @@ export function workerMetricsText(): () => Promise<string> {
   process.on('message', (message: unknown) => {
     if (!isMetricsMessage(message)) return;
     if (message.type === 'metrics:collect') {
-      void registry.getMetricsAsJSON().then((metrics) => send({ type: 'metrics:snapshot', id: message.id, metrics }));
+      void registry
+        .getMetricsAsJSON()
+        .then((metrics) => send({ type: 'metrics:snapshot', id: message.id, metrics }))
+        // The primary leaves this worker out of that scrape after its wait.
+        .catch(() => undefined);
     } else if (message.type === 'metrics:text') {
       waiting.get(message.id)?.(message.text);
     }
@@ -104,8 +110,24 @@ export function workerMetricsText(): () => Promise<string> {
         resolve(text);
       };
       // The primary gone or stuck: this process's own figures beat a failed scrape.
-      const timer = setTimeout(() => void registry.metrics().then(done), ANSWER_MS + 1000);
+      const timer = setTimeout(
+        () =>
+          void registry
+            .metrics()
+            .catch(() => '')
+            .then(done),
+        ANSWER_MS + 1000,
+      );
       waiting.set(id, done);
-      send({ type: 'metrics:ask', id });
+      try {
+        send({ type: 'metrics:ask', id });
+      } catch {
+        // The channel is closed (the primary is gone): this process's own figures.
+        clearTimeout(timer);
+        void registry
+          .metrics()
+          .catch(() => '')
+          .then(done);
+      }
     });
 }
