@@ -59,9 +59,20 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     if (!isProviderKind(p.kind))
       throw new ConfigError(`${env.gatewayConfigPath}: providers[${i}].kind: unknown adapter "${p.kind}"`);
   });
-  const log = new Logger(env.logLevel);
-  const database = await connectDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
-  const applied = await migrateToLatest(database.db);
+  // With several workers every line names the process that wrote it (docs/scaling.md).
+  const log = new Logger(
+    env.logLevel,
+    undefined,
+    env.workers > 1 ? { worker: env.workerIndex, pid: process.pid } : undefined,
+  );
+  const database = await connectDatabase({
+    databaseUrl: env.databaseUrl,
+    dataDir: env.dataDir,
+    poolSize: env.databasePoolSize,
+  });
+  // Workers are spawned once the primary has migrated: the schema is current before they start.
+  const primary = env.workerIndex === 0;
+  const applied = primary ? await migrateToLatest(database.db) : [];
   if (applied.length) log.info('migrations applied', { migrations: applied });
   const store = await connectStore(env.redisUrl, env.redisKeyPrefix);
   const catalog = await buildCatalog(database.db, config);
@@ -117,7 +128,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   };
 
   let firstKey: Started['firstKey'];
-  if ((await countAccounts(database.db)) === 0) {
+  if (primary && (await countAccounts(database.db)) === 0) {
     const email = 'owner@localhost';
     try {
       const { apiKey } = await createAccount(database.db, { email, balance: toUnits(env.initialBalanceUsd) });

@@ -51,6 +51,10 @@ export function buildApp(
     canceller: TaskCanceller;
     events: TaskEvents;
   },
+  opts: {
+    /** `GET /metrics` text; the whole host's with several workers (src/cluster/cluster-metrics.ts). */
+    metricsText?: () => Promise<string>;
+  } = {},
 ) {
   const motionProducts = new Set(
     [...services.providers.values()].flatMap((p) =>
@@ -62,7 +66,7 @@ export function buildApp(
     .use(bodyErrorHandler(llmErrorShapers))
     .use(errorHandler(ctx.log, [...llmErrorShapers, ...motionErrorShapers(motionProducts)]))
     .use(healthRoutes(ctx, services.providers, services.router))
-    .use(metricsRoutes(ctx.env.metricsToken))
+    .use(metricsRoutes(ctx.env.metricsToken, opts.metricsText))
     .use(providerWebhookRoutes(ctx, services.providers))
     .use(fileRoutes(ctx))
     .use(uploadRoutes(ctx))

@@ -53,6 +53,9 @@ export function serve(ctx: AppContext, app: App) {
   const server = Bun.serve({
     port: ctx.env.port,
     hostname: ctx.env.host,
+    // Several workers listen on one port; the kernel spreads new connections between them.
+    // Off with one process, so a second gateway started on a taken port still fails loudly.
+    reusePort: ctx.env.workers > 1,
     // Streams (LLM SSE, downloads) can be long; Bun's default 10 s idle timeout would cut them.
     // Request bodies of the JSON routes have their own, shorter deadline (BODY_TIMEOUT_MS).
     idleTimeout: 255,

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { ConfigError } from './config-error.ts';
 import { formatIssues } from '../http/validation.ts';
+import { readWorkerIndex, resolveWorkers } from '../cluster/worker-role.ts';
 
 const boolString = v.pipe(
   v.picklist(['true', 'false', '1', '0', 'yes', 'no']),
@@ -60,6 +61,8 @@ const EnvSchema = v.object({
   TRUST_PROXY: v.optional(boolString, 'false'),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
   TASK_EVENTS_HEARTBEAT_MS: v.optional(positiveInt, '15000'),
+  WORKERS: v.optional(v.pipe(positiveInt, v.maxValue(256, 'expected at most 256'))),
+  DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -97,6 +100,12 @@ export interface Env {
   metricsToken?: string;
   /** How often a task's event stream sends a heartbeat comment (and re-reads the task). */
   taskEventsHeartbeatMs: number;
+  /** Processes serving the port, this one included (docs/scaling.md). */
+  workers: number;
+  /** 0 in the primary process, 1 … workers-1 in the processes it spawned. */
+  workerIndex: number;
+  /** Postgres connections one process may open (each worker has its own pool). */
+  databasePoolSize: number;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -109,6 +118,14 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   const result = v.safeParse(EnvSchema, picked);
   if (!result.success) throw new ConfigError(`invalid environment: ${formatIssues(result.issues)}`);
   const e = result.output;
+  const workers = resolveWorkers(e.WORKERS, { databaseUrl: e.DATABASE_URL, redisUrl: e.REDIS_URL });
+  const workerIndex = readWorkerIndex(source);
+  if (workerIndex >= workers) {
+    // Only a primary running `workers` processes spawns slot `workerIndex`: this one was not.
+    throw new ConfigError(
+      `invalid environment: GATEWAY_WORKER_INDEX is set by the primary process only; unset it (WORKERS=${workers})`,
+    );
+  }
   const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
@@ -126,7 +143,13 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     initialBalanceUsd: e.INITIAL_BALANCE_USD,
     logLevel: e.LOG_LEVEL,
-    instanceId: e.INSTANCE_ID ?? `${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    // Workers of one primary share its INSTANCE_ID; each claims tasks and deliveries under its own.
+    instanceId:
+      e.INSTANCE_ID === undefined
+        ? `${process.pid}-${crypto.randomUUID().slice(0, 8)}`
+        : workerIndex > 0
+          ? `${e.INSTANCE_ID}-w${workerIndex}`
+          : e.INSTANCE_ID,
     taskConcurrency: e.TASK_CONCURRENCY,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     s3: e.S3_BUCKET
@@ -143,5 +166,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
     taskEventsHeartbeatMs: e.TASK_EVENTS_HEARTBEAT_MS,
+    workers,
+    workerIndex,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
   };
 }

@@ -7,14 +7,15 @@ import { registry } from './metrics.ts';
  * `GET /metrics`: the Prometheus text exposition of src/observability/metrics.ts. Open when
  * `METRICS_TOKEN` is unset (bind the port privately then); with it, `Authorization: Bearer
  * <token>` is required, compared by hash so its length and bytes do not leak through timing.
+ * `text` is the whole host's exposition when it runs several workers (docs/scaling.md).
  */
-export function metricsRoutes(token: string | undefined) {
+export function metricsRoutes(token: string | undefined, text: () => Promise<string> = () => registry.metrics()) {
   const tokenHash = token === undefined ? undefined : hashApiKey(token);
   return new Elysia({ name: 'metrics' }).get('/metrics', async ({ request }) => {
     if (tokenHash) {
       const given = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
       if (!given || !sameHash(hashApiKey(given), tokenHash)) throw unauthorized('invalid or missing metrics token');
     }
-    return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } });
+    return new Response(await text(), { headers: { 'content-type': registry.contentType } });
   });
 }

@@ -94,6 +94,8 @@ export const taskQueueDepth = new Gauge({
   name: 'gateway_task_queue_depth',
   help: 'Media tasks still processing (queued or running), across all instances; read at scrape.',
   ...inRegistry,
+  // Every worker reads the same count: merged across workers it is one value, not a sum.
+  aggregator: 'max',
   async collect() {
     if (!readQueueDepth) return;
     // A failed read keeps the last value: a scrape must not fail because the database blinked.

@@ -13,11 +13,13 @@ export class Logger {
   constructor(
     private readonly level: Level = 'info',
     private readonly write: (text: string) => void = (text) => process.stdout.write(text),
+    /** Fields every line carries (with several workers: which process wrote it). */
+    private readonly base: Record<string, unknown> = {},
   ) {}
 
   log(level: Exclude<Level, 'silent'>, msg: string, fields: Record<string, unknown> = {}): void {
     if (RANK[level] < RANK[this.level]) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
+    const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...this.base, ...fields });
     this.buffer.push(line);
     this.size += line.length;
     if (this.size > 65_536) this.flush();

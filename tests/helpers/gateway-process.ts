@@ -41,6 +41,9 @@ export async function startGateway(
     LOG_LEVEL: 'info',
     // As `npm start` sets it: Bun caps concurrent outbound fetches at 256 otherwise.
     BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
+    // One process per gateway unless a test asks for more: WORKERS defaults to one per core on
+    // Postgres+Redis, which would multiply every suite's processes on a shared machine.
+    WORKERS: '1',
     ...env,
   };
   const proc = Bun.spawn([process.execPath, 'run', join(ROOT, 'src/main.ts')], {
