@@ -27,6 +27,7 @@ export class ClaimLoop<T> {
   private stopping = false;
   private claiming = false;
   private timer?: ReturnType<typeof setTimeout>;
+  private claimInFlight: Promise<unknown> | undefined;
 
   constructor(private readonly opts: ClaimLoopOptions<T>) {}
 
@@ -44,6 +45,15 @@ export class ClaimLoop<T> {
     this.schedule(0);
   }
 
+  /**
+   * Resolves once a claim under way when this is called has returned and its items have started:
+   * an owner stopping awaits it, so no item claimed during the stop starts after the owner let go
+   * of its database.
+   */
+  async settled(): Promise<void> {
+    await this.claimInFlight;
+  }
+
   /** Stops claiming; items already running carry on (their owners decide what stop means). */
   stop(): void {
     this.stopping = true;
@@ -56,11 +66,7 @@ export class ClaimLoop<T> {
     this.timer = setTimeout(() => void this.tick(), ms);
   }
 
-  private async tick(): Promise<void> {
-    this.timer = undefined;
-    const free = Math.min(this.opts.concurrency - this.active, this.opts.maxClaim ?? Number.POSITIVE_INFINITY);
-    if (this.stopping || this.claiming || free <= 0) return;
-    this.claiming = true;
+  private async claimAndStart(free: number): Promise<T[]> {
     let claimed: T[] = [];
     try {
       claimed = await this.opts.claim(free);
@@ -76,6 +82,17 @@ export class ClaimLoop<T> {
         this.schedule(0);
       });
     }
+    return claimed;
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    const free = Math.min(this.opts.concurrency - this.active, this.opts.maxClaim ?? Number.POSITIVE_INFINITY);
+    if (this.stopping || this.claiming || free <= 0) return;
+    this.claiming = true;
+    const pass = this.claimAndStart(free);
+    this.claimInFlight = pass;
+    const claimed = await pass;
     // A full claim may mean more is due; otherwise wait for the next tick or a wake.
     this.schedule(claimed.length === free ? 0 : (this.opts.idleMs ?? 200));
   }

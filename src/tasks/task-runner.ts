@@ -176,6 +176,8 @@ export class TaskRunner {
   async stop(): Promise<void> {
     this.stopping = true;
     this.loop.stop();
+    // Tasks a claim under way hands over are dropped with the rest, not started after the database closes.
+    await this.loop.settled();
     const ids = [...this.inFlight.keys()];
     for (const abort of this.inFlight.values()) abort.abort(new Error('instance stopping'));
     await dropTaskLeases(this.db, ids, this.opts.instanceId);

@@ -127,6 +127,7 @@ export class WebhookDeliverer {
 
   async stop(): Promise<void> {
     this.loop.stop();
+    await this.loop.settled();
     // In-flight sends end within their 10 s timeout; their results are written before we go.
     const deadline = Date.now() + 11_000;
     while (this.loop.running > 0 && Date.now() < deadline) await Bun.sleep(20);
