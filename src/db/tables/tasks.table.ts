@@ -31,7 +31,7 @@ export interface TasksTable {
   callback_url: string | null;
   idempotency_key: string | null;
   request_hash: string | null;
-  /** The `x-request-id` of the call that made the task (migration 0005). */
+  /** The `x-request-id` of the call that made the task (migration 0006). */
   request_id: string | null;
   /** The opaque upstream job handle (start/poll), owned by the provider. */
   operation: Json | null;
