@@ -95,7 +95,7 @@ export interface Mode {
   env(label: string): Promise<Record<string, string>>;
 }
 
-/** Every integration suite runs in both modes of DESIGN.md §3. */
+/** Every integration suite runs in both modes of docs/operations.md (Postgres+Redis, and the embedded default). */
 export const MODES: Mode[] = [
   {
     name: 'postgres+redis',

@@ -221,7 +221,7 @@ function describe(r: Reply): string {
   return r.kind === 'status' ? String(r.status) : r.kind;
 }
 
-/** The signature DESIGN.md §4 prescribes: lowercase hex HMAC-SHA256(secret, `${timestamp}.${rawBody}`). */
+/** The signature docs/webhooks.md describes: lowercase hex HMAC-SHA256(secret, `${timestamp}.${rawBody}`). */
 export function expectedSignature(secret: string, timestamp: string, rawBody: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
 }

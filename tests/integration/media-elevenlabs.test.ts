@@ -11,7 +11,7 @@ import { parseWav } from '../helpers/media-checks.ts';
 /**
  * The `elevenlabs` adapter end to end (issue 7): a gateway process whose GATEWAY_CONFIG points
  * an `elevenlabs` provider at a loopback fake of the ElevenLabs API, driven over HTTP as a client
- * would — the voice list as the spec's speech voices, text to speech by `voice_id`, voice cloning
+ * would — the voice list as the API contract's speech voices, text to speech by `voice_id`, voice cloning
  * from sample URLs (downloaded, kept, uploaded as multipart), a cloned voice usable only by its
  * account, refusals, 429 with Retry-After and an upstream that never answers — with the stored
  * audio compared byte for byte with what the fake served.
@@ -128,7 +128,7 @@ for (const mode of MODES) {
       source?.stop(true);
     });
 
-    test('GET /v1/resources/eleven/voices: the upstream voices in the spec shape, cloned voices left out', async () => {
+    test('GET /v1/resources/eleven/voices: the upstream voices in the API contract's shape, cloned voices left out', async () => {
       const res = await api(gw, 'GET', '/v1/resources/eleven/voices', { key });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({

@@ -7,7 +7,7 @@ import { parseWav } from '../helpers/media-checks.ts';
 import { queryDatabase } from '../helpers/services.ts';
 
 /**
- * Provider resources (spec "Provider resources", "Errors", "Limits"; DESIGN.md §4): every
+ * Provider resources (docs/api-contract.md, "Provider resources", "Errors", "Limits"): every
  * endpoint the sandbox serves, its shapes and refusals, and custom voices end to end — samples
  * fetched from a loopback server, kept, and usable in sandbox/speech by their owner only.
  */
@@ -127,7 +127,7 @@ for (const mode of MODES) {
       expect(res.body.data.every((v: { id: number }) => Number.isInteger(v.id))).toBe(true);
     });
 
-    test('string-id video voices: the 30 ids of the spec, each with a description and a playable WAV sample', async () => {
+    test('string-id video voices: the 30 ids of the API contract, each with a description and a playable WAV sample', async () => {
       const res = await api(gw, 'GET', '/v1/resources/sandbox/voices/sandbox-video-1', { key });
       expect(res.status).toBe(200);
       expect(res.body.data.map((v: { id: string }) => v.id)).toEqual(SPEC_STRING_VOICE_IDS);

@@ -4,8 +4,8 @@ import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-pro
 import { PNG_SIGNATURE, parseMp4, parsePng, parseWav } from '../helpers/media-checks.ts';
 
 /**
- * Media tasks from creation to their final state (spec "Tasks", "States and transitions";
- * DESIGN.md §4 sandbox models): real output files, file serving, delays, failures, the legacy
+ * Media tasks from creation to their final state (docs/api-contract.md, "Tasks", "States and
+ * transitions", the sandbox models): real output files, file serving, delays, failures, the legacy
  * per-model route and dry runs.
  */
 

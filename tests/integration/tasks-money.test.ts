@@ -4,7 +4,7 @@ import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-pro
 import { queryDatabase } from '../helpers/services.ts';
 
 /**
- * Creating media tasks and the money around them (spec "Tasks", "Errors"; DESIGN.md §4
+ * Creating media tasks and the money around them (docs/api-contract.md, "Tasks", "Errors"
  * decisions): 422s naming the field, 402 without creating anything, no overdraft under a burst
  * of parallel creates, refunds of failed tasks and of unused image ceilings, and Idempotency-Key.
  * In postgres mode the balance and the ledger are also read straight from the database.

@@ -13,7 +13,7 @@ import {
 } from '../helpers/webhook-receiver.ts';
 
 /**
- * Webhook callbacks (spec "Events", DESIGN.md §4) against a real loopback receiver: payloads,
+ * Webhook callbacks (docs/webhooks.md) against a real loopback receiver: payloads,
  * retries at WEBHOOK_RETRY_DELAYS after the finish, the callback log, signing, redelivery.
  * The slow scenarios are all started in beforeAll so they run side by side.
  */

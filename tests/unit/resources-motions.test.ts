@@ -9,7 +9,7 @@ import { MotionPresetError } from '../../src/resources/motion-error.ts';
 import { parseMotionQuery } from '../../src/resources/resource-requests.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 
-/** Motion presets (spec "Provider resources", "Limits"): filtering, ids, query parsing, the 30-minute cache. */
+/** Motion presets (docs/api-contract.md, "Provider resources", "Limits"): filtering, ids, query parsing, the 30-minute cache. */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -15,7 +15,7 @@ import { sniffContentType } from '../../providers/shared/sniff-content-type.ts';
 import { parsePhraseLanguage } from '../../src/resources/resource-requests.ts';
 import { EnvelopeError } from '../../src/http/errors.ts';
 
-/** Voice resources of the sandbox (spec "Provider resources", DESIGN.md §4) and their use in tasks. */
+/** Voice resources of the sandbox (docs/api-contract.md, "Provider resources") and their use in tasks. */
 
 const SPEC_STRING_VOICE_IDS =
   'achernar, achird, algenib, algieba, alnilam, aoede, autonoe, callirrhoe, charon, despina, enceladus, erinome, fenrir, gacrux, iapetus, kore, laomedeia, leda, orus, puck, pulcherrima, rasalgethi, sadachbia, sadaltager, schedar, sulafat, umbriel, vindemiatrix, zephyr, zubenelgenubi'.split(
@@ -24,7 +24,7 @@ const SPEC_STRING_VOICE_IDS =
 const host = { assetUrl: (name: string) => `https://gw.example/samples/${name}` };
 
 describe('string-id voices', () => {
-  test('exactly the 30 ids of the spec, each with a description and its own sample', async () => {
+  test('exactly the 30 ids of the API contract, each with a description and its own sample', async () => {
     const voices = (await sandboxResources.listStringVoices!(SANDBOX_MODEL_FAMILY, host))!;
     expect(voices.map((x) => x.id)).toEqual(SPEC_STRING_VOICE_IDS);
     for (const voice of voices) {
@@ -115,7 +115,7 @@ describe('verification phrases', () => {
     de: /\b(Stimme|meine)\b/i,
   };
 
-  test('every language of the spec has phrases in that language; the id names the phrase', () => {
+  test('every language of the API contract has phrases in that language; the id names the phrase', () => {
     for (const language of PHRASE_LANGUAGES) {
       const phrases = verificationPhrasesOf(language);
       expect(phrases.length).toBeGreaterThanOrEqual(2);
