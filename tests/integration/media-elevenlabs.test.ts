@@ -128,7 +128,7 @@ for (const mode of MODES) {
       source?.stop(true);
     });
 
-    test('GET /v1/resources/eleven/voices: the upstream voices in the API contract's shape, cloned voices left out', async () => {
+    test('GET /v1/resources/eleven/voices: the upstream voices in the API contract shape, cloned voices left out', async () => {
       const res = await api(gw, 'GET', '/v1/resources/eleven/voices', { key });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({

@@ -74,7 +74,7 @@ describe('elevenlabs error messages', () => {
 });
 
 describe('elevenlabs voice list', () => {
-  test('maps voices to the API contract's shape, leaves cloned ones out, caches, and serves a stale copy when the upstream fails', async () => {
+  test('maps voices to the API contract shape, leaves cloned ones out, caches, and serves a stale copy when the upstream fails', async () => {
     let now = 0;
     const api = new ElevenLabsApi(config, new UpstreamHealth());
     const list = new ElevenLabsVoiceList(api, { ttlMs: 1000, now: () => now });
