@@ -22,10 +22,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
-import pg from 'pg';
 import { createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gateway-process.ts';
-import { POSTGRES_URL } from '../tests/helpers/services.ts';
+import { dropTestDatabases } from '../tests/helpers/services.ts';
+import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { openSockets, rawStream, type StreamResult } from './lib/raw-stream.ts';
 import { peakRssMb, requireWrk, runWrk, table, type LoadResult } from './lib/wrk.ts';
@@ -67,33 +67,9 @@ async function cleanup(): Promise<void> {
   if (cleaned) return;
   cleaned = true;
   for (const s of openSockets) s.end();
-  const stops: Array<Promise<unknown>> = [];
-  if (gateway) stops.push(gateway.stop());
-  if (streamsGateway) stops.push(streamsGateway.stop());
-  if (upstream && upstream.exitCode === null) {
-    upstream.kill('SIGTERM');
-    stops.push(upstream.exited);
-  }
   // never hang on exit: anything still running after 5 s is killed
-  const killer = setTimeout(() => {
-    gateway?.proc.kill('SIGKILL');
-    streamsGateway?.proc.kill('SIGKILL');
-    upstream?.kill('SIGKILL');
-  }, 5000);
-  await Promise.allSettled(stops);
-  clearTimeout(killer);
-  if (databaseUrl) {
-    const name = new URL(databaseUrl).pathname.slice(1);
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    try {
-      await client.connect();
-      await client.query(`drop database if exists "${name}" with (force)`);
-    } catch {
-      // best effort: the database is uniquely named and harmless if left behind
-    } finally {
-      await client.end().catch(() => {});
-    }
-  }
+  await stopProcesses([gateway, streamsGateway], [upstream], 5000);
+  if (databaseUrl) await dropTestDatabases([databaseUrl]);
   await rm(workDir, { recursive: true, force: true });
 }
 

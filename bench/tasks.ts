@@ -28,7 +28,8 @@ import type { Subprocess } from 'bun';
 import pg from 'pg';
 import { api, createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gateway-process.ts';
-import { POSTGRES_URL } from '../tests/helpers/services.ts';
+import { dropTestDatabases } from '../tests/helpers/services.ts';
+import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { requireWrk, table } from './lib/wrk.ts';
 import { runWrkPost, writePostScript, type PostLoadResult } from './lib/wrk-post.ts';
@@ -66,31 +67,10 @@ let cleaned = false;
 async function cleanup(): Promise<void> {
   if (cleaned) return;
   cleaned = true;
-  const stops: Array<Promise<unknown>> = [...gateways].map((g) => g.stop());
-  if (receiver && receiver.exitCode === null) {
-    receiver.kill('SIGTERM');
-    stops.push(receiver.exited);
-  }
   // never hang on exit: anything still running after 5 s is killed
-  const killer = setTimeout(() => {
-    for (const g of gateways) g.proc.kill('SIGKILL');
-    receiver?.kill('SIGKILL');
-  }, 5000);
-  await Promise.allSettled(stops);
-  clearTimeout(killer);
+  await stopProcesses(gateways, [receiver], 5000);
   await Promise.allSettled(clients.map((c) => c.end()));
-  if (databases.length) {
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    try {
-      await admin.connect();
-      for (const url of databases)
-        await admin.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
-    } catch {
-      // best effort: the databases are uniquely named and harmless if left behind
-    } finally {
-      await admin.end().catch(() => {});
-    }
-  }
+  await dropTestDatabases(databases);
   await rm(workDir, { recursive: true, force: true });
 }
 

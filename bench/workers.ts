@@ -20,10 +20,10 @@ import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
-import pg from 'pg';
 import { createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gateway-process.ts';
-import { POSTGRES_URL } from '../tests/helpers/services.ts';
+import { dropTestDatabases } from '../tests/helpers/services.ts';
+import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { requireWrk, runWrk, table, type LoadResult } from './lib/wrk.ts';
 
@@ -51,28 +51,8 @@ let gateway: GatewayProcess | undefined;
 const databases: string[] = [];
 
 async function cleanup(): Promise<void> {
-  const stops: Array<Promise<unknown>> = [];
-  if (gateway?.proc.exitCode === null) stops.push(gateway.stop());
-  if (upstream && upstream.exitCode === null) {
-    upstream.kill('SIGTERM');
-    stops.push(upstream.exited);
-  }
-  const killer = setTimeout(() => {
-    gateway?.proc.kill('SIGKILL');
-    upstream?.kill('SIGKILL');
-  }, 35_000);
-  await Promise.allSettled(stops);
-  clearTimeout(killer);
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  try {
-    await client.connect();
-    for (const url of databases)
-      await client.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
-  } catch {
-    // best effort: the databases are uniquely named and harmless if left behind
-  } finally {
-    await client.end().catch(() => {});
-  }
+  await stopProcesses([gateway?.proc.exitCode === null ? gateway : undefined], [upstream], 35_000);
+  await dropTestDatabases(databases);
   await rm(workDir, { recursive: true, force: true });
 }
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {

@@ -9,10 +9,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
-import pg from 'pg';
 import { createAccount, uniqueEmail } from '../../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../../tests/helpers/gateway-process.ts';
-import { POSTGRES_URL } from '../../tests/helpers/services.ts';
+import { dropTestDatabases } from '../../tests/helpers/services.ts';
+import { stopProcesses } from './stop-processes.ts';
 import { GATEWAY_CORE, LOAD_CORE, pin } from './cpu-pin.ts';
 import type { H2loadTarget } from './h2load.ts';
 import { spawnPortPrinter } from './spawn-port-printer.ts';
@@ -57,29 +57,8 @@ export async function startLlmBenchStack(
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    const stops: Array<Promise<unknown>> = [];
-    if (gateway) stops.push(gateway.stop());
-    if (upstream && upstream.exitCode === null) {
-      upstream.kill('SIGTERM');
-      stops.push(upstream.exited);
-    }
-    const killer = setTimeout(() => {
-      gateway?.proc.kill('SIGKILL');
-      upstream?.kill('SIGKILL');
-    }, 5000);
-    await Promise.allSettled(stops);
-    clearTimeout(killer);
-    if (databaseUrl) {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      try {
-        await client.connect();
-        await client.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
-      } catch {
-        // best effort: the database is uniquely named and harmless if left behind
-      } finally {
-        await client.end().catch(() => {});
-      }
-    }
+    await stopProcesses([gateway], [upstream], 5000);
+    if (databaseUrl) await dropTestDatabases([databaseUrl]);
     await rm(workDir, { recursive: true, force: true });
   };
   for (const sig of ['SIGINT', 'SIGTERM'] as const)

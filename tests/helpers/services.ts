@@ -41,3 +41,21 @@ export async function queryDatabase<T extends pg.QueryResultRow>(
     await client.end();
   }
 }
+
+/**
+ * Drops databases made by `createTestDatabase`, best effort: they are uniquely named and harmless
+ * if left behind (a benchmark stopped by a signal cleans up what it can).
+ */
+export async function dropTestDatabases(urls: readonly string[]): Promise<void> {
+  if (urls.length === 0) return;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  try {
+    await client.connect();
+    for (const url of urls)
+      await client.query(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
+  } catch {
+    // best effort, as said above
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
