@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     await services.webhooks.stop();
     await services.usage.stop();
     await services.reservations.stop();
-    services.keyBudgets.stop();
+    await services.keyBudgets.stop();
     await ctx.keyUsage?.stop();
     await observability.stop();
     ctx.rateLimiter.stop();

@@ -1,5 +1,6 @@
 import { type CompiledQuery, sql } from 'kysely';
 import type { Db, DbOrTrx } from '../db/database.ts';
+import type { LeaseGrowth } from './lease-pool.ts';
 import { fromUnits, toUnits } from './money.ts';
 
 /**
@@ -7,15 +8,6 @@ import { fromUnits, toUnits } from './money.ts';
  * counted in `accounts.reserved_usd` (docs/money.md). Every writer of those two columns that decides
  * from them locks the accounts first, in id order, so writers never deadlock.
  */
-
-export interface GrowRequest {
-  leaseId: string;
-  accountId: number;
-  /** Grant at least this much, or nothing… */
-  min: bigint;
-  /** …and at most this much. */
-  want: bigint;
-}
 
 export interface GrownLease {
   id: string;
@@ -29,10 +21,10 @@ export interface GrownLease {
  * as the account can spend, or not at all when that is less than `min`. Compiled, so the caller
  * can run it as a named prepared statement.
  */
-export function growLeasesStatement(db: Db, batch: GrowRequest[], ttlMs: number): CompiledQuery<GrownLease> {
+export function growLeasesStatement(db: Db, batch: LeaseGrowth[], ttlMs: number): CompiledQuery<GrownLease> {
   return sql`
     with req as (
-      select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.accountId)}::int[],
+      select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.ownerId)}::int[],
                            ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, account_id, min, want)
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a

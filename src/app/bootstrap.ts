@@ -112,8 +112,10 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const router = new Router(table, new DeploymentHealth(store, log));
   await router.health.start(table.all());
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
-  const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
   const keyBudgets = new KeyBudgets(database.db, log);
+  // An edited or revoked key's budget lease is retired on every instance at once (docs/keys.md).
+  keys.onChange((keyId) => keyBudgets.retire([keyId]));
+  const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared, keyBudgets);
   const keyGate = new LlmKeyGate(keyBudgets, new KeyRateLimits(store), log);
   const services = {
     providers,

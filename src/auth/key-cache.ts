@@ -55,6 +55,7 @@ export class KeyCache {
   private readonly findKey: (keyHash: string) => Promise<ActiveKeyRow>;
   /** Bumped on every key change: a load that started before it does not cache its answer. */
   private generation = 0;
+  private readonly changeListeners: Array<(keyId: number) => void> = [];
 
   constructor(
     db: Db,
@@ -119,8 +120,15 @@ export class KeyCache {
     return auth;
   }
 
+  /** Calls `listener` with the id of a key cached here when it is edited or revoked anywhere. */
+  onChange(listener: (keyId: number) => void): void {
+    this.changeListeners.push(listener);
+  }
+
   /** A key changed (here or on another instance): drop it, and every negative entry with it. */
   private forget(keyHash: string): void {
+    const known = this.hits.peek(keyHash);
+    if (known) for (const listener of this.changeListeners) listener(known.auth.keyId);
     this.hits.delete(keyHash);
     // A request arriving from now on reads the row afresh instead of joining an older read.
     this.pending.delete(keyHash);

@@ -1,46 +1,54 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTrx } from '../db/database.ts';
+import type { LeaseGrowth } from '../accounts/lease-pool.ts';
 import { fromUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
 import { spendNow } from './key-period.repository.ts';
 
 /**
- * Holds on key budgets for LLM calls in flight (docs/keys.md): one `key_holds` row per call,
- * counted in `api_keys.reserved_usd`. The grant is one UPDATE whose condition Postgres
- * re-checks on the row's newest version after waiting for its lock, so concurrent grants on
- * any number of instances never promise more than `budget − spent − held`.
+ * Instance leases on key budgets (docs/keys.md): one `key_holds` row per instance and key, counted in
+ * `api_keys.reserved_usd`, from which the instance grants its calls' holds in memory
+ * (src/keys/key-budgets.ts). Rows are written only under the key row's lock, so concurrent
+ * instances never lease more than `budget − spent − held` between them.
  */
 
-export type KeyHoldResult =
-  | { ok: true; id: string | null }
-  /** `available`: what the key could still hold (for the message). */
-  | { ok: false; available: UsdUnits };
-
-export async function grantKeyHold(db: Db, keyId: number, units: UsdUnits, ttlMs: number): Promise<KeyHoldResult> {
-  const id = `keyhold:${crypto.randomUUID()}`;
-  const amount = fromUnits(units);
-  const result = await sql<{ granted: number; budgeted: boolean; available: string | null }>`
-    with granted as (
-      update api_keys as k set reserved_usd = k.reserved_usd + ${amount}::numeric
-      where k.id = ${keyId} and k.budget_usd is not null
-        and k.budget_usd - ${spendNow('k')} - k.reserved_usd >= ${amount}::numeric
-      returning k.id
-    ), held as (
-      insert into key_holds (id, key_id, amount_usd, expires_at)
-      select ${id}, g.id, ${amount}::numeric, now() + ${`${ttlMs} milliseconds`}::interval from granted as g
-      returning id
-    )
-    select (select count(*) from held)::int as granted, k.budget_usd is not null as budgeted,
-           (k.budget_usd - ${spendNow('k')} - k.reserved_usd)::text as available
-    from api_keys as k where k.id = ${keyId}`.execute(db);
-  const row = result.rows[0];
-  // No budget (any more): nothing to hold.
-  if (!row?.budgeted) return { ok: true, id: null };
-  if (row.granted > 0) return { ok: true, id };
-  const available = row.available === null ? 0n : toUnits(row.available);
-  return { ok: false, available: available > 0n ? available : 0n };
+export interface GrownKeyLease {
+  id: string;
+  granted: string;
+  spendable: string;
 }
 
-/** Deletes holds (by id, or up to 1000 expired ones) and takes them off their keys' `reserved_usd`. */
+/**
+ * One statement for a batch of key lease growths (one lease per key): the keys are locked in id
+ * order and each lease grows by as much of `want` as the key's budget has room for, or not at all
+ * when that is less than `min`. A key without a budget (any more) grants what is asked.
+ */
+export async function growKeyLeases(db: Db, batch: LeaseGrowth[], ttlMs: number): Promise<GrownKeyLease[]> {
+  const result = await sql<GrownKeyLease>`
+    with req as (
+      select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.ownerId)}::int[],
+                           ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, key_id, min, want)
+    ), locked as (
+      select k.id, k.budget_usd is not null as budgeted, coalesce(k.budget_usd - ${spendNow('k')} - k.reserved_usd, 0) as spendable
+      from api_keys as k where k.id in (select key_id from req) order by k.id for no key update
+    ), granted as (
+      select r.id, r.key_id, case when l.budgeted then least(r.want, l.spendable) else r.want end as amount
+      from req as r join locked as l on l.id = r.key_id
+      where r.min > 0 and (not l.budgeted or l.spendable >= r.min)
+    ), added as (
+      update api_keys as k set reserved_usd = k.reserved_usd + g.amount from granted as g where k.id = g.key_id returning k.id
+    ), upserted as (
+      insert into key_holds as h (id, key_id, amount_usd, expires_at)
+      select id, key_id, amount, now() + ${`${ttlMs} milliseconds`}::interval from granted
+      on conflict (id) do update set amount_usd = h.amount_usd + excluded.amount_usd, expires_at = excluded.expires_at
+      returning h.id
+    )
+    select r.id, coalesce(g.amount, 0)::text as granted, coalesce(l.spendable, 0)::text as spendable,
+           (select count(*) from upserted) + (select count(*) from added) as written
+    from req as r left join granted as g on g.id = r.id left join locked as l on l.id = r.key_id`.execute(db);
+  return result.rows;
+}
+
+/** Deletes leases (by id, or up to 1000 expired ones) and takes them off their keys' `reserved_usd`. */
 export async function releaseKeyHolds(db: DbOrTrx, which: { ids: string[] } | { expired: true }): Promise<void> {
   const condition =
     'ids' in which
@@ -53,10 +61,14 @@ export async function releaseKeyHolds(db: DbOrTrx, which: { ids: string[] } | { 
     where k.id = g.key_id`.execute(db);
 }
 
-export async function renewKeyHolds(db: DbOrTrx, ids: string[], ttlMs: number): Promise<void> {
-  if (ids.length === 0) return;
-  await sql`update key_holds set expires_at = now() + ${`${ttlMs} milliseconds`}::interval
-    where id = any(${ids}::text[])`.execute(db);
+/** Pushes the leases' expiry forward; answers the ids still there (a swept lease is gone). */
+export async function renewKeyHolds(db: DbOrTrx, ids: string[], ttlMs: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const renewed = await sql<{
+    id: string;
+  }>`update key_holds set expires_at = now() + ${`${ttlMs} milliseconds`}::interval
+    where id = any(${ids}::text[]) returning id`.execute(db);
+  return new Set(renewed.rows.map((r) => r.id));
 }
 
 /** Locks the keys in id order and returns what each may still spend (budget − spent − held). */

@@ -3,21 +3,28 @@ import { addSpend } from './key-period.repository.ts';
 
 /**
  * The key part of the LLM settlement statement (src/llm/llm-settlement.repository.ts), as CTEs
- * appended to it: the calls' key holds are deleted and leave `reserved_usd`, and each key's spend
- * grows by its calls' charges — in the statement that charges the accounts, after it locked
- * them (accounts, then keys: the lock order of every money writer). It reads the statement's
- * `rec` (every call of the batch, with `key_id` and `key_hold_id`) and `charged` (the new calls,
- * with their `charge`).
+ * appended to it: each call's charge comes out of the key lease its budget hold was granted from
+ * (up to the hold, and leaves `reserved_usd` with it), and each key's spend grows by its calls'
+ * charges — in the statement that charges the accounts, after it locked them (accounts, then
+ * keys: the lock order of every money writer). It reads the statement's `charged` (the new calls,
+ * with `key_id`, `key_hold_id` — the lease —, `key_hold_units` and their `charge`); `key_taken`
+ * answers what each lease gave, so the instance's copy of the lease follows.
  */
 export function addKeySpendSql(): RawBuilder<unknown> {
   const spend = addSpend('k', sql`m.charged`);
-  return sql`key_released as (
-      delete from key_holds where id in (select key_hold_id from rec where key_hold_id is not null)
-      returning key_id, amount_usd
+  return sql`key_take as (
+      -- A lease row is written only by its own instance (growth, settlement, return), never by two at once.
+      select h.id, h.key_id, least(h.amount_usd, s.want) as take
+      from key_holds as h
+      join (select key_hold_id, sum(least(charge, key_hold_units)) as want from charged
+            where key_hold_id is not null group by key_hold_id) as s on s.key_hold_id = h.id
+    ), key_taken as (
+      update key_holds as h set amount_usd = h.amount_usd - t.take from key_take as t where h.id = t.id and t.take > 0
+      returning h.id, t.take
     ), key_moves as (
       select key_id, sum(charged) as charged, sum(released) as released from (
         select key_id, charge as charged, 0 as released from charged where key_id is not null
-        union all select key_id, 0, amount_usd from key_released
+        union all select key_id, 0, take from key_take
       ) as x group by key_id
     ), key_spent as (
       update api_keys as k set spend_usd = ${spend.spend_usd}, period_start = ${spend.period_start},

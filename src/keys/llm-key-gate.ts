@@ -63,7 +63,7 @@ export class LlmKeyGate {
         throw new LlmError(
           family,
           'insufficient_balance',
-          `${keyBudgetMessage} (it can still spend $${unitsToUsd(held.available)}; this call may cost up to $${unitsToUsd(hold.units)})`,
+          `${keyBudgetMessage} (it can still spend $${unitsToUsd(held.availableUnits)}; this call may cost up to $${unitsToUsd(hold.units)})`,
           null,
           'key_budget_exceeded',
         );
@@ -75,16 +75,15 @@ export class LlmKeyGate {
 
   /** The call was refused or failed before any usage: everything goes back. Never rejects. */
   async release(ticket: KeyTicket): Promise<void> {
-    if (ticket.holdId) await this.budgets.release(ticket.holdId);
+    if (ticket.holdId) this.budgets.release(ticket.holdId);
     await this.correct(ticket, 0);
   }
 
   /**
-   * The call's record and charge are committed (the settlement deleted the hold): the tokens are
-   * corrected. Never rejects.
+   * The call's record and charge are committed (the usage recorder settled its budget hold with
+   * them): the tokens are corrected. Never rejects.
    */
   async settled(ticket: KeyTicket, usedTokens: number): Promise<void> {
-    if (ticket.holdId) this.budgets.settled(ticket.holdId);
     await this.correct(ticket, usedTokens);
   }
 

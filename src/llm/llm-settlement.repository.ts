@@ -23,7 +23,9 @@ export interface SettlementRow {
   hold_units: string | null;
   request_id: string | null;
   key_id: number | null;
+  /** The key lease the call's budget hold came from, and the hold's size. */
   key_hold_id: string | null;
+  key_hold_units: string | null;
 }
 
 /** The accounts whose money moved, any account charged less than cost, and what each lease gave. */
@@ -31,6 +33,8 @@ export interface SettledBatch {
   accounts: number[];
   shortfalls: Map<number, UsdUnits>;
   taken: Map<string, UsdUnits>;
+  /** What each key lease gave (src/keys/key-budgets.ts). */
+  keyTaken: Map<string, UsdUnits>;
 }
 
 /**
@@ -50,7 +54,7 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         as t(ord int, id text, account_id int, model text, provider text, category text, status text, input jsonb, output jsonb,
              error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric, request_id text,
-             key_id int, key_hold_id text)
+             key_id int, key_hold_id text, key_hold_units numeric)
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id in (select account_id from rec) order by a.id for no key update
@@ -95,17 +99,22 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
     ), ${addKeySpendSql()}
     select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from moved
     union all
-    select 'lease', id, take::text, null from taken`;
-  const result = await prepared<{ kind: 'account' | 'lease'; id: string; cost: string; charged: string | null }>(
-    'settle_llm_calls',
-    query.compile(db),
-  );
+    select 'lease', id, take::text, null from taken
+    union all
+    select 'key_lease', id, take::text, null from key_taken`;
+  const result = await prepared<{
+    kind: 'account' | 'lease' | 'key_lease';
+    id: string;
+    cost: string;
+    charged: string | null;
+  }>('settle_llm_calls', query.compile(db));
   const moved = result
     .filter((r) => r.kind === 'account')
     .map((r) => ({ id: Number(r.id), cost: r.cost, charged: r.charged ?? '0' }));
   const taken = new Map(result.filter((r) => r.kind === 'lease').map((r) => [r.id, toUnits(r.cost)]));
+  const keyTaken = new Map(result.filter((r) => r.kind === 'key_lease').map((r) => [r.id, toUnits(r.cost)]));
   const shortfalls = new Map<number, UsdUnits>();
   for (const m of moved)
     if (toUnits(m.cost) > toUnits(m.charged)) shortfalls.set(m.id, toUnits(m.cost) - toUnits(m.charged));
-  return { accounts: moved.filter((m) => toUnits(m.charged) > 0n).map((m) => m.id), shortfalls, taken };
+  return { accounts: moved.filter((m) => toUnits(m.charged) > 0n).map((m) => m.id), shortfalls, taken, keyTaken };
 }

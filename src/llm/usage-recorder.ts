@@ -1,5 +1,6 @@
 import type { AccountCache } from '../accounts/account-cache.ts';
 import type { BalanceReservations } from '../accounts/balance-reservations.ts';
+import type { LeasePool } from '../accounts/lease-pool.ts';
 import { fromUnits, toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
 import { runUnprepared, type RunPrepared } from '../db/prepared.ts';
@@ -33,7 +34,7 @@ export interface LlmCallRecord {
   requestId?: string;
   /** The API key that made the call; its spend grows by the charge in the same statement. */
   keyId?: number;
-  /** The call's hold on its key's budget (src/keys/key-budgets.ts), deleted with the charge. */
+  /** The call's hold on its key's budget (src/keys/key-budgets.ts), settled with the charge. */
   keyHoldId?: string;
 }
 
@@ -62,6 +63,8 @@ export class UsageRecorder {
     private readonly log: Logger,
     maxBatch = 500,
     prepared?: RunPrepared,
+    /** Where budgeted keys' holds come from (src/keys/key-budgets.ts); settled with the charge. */
+    private readonly keyBudgets?: LeasePool,
   ) {
     this.prepared = prepared ?? runUnprepared(db);
     this.commit = new GroupCommit((batch) => this.writeDurably(batch), { name: 'llm usage write', log, maxBatch });
@@ -84,8 +87,9 @@ export class UsageRecorder {
           await this.deadLetter(batch[0] as LlmCallRecord, err);
           return [undefined];
         }
-        // Committed or not, we cannot tell: the leases of these accounts may be stale.
+        // Committed or not, we cannot tell: the leases of these accounts and keys may be stale.
         this.reservations.retire(batch.map((r) => r.accountId));
+        this.keyBudgets?.retire(batch.flatMap((r) => (r.keyHoldId && r.keyId !== undefined ? [r.keyId] : [])));
         if (this.stopping && attempt >= 5) throw err;
         this.log.error('llm usage write failed; will retry', { records: batch.length, attempt, ...errorFields(err) });
         await Bun.sleep(Math.min(5_000, 100 * 2 ** attempt));
@@ -94,10 +98,14 @@ export class UsageRecorder {
   }
 
   private async write(batch: LlmCallRecord[]): Promise<void> {
-    const charged = await settleBatch(this.db, this.prepared, this.reservations, batch);
+    const charged = await settleBatch(this.db, this.prepared, this.reservations, this.keyBudgets, batch);
     this.reservations.settled(
       batch.flatMap((r) => (r.reservationId ? [r.reservationId] : [])),
       charged.taken,
+    );
+    this.keyBudgets?.settled(
+      batch.flatMap((r) => (r.keyHoldId ? [r.keyHoldId] : [])),
+      charged.keyTaken,
     );
     for (const [id, shortfall] of charged.shortfalls)
       this.log.warn('llm call cost more than the account could spend; charged what was left', {
@@ -132,6 +140,7 @@ export class UsageRecorder {
       this.log.error('dead letter write failed', { task_id: rec.taskId, payload, ...errorFields(err) });
     }
     if (rec.reservationId) this.reservations.release(rec.reservationId);
+    if (rec.keyHoldId) this.keyBudgets?.release(rec.keyHoldId);
   }
 
   /** Writes everything queued (shutdown). */
@@ -146,10 +155,12 @@ async function settleBatch(
   db: Db,
   prepared: RunPrepared,
   reservations: BalanceReservations,
+  keyBudgets: LeasePool | undefined,
   batch: LlmCallRecord[],
 ): Promise<SettledBatch> {
   const rows: SettlementRow[] = batch.map((r, i) => {
     const hold = r.reservationId ? reservations.holdOf(r.reservationId) : undefined;
+    const keyHold = r.keyHoldId ? keyBudgets?.holdOf(r.keyHoldId) : undefined;
     return {
       ord: i,
       id: r.taskId,
@@ -167,7 +178,8 @@ async function settleBatch(
       hold_units: hold ? fromUnits(hold.units) : null,
       request_id: r.requestId ?? null,
       key_id: r.keyId ?? null,
-      key_hold_id: r.keyHoldId ?? null,
+      key_hold_id: keyHold?.leaseId ?? null,
+      key_hold_units: keyHold ? fromUnits(keyHold.units) : null,
     };
   });
   return settleLlmCalls(db, prepared, rows);

@@ -133,6 +133,51 @@ describe('API keys across two instances', () => {
     expect(Math.round(spend * 1e10)).toBe(total);
   });
 
+  test('a budget edit applies to the next LLM call on both instances; idle budget leases go back to the key', async () => {
+    const acct = await createAccount(a, uniqueEmail('keys-lease'), 100);
+    const k = await newKey(acct.key, { name: 'leased', budget_usd: 1 });
+    const call = (gw: GatewayProcess) =>
+      new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: k.key, maxRetries: 0 }).chat.completions
+        .create({ model: 'sandbox/echo', max_tokens: 50, messages: [{ role: 'user', content: 'hello' }] })
+        .then(
+          () => 200,
+          (err: unknown) => (err instanceof OpenAI.APIError ? err.status : Promise.reject(err)),
+        );
+    // Both instances now hold a lease on the key's budget, with room for more calls than one.
+    expect(await call(a)).toBe(200);
+    expect(await call(b)).toBe(200);
+    const spent = async () =>
+      Number(
+        (
+          await queryDatabase<{ s: string }>(databaseUrl, 'select spend_usd as s from api_keys where id = $1', [k.id])
+        )[0]?.s,
+      );
+    // The budget shrinks to what is spent: neither instance's lease may admit another call.
+    const patched = await api(a, 'PATCH', `/v1/keys/${k.id}`, { key: acct.key, body: { budget_usd: await spent() } });
+    expect(patched.status).toBe(200);
+    expect(await call(b)).toBe(402);
+    expect(await call(a)).toBe(402);
+    // Room again: both admit.
+    expect((await api(b, 'PATCH', `/v1/keys/${k.id}`, { key: acct.key, body: { budget_usd: 1 } })).status).toBe(200);
+    expect(await call(a)).toBe(200);
+    expect(await call(b)).toBe(200);
+    // Leases with no call go back to the key within a second or so.
+    const deadline = Date.now() + 5_000;
+    let held = '';
+    while (Date.now() < deadline) {
+      held = (
+        await queryDatabase<{ r: string }>(databaseUrl, 'select reserved_usd::text as r from api_keys where id = $1', [
+          k.id,
+        ])
+      )[0]?.r as string;
+      if (Number(held) === 0) break;
+      await Bun.sleep(100);
+    }
+    expect(Number(held)).toBe(0);
+    const rows = await queryDatabase(databaseUrl, 'select 1 from key_holds where key_id = $1', [k.id]);
+    expect(rows).toHaveLength(0);
+  });
+
   test('a periodic budget starts afresh when its period rolls over', async () => {
     const acct = await createAccount(a, uniqueEmail('keys-period'), 10);
     const k = await newKey(acct.key, { name: 'monthly', budget_usd: 0.01, budget_period: 'month' });

@@ -24,7 +24,7 @@ export interface ApiKeysTable {
   last_used_at: Timestamp | null;
   /** Spent in the period starting at `period_start` (docs/keys.md). */
   spend_usd: GeneratedNumeric;
-  /** Sum of the key's open LLM holds (`key_holds`). */
+  /** Sum of the instances' leases on the key's budget (`key_holds`). */
   reserved_usd: GeneratedNumeric;
   period_start: Timestamp | null;
   created_at: CreatedAt;
