@@ -18,6 +18,13 @@
  */
 
 import { fakeCountTokens, fakeEmbeddings } from './fake-token-endpoints.ts';
+import {
+  type Emit,
+  type RecordedBase,
+  type RecordingServer,
+  scriptedSse,
+  startRecordingServer,
+} from './fake-upstream-server.ts';
 
 export type FakeKind = 'openai' | 'anthropic';
 
@@ -77,48 +84,19 @@ export const FULL_TEXT = TEXT_DELTAS.join('');
 export const FAKE_INPUT_TOKENS = 1234;
 export const SLOW_HEADERS_MS = 3_000;
 export const SLOW_STREAM_INTERVAL_MS = 100;
-/** Pause before a scenario breaks its stream. */
-// Long enough that a gateway whose event loop is busy (the embedded database runs on it) has read the
-// deltas before the reset: a reset discards bytes still unread in the socket buffer.
-const BREAK_DELAY_MS = 250;
 /** The tool calls of the `tools` scenario: tool 0 and tool 1 of the request (or tool 0 twice). */
 export const TOOL_ARGS = [{ city: 'Paris' }, { city: 'Tokyo' }] as const;
 /** The upstream answers with a dated variant of the model it was asked for, as the real APIs do. */
 export const upstreamModelEcho = (requested: string) => `${requested}-2025-01-01`;
 
-export interface RecordedRequest {
-  seq: number;
+export interface RecordedRequest extends RecordedBase {
   kind: FakeKind;
   method: string;
-  path: string;
-  /** Lower-case header names. */
-  headers: Record<string, string>;
-  /** The parsed JSON body (undefined when it was not JSON). */
-  body: any;
-  rawBody: string;
-  scenario: Scenario | undefined;
-  /** 1-based count of requests with the same scenario and conversation so far (flaky-429). */
-  attempt: number;
-  status?: number;
-  receivedAt: number;
-  firstByteAt?: number;
-  endedAt?: number;
-  /** When the fake saw the caller go away before the answer was complete. */
-  abortedAt?: number;
 }
 
-export interface FakeLlmUpstream {
+export interface FakeLlmUpstream extends RecordingServer<RecordedRequest> {
   kind: FakeKind;
-  port: number;
-  /** API root including `/v1`, as the gateway config's `base_url`. */
-  baseUrl: string;
   apiKey: string;
-  requests: RecordedRequest[];
-  /** Requests whose raw body contains `marker` (tests put a unique marker in a message). */
-  find(marker: string): RecordedRequest[];
-  /** Waits until `n` requests contain `marker`. */
-  waitFor(marker: string, n?: number, timeoutMs?: number): Promise<RecordedRequest[]>;
-  stop(): Promise<void>;
 }
 
 export function scenarioOf(model: unknown): Scenario | undefined {
@@ -127,7 +105,6 @@ export function scenarioOf(model: unknown): Scenario | undefined {
   return (SCENARIOS as readonly string[]).includes(name) ? (name as Scenario) : undefined;
 }
 
-const enc = new TextEncoder();
 const now = () => Date.now();
 
 function randomId(length: number): string {
@@ -429,8 +406,6 @@ function errorFor(kind: FakeKind, status: number, message: string, param: string
 // ---------------------------------------------------------------------------------------------
 // Rendering: non-streamed bodies and SSE event lists.
 
-type Emit = { text: string /** counts toward breakAfter */; content?: boolean };
-
 function openaiUsage(outputTokens: number) {
   return {
     prompt_tokens: FAKE_INPUT_TOKENS,
@@ -668,86 +643,10 @@ function midStreamError(kind: FakeKind): string {
 
 export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: string } = {}): Promise<FakeLlmUpstream> {
   const apiKey = opts.apiKey ?? `fake-${kind}-key`;
-  const requests: RecordedRequest[] = [];
-  const attempts = new Map<string, number>();
   const path = kind === 'openai' ? '/v1/chat/completions' : '/v1/messages';
-
-  const sse = (rec: RecordedRequest, req: Request, events: Emit[], p: Plan, scenario: Scenario): Response => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let closed = false;
-    const finish = () => {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      rec.endedAt ??= now();
-    };
-    // The caller went away before the answer was complete (request signal or stream cancel).
-    const markAborted = () => {
-      if (!closed) rec.abortedAt ??= now();
-      finish();
-    };
-    req.signal.addEventListener('abort', markAborted, { once: true });
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        const send = (text: string) => {
-          if (closed) return;
-          rec.firstByteAt ??= now();
-          controller.enqueue(enc.encode(text));
-        };
-        let contentSent = 0;
-        let i = 0;
-        let breakDue = false;
-        const step = () => {
-          if (closed) return;
-          while (i < events.length) {
-            const e = events[i++]!;
-            if (e.content && p.breakAfter !== undefined && contentSent === p.breakAfter) {
-              if (!breakDue) {
-                // Break only once the head and the first deltas are surely on the wire, so the
-                // caller meets a failure mid-body, not a failed request.
-                breakDue = true;
-                i--;
-                timer = setTimeout(step, BREAK_DELAY_MS);
-                return;
-              }
-              if (scenario === 'error-event') {
-                send(midStreamError(kind));
-                finish();
-                controller.close();
-                return;
-              }
-              if (scenario === 'cut') {
-                finish();
-                controller.error(); // resets the connection (no argument: no noise in the log)
-                return;
-              }
-              if (scenario === 'garbage') send(GARBAGE[kind]);
-              p.breakAfter = undefined;
-            }
-            send(e.text);
-            if (e.content) contentSent++;
-            if (scenario === 'slow-stream' && e.content) {
-              timer = setTimeout(step, SLOW_STREAM_INTERVAL_MS);
-              return;
-            }
-          }
-          finish();
-          controller.close();
-        };
-        step();
-      },
-      cancel() {
-        markAborted();
-      },
-    });
-    return new Response(body, {
-      status: 200,
-      headers: {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        ...(kind === 'openai' ? { 'x-request-id': `req_${randomId(16)}` } : { 'request-id': `req_${randomId(16)}` }),
-      },
-    });
-  };
+  const requestIdHeader = (): Record<string, string> => ({
+    [kind === 'openai' ? 'x-request-id' : 'request-id']: `req_${randomId(16)}`,
+  });
 
   const handle = async (req: Request, rec: RecordedRequest): Promise<Response> => {
     const other = kind === 'openai' ? '/v1/embeddings' : '/v1/messages/count_tokens';
@@ -809,7 +708,14 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
     const p = plan(kind, scenario, norm);
     if (rec.body.stream === true) {
       const events = kind === 'openai' ? openaiEvents(rec.body, p) : anthropicEvents(rec.body, p, scenario);
-      return sse(rec, req, events, p, scenario);
+      return scriptedSse(rec, req, events, {
+        scenario,
+        breakAfter: p.breakAfter,
+        errorEvent: midStreamError(kind),
+        garbage: GARBAGE[kind],
+        headers: requestIdHeader(),
+        slowIntervalMs: SLOW_STREAM_INTERVAL_MS,
+      });
     }
     if (scenario === 'error-event')
       return errorFor(
@@ -823,64 +729,17 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
         headers: { 'content-type': 'application/json' },
       });
     return Response.json(kind === 'openai' ? openaiJson(rec.body, p) : anthropicJson(rec.body, p), {
-      headers: kind === 'openai' ? { 'x-request-id': `req_${randomId(16)}` } : { 'request-id': `req_${randomId(16)}` },
+      headers: requestIdHeader(),
     });
   };
 
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    idleTimeout: 120,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const rawBody = await req.text();
-      let body: any;
-      try {
-        body = rawBody ? JSON.parse(rawBody) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const scenario = scenarioOf(body?.model);
-      const key = `${scenario}:${JSON.stringify(body?.messages ?? null)}:${body?.stream === true}`;
-      const attempt = (attempts.get(key) ?? 0) + 1;
-      attempts.set(key, attempt);
-      const rec: RecordedRequest = {
-        seq: requests.length,
-        kind,
-        method: req.method,
-        path: url.pathname,
-        headers: Object.fromEntries([...req.headers.entries()].map(([k, v]) => [k.toLowerCase(), v])),
-        body,
-        rawBody,
-        scenario,
-        attempt,
-        receivedAt: now(),
-      };
-      requests.push(rec);
-      const res = await handle(req, rec);
-      rec.status = res.status;
-      if (!res.body || res.headers.get('content-type')?.startsWith('application/json')) rec.endedAt ??= now();
-      return res;
-    },
+  const server = startRecordingServer<RecordedRequest>({
+    conversationOf: (body) => body?.messages,
+    scenarioOf: (body) => scenarioOf((body as { model?: unknown } | undefined)?.model),
+    record: (base, req) => ({ ...base, kind, method: req.method }),
+    handle,
   });
-
-  const find = (marker: string) => requests.filter((r) => r.rawBody.includes(marker));
-  return {
-    kind,
-    port: server.port!,
-    baseUrl: `http://127.0.0.1:${server.port}/v1`,
-    apiKey,
-    requests,
-    find,
-    async waitFor(marker, n = 1, timeoutMs = 5_000) {
-      const deadline = now() + timeoutMs;
-      while (find(marker).length < n && now() < deadline) await Bun.sleep(10);
-      return find(marker);
-    },
-    async stop() {
-      await server.stop(true);
-    },
-  };
+  return { kind, apiKey, ...server };
 }
 
 /** Polls until `check` returns a value (not undefined) or the time is up; returns the last result. */

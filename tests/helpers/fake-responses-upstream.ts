@@ -23,34 +23,22 @@ import {
   upstreamModelEcho,
   type Scenario,
 } from './fake-llm-upstream.ts';
+import {
+  type Emit,
+  type RecordedBase,
+  type RecordingServer,
+  scriptedSse,
+  startRecordingServer,
+} from './fake-upstream-server.ts';
 
-export interface ResponsesRecord {
-  seq: number;
-  path: string;
-  headers: Record<string, string>;
-  body: any;
-  rawBody: string;
-  scenario: Scenario | undefined;
-  attempt: number;
-  status?: number;
-  receivedAt: number;
-  endedAt?: number;
-  abortedAt?: number;
-}
+export type ResponsesRecord = RecordedBase;
 
-export interface FakeResponsesUpstream {
-  baseUrl: string;
+export interface FakeResponsesUpstream extends RecordingServer<ResponsesRecord> {
   apiKey: string;
-  requests: ResponsesRecord[];
-  find(marker: string): ResponsesRecord[];
-  waitFor(marker: string, n?: number, timeoutMs?: number): Promise<ResponsesRecord[]>;
-  stop(): Promise<void>;
 }
 
 /** The reasoning summary of a request that set `reasoning`. */
 export const REASONING_SUMMARY = ['Thinking', ' about', ' foxes.'];
-const BREAK_DELAY_MS = 250;
-const enc = new TextEncoder();
 const now = () => Date.now();
 const randomId = (n: number) =>
   [...crypto.getRandomValues(new Uint8Array(n))].map((b) => 'abcdef0123456789'[b % 16]).join('');
@@ -256,8 +244,6 @@ function responseObject(body: any, id: string, status: string, output: any[], p?
   };
 }
 
-type Emit = { text: string; content?: boolean };
-
 function events(body: any, p: Plan): Emit[] {
   let seq = 0;
   const ev = (type: string, data: object, content = false): Emit => ({
@@ -358,71 +344,6 @@ const GARBAGE =
 
 export async function startFakeResponsesUpstream(opts: { apiKey?: string } = {}): Promise<FakeResponsesUpstream> {
   const apiKey = opts.apiKey ?? 'fake-responses-key';
-  const requests: ResponsesRecord[] = [];
-  const attempts = new Map<string, number>();
-
-  const sse = (rec: ResponsesRecord, req: Request, list: Emit[], p: Plan, scenario: Scenario): Response => {
-    const failure = p.breakAfter === undefined ? undefined : list.at(-1);
-    const normal = failure ? list.slice(0, -1) : list;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let closed = false;
-    const finish = () => {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      rec.endedAt ??= now();
-    };
-    const markAborted = () => {
-      if (!closed) rec.abortedAt ??= now();
-      finish();
-    };
-    req.signal.addEventListener('abort', markAborted, { once: true });
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        const send = (text: string) => !closed && controller.enqueue(enc.encode(text));
-        let i = 0;
-        let sent = 0;
-        let waited = false;
-        const step = () => {
-          if (closed) return;
-          while (i < normal.length) {
-            const e = normal[i]!;
-            if (e.content && p.breakAfter !== undefined && sent === p.breakAfter) {
-              if (!waited) {
-                waited = true;
-                timer = setTimeout(step, BREAK_DELAY_MS);
-                return;
-              }
-              if (scenario === 'cut') {
-                finish();
-                controller.error();
-                return;
-              }
-              if (scenario === 'error-event') {
-                send(failure!.text);
-                finish();
-                controller.close();
-                return;
-              }
-              send(GARBAGE);
-              p.breakAfter = undefined;
-            }
-            send(e.text);
-            i++;
-            if (e.content) sent++;
-            if (scenario === 'slow-stream' && e.content) {
-              timer = setTimeout(step, SLOW_STREAM_INTERVAL_MS);
-              return;
-            }
-          }
-          finish();
-          controller.close();
-        };
-        step();
-      },
-      cancel: markAborted,
-    });
-    return new Response(body, { headers: { 'content-type': 'text/event-stream; charset=utf-8' } });
-  };
 
   const handle = async (req: Request, rec: ResponsesRecord): Promise<Response> => {
     if (req.method !== 'POST' || rec.path !== '/v1/responses')
@@ -449,7 +370,19 @@ export async function startFakeResponsesUpstream(opts: { apiKey?: string } = {})
         return new Response(null, { status: 499 });
       }
     }
-    if (rec.body.stream === true) return sse(rec, req, events(rec.body, p), p, scenario);
+    if (rec.body.stream === true) {
+      const list = events(rec.body, p);
+      // With a failure planned, the list ends with the error event that scenario sends.
+      const failure = p.breakAfter === undefined ? undefined : list.pop();
+      return scriptedSse(rec, req, list, {
+        scenario,
+        breakAfter: p.breakAfter,
+        errorEvent: failure?.text ?? '',
+        garbage: GARBAGE,
+        headers: {},
+        slowIntervalMs: SLOW_STREAM_INTERVAL_MS,
+      });
+    }
     if (scenario === 'error-event') return errorResponse(500, 'The server had an error while processing your request.');
     if (scenario === 'garbage')
       return new Response('<html><body>502 Bad Gateway</body></html>', {
@@ -459,53 +392,11 @@ export async function startFakeResponsesUpstream(opts: { apiKey?: string } = {})
     return Response.json(responseObject(rec.body, `resp_${randomId(32)}`, status, outputItems(p, itemIds(p)), p));
   };
 
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    idleTimeout: 120,
-    async fetch(req) {
-      const rawBody = await req.text();
-      let body: any;
-      try {
-        body = rawBody ? JSON.parse(rawBody) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const scenario = scenarioOf(body?.model);
-      const key = `${scenario}:${JSON.stringify(body?.input ?? null)}:${body?.stream === true}`;
-      const attempt = (attempts.get(key) ?? 0) + 1;
-      attempts.set(key, attempt);
-      const rec: ResponsesRecord = {
-        seq: requests.length,
-        path: new URL(req.url).pathname,
-        headers: Object.fromEntries([...req.headers.entries()].map(([k, v]) => [k.toLowerCase(), v])),
-        body,
-        rawBody,
-        scenario,
-        attempt,
-        receivedAt: now(),
-      };
-      requests.push(rec);
-      const res = await handle(req, rec);
-      rec.status = res.status;
-      if (!res.headers.get('content-type')?.startsWith('text/event-stream')) rec.endedAt ??= now();
-      return res;
-    },
+  const server = startRecordingServer<ResponsesRecord>({
+    conversationOf: (body) => body?.input,
+    scenarioOf: (body) => scenarioOf((body as { model?: unknown } | undefined)?.model),
+    record: (base) => base,
+    handle,
   });
-
-  const find = (marker: string) => requests.filter((r) => r.rawBody.includes(marker));
-  return {
-    baseUrl: `http://127.0.0.1:${server.port}/v1`,
-    apiKey,
-    requests,
-    find,
-    async waitFor(marker, n = 1, timeoutMs = 5_000) {
-      const deadline = now() + timeoutMs;
-      while (find(marker).length < n && now() < deadline) await Bun.sleep(10);
-      return find(marker);
-    },
-    async stop() {
-      await server.stop(true);
-    },
-  };
+  return { apiKey, ...server };
 }
