@@ -12,11 +12,15 @@ export interface HoldRef {
   units: bigint;
 }
 
-/** One lease to grow: by at least `min` (else nothing) and at most `want`. */
+/**
+ * One lease to grow: by at least `min` (else nothing), by `base` when the owner can spend it, and
+ * up to `want` within a share of what the owner can spend (the repositories' `leaseAmount`).
+ */
 export interface LeaseGrowth {
   leaseId: string;
   ownerId: number;
   min: bigint;
+  base: bigint;
   want: bigint;
 }
 
@@ -50,6 +54,8 @@ export interface LeasePoolOptions {
   idleMs?: number;
   /** Calls longer than this stop counting against the lease: a hold that leaked is freed at last. */
   maxHoldMs?: number;
+  /** Most headroom a lease asks for, in holds of the size asked (3: always a few; benchmarks compare). */
+  maxStretch?: number;
 }
 
 /** One instance's slice of an owner's spendable amount, held in the database as one lease row. */
@@ -65,6 +71,30 @@ interface Lease {
   growing?: Promise<void>;
   /** Being returned: no new hold may come from it. */
   closing?: boolean;
+  /** Headroom asked for at the next growth, in holds of the size asked (see `nextStretch`). */
+  stretch: number;
+  /** When it last grew. */
+  grownAt: number;
+}
+
+/** Headroom of a lease, in holds: at least a few, at most this many. */
+const MIN_STRETCH = 3;
+const MAX_STRETCH = 1024;
+/** A lease that runs short again sooner than this after growing asks for twice the headroom… */
+const BUSY_MS = 200;
+/** …and one that lasted longer than this asks for half. */
+const CALM_MS = 2_000;
+
+/**
+ * The headroom a lease asks for next: doubled while it keeps running short within `BUSY_MS`, halved
+ * when a growth lasted `CALM_MS`, so a busy owner's lease grows about once per `BUSY_MS` whatever
+ * its rate of calls, and a quiet one's stays small.
+ */
+function nextStretch(lease: Lease, now: number, max: number): number {
+  const since = now - lease.grownAt;
+  if (since < BUSY_MS) return Math.min(max, lease.stretch * 2);
+  if (since > CALM_MS) return Math.max(MIN_STRETCH, Math.floor(lease.stretch / 2));
+  return lease.stretch;
 }
 
 /**
@@ -87,6 +117,9 @@ export class LeasePool {
   private readonly tickMs: number;
   private readonly idleMs: number;
   private readonly maxHoldMs: number;
+  private readonly maxStretch: number;
+  /** Growth requests made (each a row of a growth statement), for benchmarks and tests. */
+  growths = 0;
 
   constructor(
     private readonly book: LeaseBook,
@@ -99,6 +132,7 @@ export class LeasePool {
     // Short: an idle lease still counts against what the owner's media tasks may spend.
     this.idleMs = opts.idleMs ?? 500;
     this.maxHoldMs = opts.maxHoldMs ?? 2 * 3600_000;
+    this.maxStretch = Math.max(MIN_STRETCH, opts.maxStretch ?? MAX_STRETCH);
     this.growing = new GroupCommit((batch) => this.book.grow(batch), { name: `${name} lease`, log });
   }
 
@@ -113,13 +147,31 @@ export class LeasePool {
         continue;
       }
       if (!lease) {
-        lease = { id: `lease:${crypto.randomUUID()}`, ownerId, units: 0n, used: 0n, lastUsed: Date.now() };
+        lease = {
+          id: `lease:${crypto.randomUUID()}`,
+          ownerId,
+          units: 0n,
+          used: 0n,
+          lastUsed: Date.now(),
+          stretch: MIN_STRETCH,
+          grownAt: 0,
+        };
         this.leases.set(ownerId, lease);
       }
       const current = lease;
       const min = units - (current.units - current.used);
-      // Room for a few more holds of this size, so a busy owner grows its lease rarely.
-      const request: LeaseGrowth = { leaseId: current.id, ownerId, min, want: min + units * 3n };
+      // Room for more holds of this size, so a busy owner grows its lease rarely.
+      const now = Date.now();
+      current.stretch = nextStretch(current, now, this.maxStretch);
+      current.grownAt = now;
+      const request: LeaseGrowth = {
+        leaseId: current.id,
+        ownerId,
+        min,
+        base: min + units * BigInt(MIN_STRETCH),
+        want: min + units * BigInt(current.stretch),
+      };
+      this.growths++;
       let outcome: LeaseGrown | undefined;
       current.growing = this.growing.submit(request).then((result) => {
         outcome = result;

@@ -1,4 +1,4 @@
-import { type CompiledQuery, sql } from 'kysely';
+import { type CompiledQuery, type RawBuilder, sql } from 'kysely';
 import type { Db, DbOrTrx } from '../db/database.ts';
 import type { LeaseGrowth } from './lease-pool.ts';
 import { fromUnits, toUnits } from './money.ts';
@@ -9,6 +9,17 @@ import { fromUnits, toUnits } from './money.ts';
  * from them locks the accounts first, in id order, so writers never deadlock.
  */
 
+/**
+ * What a lease growth grants (`r` the request, `spendable` what the owner can still spend): `base`
+ * (the call and a few more of its size) and, when the instance asks for more (`want`: its lease ran
+ * short often lately), up to `want` but no more than a 32nd of what the owner can spend, so one
+ * instance's unused headroom never keeps much from the others and from the owner's media tasks.
+ * Never more than `spendable`; the caller grants nothing when `spendable` is below `min`.
+ */
+export function leaseAmount(spendable: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`least(${spendable}, greatest(r.base, least(r.want, ${spendable} / 32)))`;
+}
+
 export interface GrownLease {
   id: string;
   granted: string;
@@ -17,20 +28,21 @@ export interface GrownLease {
 
 /**
  * One statement for a batch of lease growths (one lease per account, so no two requests share
- * an account): the accounts are locked in id order and each lease grows by as much of `want`
- * as the account can spend, or not at all when that is less than `min`. Compiled, so the caller
+ * an account): the accounts are locked in id order and each lease grows by what `leaseAmount`
+ * grants, or not at all when the account can spend less than `min`. Compiled, so the caller
  * can run it as a named prepared statement.
  */
 export function growLeasesStatement(db: Db, batch: LeaseGrowth[], ttlMs: number): CompiledQuery<GrownLease> {
   return sql`
     with req as (
       select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.ownerId)}::int[],
-                           ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, account_id, min, want)
+                           ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.base))}::numeric[],
+                           ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, account_id, min, base, want)
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id in (select account_id from req) order by a.id for no key update
     ), granted as (
-      select r.id, r.account_id, least(r.want, l.spendable) as amount from req as r join locked as l on l.id = r.account_id
+      select r.id, r.account_id, ${leaseAmount(sql`l.spendable`)} as amount from req as r join locked as l on l.id = r.account_id
       where l.spendable >= r.min and r.min > 0
     ), added as (
       update accounts as a set reserved_usd = a.reserved_usd + g.amount from granted as g where a.id = g.account_id returning a.id

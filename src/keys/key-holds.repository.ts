@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTrx } from '../db/database.ts';
 import type { LeaseGrowth } from '../accounts/lease-pool.ts';
+import { leaseAmount } from '../accounts/llm-reservations.repository.ts';
 import { fromUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
 import { spendNow } from './key-period.repository.ts';
 
@@ -19,19 +20,20 @@ export interface GrownKeyLease {
 
 /**
  * One statement for a batch of key lease growths (one lease per key): the keys are locked in id
- * order and each lease grows by as much of `want` as the key's budget has room for, or not at all
- * when that is less than `min`. A key without a budget (any more) grants what is asked.
+ * order and each lease grows by what `leaseAmount` grants from the key's room, or not at all when
+ * that is less than `min`. A key without a budget (any more) grants what is asked.
  */
 export async function growKeyLeases(db: Db, batch: LeaseGrowth[], ttlMs: number): Promise<GrownKeyLease[]> {
   const result = await sql<GrownKeyLease>`
     with req as (
       select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.ownerId)}::int[],
-                           ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, key_id, min, want)
+                           ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.base))}::numeric[],
+                           ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, key_id, min, base, want)
     ), locked as (
       select k.id, k.budget_usd is not null as budgeted, coalesce(k.budget_usd - ${spendNow('k')} - k.reserved_usd, 0) as spendable
       from api_keys as k where k.id in (select key_id from req) order by k.id for no key update
     ), granted as (
-      select r.id, r.key_id, case when l.budgeted then least(r.want, l.spendable) else r.want end as amount
+      select r.id, r.key_id, case when l.budgeted then ${leaseAmount(sql`l.spendable`)} else r.want end as amount
       from req as r join locked as l on l.id = r.key_id
       where r.min > 0 and (not l.budgeted or l.spendable >= r.min)
     ), added as (

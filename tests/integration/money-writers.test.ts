@@ -86,6 +86,32 @@ function call(
 }
 
 describe('holds', () => {
+  test('a busy lease grows its headroom, but never past a 32nd of what the account can spend', async () => {
+    const id = await account(100);
+    const pool = new BalanceReservations(database.db, log);
+    const settle = new UsageRecorder(database.db, accounts, pool, log);
+    // Calls back to back, each charged its whole hold: a lease of four holds runs short every four calls.
+    for (let i = 0; i < 300; i++) {
+      const held = await pool.reserve(id, toUnits(0.01));
+      if (!held.ok) throw new Error('refused');
+      await settle.record(call(id, 0.01, held.id));
+      const row = await database.db
+        .selectFrom('llm_reservations')
+        .select('amount_usd')
+        .where('account_id', '=', id)
+        .executeTakeFirst();
+      const m = await money(id);
+      const spendable = m.balance - m.reserved;
+      const leased = toUnits(row?.amount_usd ?? '0');
+      // The call and three more of its size, or at most a 32nd of what was spendable before it grew.
+      expect(leased).toBeLessThanOrEqual(toUnits(0.04) + (spendable + leased) / 32n + 1n);
+    }
+    expect(pool.growths).toBeLessThan(300 / 4 / 4);
+    expect((await money(id)).balance).toBe(toUnits(97));
+    await settle.stop();
+    await pool.stop();
+  });
+
   test('200 parallel holds of $0.01 on $1 grant exactly 100; the rest are told what is left', async () => {
     const id = await account(1);
     const results = await Promise.all(Array.from({ length: 200 }, () => reservations.reserve(id, toUnits(0.01))));
