@@ -69,7 +69,7 @@ const percentile = (sorted: number[], p: number) =>
 
 async function sequential(store: Store, policy: KeyPolicy, keyId: number) {
   const limits = new KeyRateLimits(store);
-  const gate = new LlmKeyGate(noBudgets, limits, console);
+  const gate = new LlmKeyGate(noBudgets, limits);
   for (let i = 0; i < 2000; i++) await (await oneCall(gate, limits, keyId, policy))(); // warm-up
   const times: number[] = [];
   for (let i = 0; i < CALLS; i++) {
@@ -85,7 +85,7 @@ async function sequential(store: Store, policy: KeyPolicy, keyId: number) {
 /** 64 calls at a time: the wall time of a batch divided by 64 (what each call costs the process). */
 async function concurrent(store: Store, policy: KeyPolicy, keyId: number) {
   const limits = new KeyRateLimits(store);
-  const gate = new LlmKeyGate(noBudgets, limits, console);
+  const gate = new LlmKeyGate(noBudgets, limits);
   const perCall: number[] = [];
   for (let round = 0; round < CALLS / 64; round++) {
     const start = Bun.nanoseconds();

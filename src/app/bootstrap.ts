@@ -114,7 +114,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
   const keyBudgets = new KeyBudgets(database.db, log);
-  const keyGate = new LlmKeyGate(keyBudgets, new KeyRateLimits(store), log);
+  const keyGate = new LlmKeyGate(keyBudgets, new KeyRateLimits(store, Date.now, log));
   const services = {
     providers,
     router,

@@ -68,7 +68,7 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
   const limit = ctx.config.rateLimitPerMinute ?? ctx.env.rateLimitPerMinute;
   const sessions = dashboardSessions(ctx);
   const throttle = authThrottle(ctx);
-  const keyLimits = new KeyRateLimits(ctx.store);
+  const keyLimits = new KeyRateLimits(ctx.store, Date.now, ctx.log);
 
   const fromSession = async (id: string, request: Request): Promise<AuthContext | null> => {
     const found = await sessions.resolve(id);

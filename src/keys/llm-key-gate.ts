@@ -4,7 +4,6 @@ import type { AuthContext } from '../auth/key-cache.ts';
 import { type ErrorFamily, LlmError } from '../llm/llm-error.ts';
 import { estimateTokens } from '../llm/pricing.ts';
 import type { Hold } from '../llm/worst-case.ts';
-import { errorFields, type Logger } from '../ops/logger.ts';
 import type { KeyBudgets } from './key-budgets.ts';
 import { keyBudgetMessage, modelAllowed, modelNotAllowedMessage } from './key-policy.ts';
 import type { KeyRateLimits, TokenTicket } from './key-rate-limits.ts';
@@ -25,7 +24,6 @@ export class LlmKeyGate {
   constructor(
     private readonly budgets: KeyBudgets,
     private readonly limits: KeyRateLimits,
-    private readonly log: Pick<Logger, 'warn'>,
   ) {}
 
   checkModel(family: ErrorFamily, auth: AuthContext, modelId: string): void {
@@ -88,14 +86,12 @@ export class LlmKeyGate {
     await this.correct(ticket, usedTokens);
   }
 
-  /** A lost correction only leaves the estimate in a one-minute window: logged, not thrown. */
+  /**
+   * In memory: the difference goes back to (or comes from) this instance's tpm allowance and the
+   * store hears of it in batch (KeyRateLimits logs a batch that fails).
+   */
   private async correct(ticket: KeyTicket, usedTokens: number): Promise<void> {
-    if (!ticket.tokens) return;
-    try {
-      await this.limits.correct(ticket.tokens, usedTokens);
-    } catch (err) {
-      this.log.warn('tpm correction failed', { key_id: ticket.keyId, ...errorFields(err) });
-    }
+    if (ticket.tokens) this.limits.correct(ticket.tokens, usedTokens);
   }
 }
 
