@@ -92,6 +92,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     keyUsage: new KeyUsage(database.db, log),
     accounts,
     rateLimiter: new RateLimiter(store),
+    keyLimits: new KeyRateLimits(store, Date.now, log),
     storage,
     files: new FileStore(database.db, storage, { uploadUrl: env.uploadUrl, maxBytes: env.maxUploadBytes }),
     log,
@@ -114,7 +115,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const reservations = new BalanceReservations(database.db, log, {}, database.prepared);
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
   const keyBudgets = new KeyBudgets(database.db, log);
-  const keyGate = new LlmKeyGate(keyBudgets, new KeyRateLimits(store, Date.now, log));
+  const keyGate = new LlmKeyGate(keyBudgets, ctx.keyLimits);
   const services = {
     providers,
     router,
