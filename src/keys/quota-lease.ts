@@ -34,7 +34,7 @@ export class QuotaLease {
     readonly counter: string,
     readonly minute: number,
     private limit: number,
-    /** Called when `owed` becomes non-zero: the owner flushes it soon, in batch. */
+    /** Called when `owed` changes: the owner flushes it soon, in batch. */
     private readonly onOwed: (lease: QuotaLease) => void,
     /** A refill ahead of need or a give-back failed: nobody waits for it to hear the error. */
     private readonly onStoreError: (err: unknown) => void,
@@ -121,9 +121,13 @@ export class QuotaLease {
     this.size = Math.floor(Math.min(this.limit / 64, Math.max(0, this.limit - count) / 16));
     this.available += granted;
     for (const waiter of batch) {
-      const fits = this.available >= Math.max(waiter.need, 1);
-      if (fits) this.available -= waiter.need;
-      waiter.resolve(fits);
+      if (this.available >= Math.max(waiter.need, 1)) {
+        this.available -= waiter.need;
+        waiter.resolve(true);
+      } else if (granted < amount)
+        waiter.resolve(false); // the window is full
+      // Calls covered from memory took part of the allowance meanwhile: the next refill.
+      else this.waiting.push(waiter);
     }
     this.serve();
     const excess = Math.max(0, this.available - this.size);

@@ -93,6 +93,15 @@ describe('quota leases', () => {
     expect(count - used).toBeLessThanOrEqual(1_000_000 / 64); // at most one chunk held here
   });
 
+  test('a call waiting for a refill is not refused because calls covered meanwhile took the allowance', async () => {
+    const { store } = interleavingStore([3]);
+    const limits = new KeyRateLimits(store, now);
+    expect((await limits.tokens(6, 640, 5)).ok).toBe(true); // a chunk of 10 (640/64): 5 left
+    const waiting = limits.tokens(6, 640, 15); // needs a refill of 10
+    expect((await limits.tokens(6, 640, 5)).ok).toBe(true); // covered at once, from the 5
+    expect((await waiting).ok).toBe(true);
+  });
+
   test('a new minute is a new window: the old allowance is dropped, a late correction ignored', async () => {
     let t = MINUTE + 59_000;
     const inner = new MemoryStore();
