@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     await observability.stop();
     ctx.rateLimiter.stop();
     await ctx.rateLimiter.flush();
+    await ctx.keyLimits.flush(); // give-backs and extra tokens not yet sent
     await ctx.store.close();
     await database.close();
     const workersClean = await workersStopped;

@@ -92,6 +92,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     keyUsage: new KeyUsage(database.db, log),
     accounts,
     rateLimiter: new RateLimiter(store),
+    keyLimits: new KeyRateLimits(store, Date.now, log),
     storage,
     files: new FileStore(database.db, storage, { uploadUrl: env.uploadUrl, maxBytes: env.maxUploadBytes }),
     log,
@@ -116,7 +117,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   // An edited or revoked key's budget lease is retired on every instance at once (docs/keys.md).
   keys.onChange((keyId) => keyBudgets.retire([keyId]));
   const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared, keyBudgets);
-  const keyGate = new LlmKeyGate(keyBudgets, new KeyRateLimits(store), log);
+  const keyGate = new LlmKeyGate(keyBudgets, ctx.keyLimits);
   const services = {
     providers,
     router,

@@ -1,5 +1,6 @@
 import type { AccountCache } from '../accounts/account-cache.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
+import type { KeyRateLimits } from '../keys/key-rate-limits.ts';
 import type { KeyUsage } from '../keys/key-usage.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { Env } from '../config/env.ts';
@@ -24,6 +25,8 @@ export interface AppContext {
   keyUsage?: KeyUsage;
   accounts: AccountCache;
   rateLimiter: RateLimiter;
+  /** Keys' own rpm and tpm: one per process, so a process holds one lease per key and limit. */
+  keyLimits: KeyRateLimits;
   /** Where file bytes live (local disk or S3). */
   storage: Storage;
   /** Stored files: bytes in `storage`, rows in `stored_files`, public `{upload_url}/files/<id>` URLs. */

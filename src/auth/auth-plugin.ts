@@ -9,7 +9,6 @@ import { extractApiKey } from './api-keys.ts';
 import { authThrottle } from './auth-throttle.ts';
 import type { AuthContext } from './key-cache.ts';
 import { checkKeyRequest } from '../keys/key-request-check.ts';
-import { KeyRateLimits } from '../keys/key-rate-limits.ts';
 
 export interface AuthErrors {
   unauthorized(): HttpError;
@@ -68,7 +67,6 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
   const limit = ctx.config.rateLimitPerMinute ?? ctx.env.rateLimitPerMinute;
   const sessions = dashboardSessions(ctx);
   const throttle = authThrottle(ctx);
-  const keyLimits = new KeyRateLimits(ctx.store);
 
   const fromSession = async (id: string, request: Request): Promise<AuthContext | null> => {
     const found = await sessions.resolve(id);
@@ -98,7 +96,7 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
     if (auth.policy) {
       // The key's own expiry and rpm (docs/keys.md); a key without them pays nothing here.
-      const refusal = await checkKeyRequest(auth.keyId, auth.policy, keyLimits);
+      const refusal = await checkKeyRequest(auth.keyId, auth.policy, ctx.keyLimits);
       if (refusal?.kind === 'expired') throw errors.unauthorized();
       if (refusal?.kind === 'rpm') throw errors.rateLimited(refusal.retryAfterSeconds);
     }

@@ -4,7 +4,6 @@ import type { AuthContext } from '../auth/key-cache.ts';
 import { type ErrorFamily, LlmError } from '../llm/llm-error.ts';
 import { estimateTokens } from '../llm/pricing.ts';
 import type { Hold } from '../llm/worst-case.ts';
-import { errorFields, type Logger } from '../ops/logger.ts';
 import type { KeyBudgets } from './key-budgets.ts';
 import { keyBudgetMessage, modelAllowed, modelNotAllowedMessage } from './key-policy.ts';
 import type { KeyRateLimits, TokenTicket } from './key-rate-limits.ts';
@@ -25,7 +24,6 @@ export class LlmKeyGate {
   constructor(
     private readonly budgets: KeyBudgets,
     private readonly limits: KeyRateLimits,
-    private readonly log: Pick<Logger, 'warn'>,
   ) {}
 
   checkModel(family: ErrorFamily, auth: AuthContext, modelId: string): void {
@@ -54,12 +52,12 @@ export class LlmKeyGate {
       ticket.tokens = counted.ticket;
     }
     if (policy.budgeted) {
-      const held = await this.budgets.reserve(auth.keyId, hold.units).catch(async (err: unknown) => {
-        await this.release(ticket);
+      const held = await this.budgets.reserve(auth.keyId, hold.units).catch((err: unknown) => {
+        this.release(ticket);
         throw err;
       });
       if (!held.ok) {
-        await this.release(ticket);
+        this.release(ticket);
         throw new LlmError(
           family,
           'insufficient_balance',
@@ -73,28 +71,26 @@ export class LlmKeyGate {
     return ticket;
   }
 
-  /** The call was refused or failed before any usage: everything goes back. Never rejects. */
-  async release(ticket: KeyTicket): Promise<void> {
+  /** The call was refused or failed before any usage: everything goes back. */
+  release(ticket: KeyTicket): void {
     if (ticket.holdId) this.budgets.release(ticket.holdId);
-    await this.correct(ticket, 0);
+    this.correct(ticket, 0);
   }
 
   /**
    * The call's record and charge are committed (the usage recorder settled its budget hold with
-   * them): the tokens are corrected. Never rejects.
+   * them): the tokens are corrected.
    */
-  async settled(ticket: KeyTicket, usedTokens: number): Promise<void> {
-    await this.correct(ticket, usedTokens);
+  settled(ticket: KeyTicket, usedTokens: number): void {
+    this.correct(ticket, usedTokens);
   }
 
-  /** A lost correction only leaves the estimate in a one-minute window: logged, not thrown. */
-  private async correct(ticket: KeyTicket, usedTokens: number): Promise<void> {
-    if (!ticket.tokens) return;
-    try {
-      await this.limits.correct(ticket.tokens, usedTokens);
-    } catch (err) {
-      this.log.warn('tpm correction failed', { key_id: ticket.keyId, ...errorFields(err) });
-    }
+  /**
+   * In memory: the difference goes back to (or comes from) this instance's tpm allowance and the
+   * store hears of it in batch (KeyRateLimits logs a batch that fails).
+   */
+  private correct(ticket: KeyTicket, usedTokens: number): void {
+    if (ticket.tokens) this.limits.correct(ticket.tokens, usedTokens);
   }
 }
 

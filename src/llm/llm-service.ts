@@ -414,7 +414,7 @@ export class LlmService {
     const keyTicket = this.keyGate ? await this.keyGate.admit(format.family, auth, call.decoded.request, hold) : null;
     const result = await this.reservations.reserve(auth.accountId, hold.units);
     if (result.ok) return { reservationId: result.id, keyTicket, heldUsd: unitsToUsd(hold.units) };
-    if (keyTicket) await this.keyGate?.release(keyTicket);
+    if (keyTicket) this.keyGate?.release(keyTicket);
     const affordable = affordableOutputTokens(result.availableUnits, hold, config);
     const message =
       affordable > 0
@@ -546,7 +546,7 @@ export class LlmService {
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
       if (call.reservationId) this.reservations.release(call.reservationId);
       call.watch.settled('failed', undefined, 0);
-      if (call.keyTicket) void this.keyGate?.release(call.keyTicket);
+      if (call.keyTicket) this.keyGate?.release(call.keyTicket);
       return err instanceof LlmError ? err : new LlmError(family, 'invalid_request', err.message, err.param ?? null);
     }
     this.ctx.log.error('llm call failed', { model: call.served.model.id, ...errorFields(err) });

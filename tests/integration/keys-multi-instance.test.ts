@@ -48,6 +48,24 @@ describe('API keys across two instances', () => {
     expect(retryAfter).toBeLessThanOrEqual(60);
   });
 
+  test('rpm of 64 and more: each instance admits from a lease; never above the limit, at most a chunk (limit/64) per instance below', async () => {
+    const acct = await createAccount(a, uniqueEmail('keys-rpm-lease'));
+    const rpm = 256;
+    const k = await newKey(acct.key, { name: 'rpm-lease', rpm });
+    await awayFromMinuteBoundary(30);
+    const statuses: number[] = [];
+    for (let wave = 0; wave < 10; wave++) {
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => api(i % 2 ? a : b, 'GET', '/v1/account', { key: k.key })),
+      );
+      statuses.push(...results.map((r) => r.status));
+    }
+    const admitted = statuses.filter((s) => s === 200).length;
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    expect(admitted).toBeLessThanOrEqual(rpm);
+    expect(admitted).toBeGreaterThanOrEqual(rpm - 2 * (rpm / 64));
+  });
+
   test('tpm: estimated at admission, corrected at settlement, shared by both instances; RateLimitError', async () => {
     const acct = await createAccount(a, uniqueEmail('keys-tpm'));
     const tpm = 60;
