@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database, Db } from './database.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
-import { runUnprepared, type Compiled, type RunPrepared } from './prepared.ts';
+import { pglitePrepared } from './pglite-prepared.ts';
+import type { Compiled, RunPrepared } from './prepared.ts';
 
 /** Postgres type OIDs whose default parsing we change on both drivers alike. */
 const INT8 = 20;
@@ -38,6 +39,8 @@ export async function connectDatabase(opts: {
   const dir = join(opts.dataDir, 'pg');
   await mkdir(dir, { recursive: true });
   const pglite = new PGlite(dir, { parsers: { [INT8]: (value: string) => Number(value) } });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
-  return { db, kind: 'pglite', prepared: runUnprepared(db), close: () => db.destroy() };
+  const dialect = new PGliteDialect(pglite);
+  const db = new Kysely<Database>({ dialect });
+  const prepared = pglitePrepared(pglite, (work) => dialect.exclusive(work));
+  return { db, kind: 'pglite', prepared, close: () => db.destroy() };
 }

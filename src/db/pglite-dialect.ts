@@ -17,12 +17,24 @@ import {
  * at a time: a transaction holds the only connection until it commits, exactly like a pool of 1.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pg: PGlite) {}
+  private readonly driver: PGliteDriver;
+  constructor(pg: PGlite) {
+    this.driver = new PGliteDriver(pg);
+  }
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pg);
+    return this.driver;
+  }
+  /** Runs `work` holding the one connection, queued behind any open transaction, as a query is. */
+  async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const conn = await this.driver.acquireConnection();
+    try {
+      return await work();
+    } finally {
+      await this.driver.releaseConnection(conn);
+    }
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
