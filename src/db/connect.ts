@@ -4,20 +4,12 @@ import { Kysely, PostgresDialect } from 'kysely';
 import type { Database, Db } from './database.ts';
 import { errorFields, type Logger } from '../ops/logger.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
-import { pglitePrepared } from './pglite-prepared.ts';
+import { PGliteClient } from './pglite-client.ts';
 import { seedDataDir } from './pglite-template.ts';
 import type { Compiled, RunPrepared } from './prepared.ts';
 
 /** Postgres type OIDs whose default parsing we change on both drivers alike. */
 const INT8 = 20;
-
-/**
- * PGlite's Postgres keeps its shared buffers in the WebAssembly heap, all of it resident: the
- * default 128 MB made most of an idle embedded gateway's memory. 16 MB holds this schema's hot
- * rows (accounts, keys, leases) many times over; bulk tables (tasks, ledger) are appended, and
- * the data directory's pages stay in the OS page cache anyway.
- */
-const PGLITE_SETTINGS = ['shared_buffers=16MB', 'maintenance_work_mem=16MB'];
 
 export interface DatabaseHandle {
   db: Db;
@@ -46,7 +38,6 @@ export async function connectDatabase(opts: {
       (await pool.query({ name, text: query.sql, values: [...query.parameters] })).rows as R[];
     return { db, kind: 'postgres', prepared, close: () => db.destroy() };
   }
-  const { PGlite } = await import('@electric-sql/pglite');
   const dir = join(opts.dataDir, 'pg');
   try {
     await seedDataDir(dir);
@@ -55,12 +46,10 @@ export async function connectDatabase(opts: {
     opts.log?.warn('embedded database template unavailable; creating the database in process', errorFields(err));
     await mkdir(dir, { recursive: true });
   }
-  const pglite = new PGlite(dir, {
-    parsers: { [INT8]: (value: string) => Number(value) },
-    startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
-  });
-  const dialect = new PGliteDialect(pglite);
+  const client = await PGliteClient.open(dir);
+  const dialect = new PGliteDialect(client);
   const db = new Kysely<Database>({ dialect });
-  const prepared = pglitePrepared(pglite, (work) => dialect.exclusive(work));
+  const prepared: RunPrepared = <R>(name: string, query: Compiled) =>
+    dialect.exclusive(() => client.prepared<R>(name, query.sql, query.parameters));
   return { db, kind: 'pglite', prepared, close: () => db.destroy() };
 }

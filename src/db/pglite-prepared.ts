@@ -1,5 +1,4 @@
 import { parse, protocol, type PGlite } from '@electric-sql/pglite';
-import type { Compiled, RunPrepared } from './prepared.ts';
 
 /**
  * Named prepared statements on PGlite, as node-postgres gives them on Postgres (prepared.ts): the
@@ -8,10 +7,10 @@ import type { Compiled, RunPrepared } from './prepared.ts';
  * `query` always uses the unnamed statement, so this speaks the extended protocol itself: Parse +
  * Describe once per name, then Bind + Describe + Execute + Sync in one message per call.
  *
- * `exclusive` must hold the dialect's only connection for the call (pglite-dialect.ts), so a
- * statement never runs inside another caller's open transaction.
+ * Runs in the database's worker (pglite-worker.ts), which the main thread reaches only through
+ * the dialect's one connection, so a statement never runs inside another caller's transaction.
  */
-export function pglitePrepared(pg: PGlite, exclusive: <T>(work: () => Promise<T>) => Promise<T>): RunPrepared {
+export function pglitePrepared(pg: PGlite): (name: string, sql: string, params: unknown[]) => Promise<unknown[]> {
   const paramTypes = new Map<string, number[]>();
   const { serialize } = protocol;
   const toText = (value: unknown, type: number | undefined): string | null => {
@@ -20,17 +19,17 @@ export function pglitePrepared(pg: PGlite, exclusive: <T>(work: () => Promise<T>
     // The same mapping as PGlite's own query(): the type's serializer, else the value as text.
     return serializer ? (serializer(value) as string) : String(value);
   };
-  return <R>(name: string, query: Compiled) =>
-    exclusive(async () => {
+  return (name, sql, params) =>
+    pg.runExclusive(async () => {
       let types = paramTypes.get(name);
       if (!types) {
         const described = await pg.execProtocol(
-          join([serialize.parse({ name, text: query.sql }), serialize.describe({ type: 'S', name }), serialize.sync()]),
+          join([serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync()]),
         );
         types = parse.parseDescribeStatementResults(described.messages);
         paramTypes.set(name, types);
       }
-      const values = query.parameters.map((v, i) => toText(v, types[i]));
+      const values = params.map((v, i) => toText(v, types[i]));
       const result = await pg.execProtocol(
         join([
           serialize.bind({ statement: name, values }),
@@ -39,7 +38,7 @@ export function pglitePrepared(pg: PGlite, exclusive: <T>(work: () => Promise<T>
           serialize.sync(),
         ]),
       );
-      return (parse.parseResults(result.messages, pg.parsers)[0]?.rows ?? []) as R[];
+      return parse.parseResults(result.messages, pg.parsers)[0]?.rows ?? [];
     });
 }
 
