@@ -11,13 +11,17 @@
  * - idle: its RSS 2 s after start;
  * - under h2load closed loop, 64 connections, non-streamed then streamed chat: peak RSS (sampled
  *   every 10 ms), requests/s, and the gateway's CPU per call, whole process and main thread (the
- *   JavaScript event loop; work on other threads, e.g. a database worker, is not in it).
+ *   JavaScript event loop; work on other threads, e.g. a database worker, is not in it), and
+ *   with the database: on Postgres+Redis, plus the Postgres backends serving the gateway's
+ *   database (Redis is shared and not counted); on the embedded default the database is in the
+ *   gateway's process already.
  * Every process it starts is stopped at the end, also on error or Ctrl-C; traffic goes to 127.0.0.1 only.
  */
 import { readFileSync } from 'node:fs';
 import { machine } from './lib/cpu-pin.ts';
 import { closedLoop, requireH2load, type LoadRun } from './lib/h2load.ts';
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
+import pg from 'pg';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { rssKb, sampleRss } from './lib/rss-sampler.ts';
 import { table } from './lib/wrk.ts';
@@ -41,6 +45,38 @@ const non200 = (run: LoadRun) =>
     .filter(([s]) => s !== 200)
     .map(([s, n]) => `${s}×${n}`)
     .join(' ') || '—';
+
+/**
+ * CPU seconds of the Postgres server processes serving `databaseUrl`'s database (by pid, from
+ * pg_stat_activity), so the Postgres mode's figure can include its database as the embedded
+ * one's does. A backend that exits during a phase is missed: the figure is a floor.
+ */
+async function backendCpu(databaseUrl: string): Promise<Map<number, number>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+    );
+    const cpu = new Map<number, number>();
+    for (const { pid } of rows) {
+      try {
+        cpu.set(pid, cpuSeconds(pid));
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return cpu;
+  } finally {
+    await client.end();
+  }
+}
+
+function backendDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  return total;
+}
 
 const rows: Array<Record<string, string | number>> = [];
 for (const mode of MODES) {
@@ -66,13 +102,17 @@ for (const mode of MODES) {
     for (const stream of [false, true]) {
       const target = stack.chat('gateway', { key, stream });
       await checkTarget(target, stream);
+      const databaseUrl = stack.gateway.env.DATABASE_URL;
+      const db0 = databaseUrl ? await backendCpu(databaseUrl) : new Map<number, number>();
       const cpu0 = cpuSeconds(pid);
       const main0 = mainThreadCpuSeconds(pid);
       const { result: run, peakKb } = await sampleRss(pid, () => closedLoop(target, CONNECTIONS, SECONDS));
+      const dbCpu = databaseUrl ? backendDelta(db0, await backendCpu(databaseUrl)) : 0;
       // h2load's log holds the warm-up's requests too: CPU is divided by every request it timed.
       const calls = run.requests;
       const cpuMs = ((cpuSeconds(pid) - cpu0) * 1000) / calls;
       const mainMs = ((mainThreadCpuSeconds(pid) - main0) * 1000) / calls;
+      const withDbMs = cpuMs + (dbCpu * 1000) / calls;
       log(
         `${mode} ${stream ? 'streamed' : 'non-streamed'}: ${Math.round(run.rate)} req/s, peak ${mb(peakKb)} MB, ${ms(cpuMs)} ms CPU/call`,
       );
@@ -84,6 +124,7 @@ for (const mode of MODES) {
         'p99 ms': ms(run.p99Ms),
         'CPU ms/call': ms(cpuMs),
         'main thread CPU ms/call': ms(mainMs),
+        'CPU ms/call with the database': ms(withDbMs),
         'non-200': non200(run),
       });
     }
