@@ -14,6 +14,7 @@ export class PGliteClient {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  private dead: string | undefined;
 
   private constructor(private readonly worker: Worker) {
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
@@ -24,7 +25,10 @@ export class PGliteClient {
       if (reply.ok) waiting.resolve(reply);
       else waiting.reject(Object.assign(new Error(reply.message), reply.fields));
     };
-    worker.onerror = (event) => this.failAll(new Error(`embedded database worker failed: ${event.message}`));
+    // A worker that died took the database with it: every call from then on fails at once
+    // (readyz answers 503) instead of waiting for an answer that cannot come.
+    worker.addEventListener('error', (event) => this.fail(`embedded database worker failed: ${event.message}`));
+    worker.addEventListener('close', () => this.fail('embedded database worker exited'));
   }
 
   /** Starts the worker and opens the cluster in `dir` (which must already hold one, or PGlite runs initdb). */
@@ -47,22 +51,30 @@ export class PGliteClient {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.send({ op: 'close' });
+    if (!this.dead) await this.send({ op: 'close' });
     this.closed = true;
     this.worker.terminate();
   }
 
   private send(body: Body<WorkerRequest>): Promise<WorkerReply & { ok: true }> {
     if (this.closed) return Promise.reject(new Error('the embedded database is closed'));
+    if (this.dead) return Promise.reject(new Error(this.dead));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...body, id } as WorkerRequest);
+      try {
+        this.worker.postMessage({ ...body, id } as WorkerRequest);
+      } catch (err) {
+        // A parameter structured clone cannot carry (a function, say): this call fails, alone.
+        this.pending.delete(id);
+        reject(err);
+      }
     });
   }
 
-  private failAll(err: Error): void {
-    for (const waiting of this.pending.values()) waiting.reject(err);
+  private fail(reason: string): void {
+    this.dead ??= reason;
+    for (const waiting of this.pending.values()) waiting.reject(new Error(reason));
     this.pending.clear();
   }
 }
