@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * A new embedded database starts as a copy of a pre-initialised, empty cluster (the template)
  * instead of running PGlite's initdb in the gateway: initdb peaks at about 1.1 GB and leaves the
- * process at about 700 MB, where opening a copied cluster stays under 200 MB (bench/README.md,
+ * process at about 700 MB, where a gateway on a copied cluster peaks at about 200 MB (bench/README.md,
  * "Embedded default"). The template is built once per PGlite version, at `npm install`
  * (`postinstall` runs src/cli/embedded-template.ts) or, if that did not run, by a child process
  * on the first start, whose memory goes back to the system when it exits.
