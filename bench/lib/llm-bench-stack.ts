@@ -1,8 +1,9 @@
 /**
  * The processes an LLM latency benchmark needs, started pinned (bench/lib/cpu-pin.ts): the
  * zero-latency fake OpenAI-compatible upstream (bench/lib/fake-openai-upstream.ts) on the load
- * core, and the gateway in Postgres+Redis mode (a fresh database, a unique Redis key prefix, a
- * config with one `openai` provider pointing at the fake) on its own core. `stop()` ends them and
+ * core, and the gateway on its own core, in Postgres+Redis mode (a fresh database, a unique Redis
+ * key prefix) or with `mode: 'embedded'` on the embedded default (a fresh `DATA_DIR`), with a
+ * config of one `openai` provider pointing at the fake. `stop()` ends them and
  * drops the database; it is also run on SIGINT/SIGTERM, and kills whatever overruns 5 s.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
 import { createAccount, uniqueEmail } from '../../tests/helpers/api.ts';
-import { MODES, startGateway, type GatewayProcess } from '../../tests/helpers/gateway-process.ts';
+import { MODES, startGateway, type GatewayProcess, type Mode } from '../../tests/helpers/gateway-process.ts';
 import { dropTestDatabases } from '../../tests/helpers/services.ts';
 import { stopProcesses } from './stop-processes.ts';
 import { GATEWAY_CORE, LOAD_CORE, pin } from './cpu-pin.ts';
@@ -44,7 +45,7 @@ export const chatBody = (model: string, stream: boolean) =>
 
 export async function startLlmBenchStack(
   label: string,
-  opts: { env?: Record<string, string>; pin?: boolean } = {},
+  opts: { env?: Record<string, string>; pin?: boolean; mode?: Mode['name'] } = {},
 ): Promise<LlmBenchStack> {
   const workDir = await mkdtemp(join(tmpdir(), `bench-${label}-`));
   // The benchmark itself and all it spawns from here on (h2load, the fake upstream) run on the load core.
@@ -52,6 +53,7 @@ export async function startLlmBenchStack(
   let upstream: Subprocess<'ignore', 'pipe', 'pipe'> | undefined;
   let gateway: GatewayProcess | undefined;
   let databaseUrl: string | undefined;
+  let dataDir: string | undefined;
   let stopped = false;
 
   const stop = async () => {
@@ -59,6 +61,7 @@ export async function startLlmBenchStack(
     stopped = true;
     await stopProcesses([gateway], [upstream], 5000);
     if (databaseUrl) await dropTestDatabases([databaseUrl]);
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
     await rm(workDir, { recursive: true, force: true });
   };
   for (const sig of ['SIGINT', 'SIGTERM'] as const)
@@ -82,8 +85,11 @@ export async function startLlmBenchStack(
         '',
       ].join('\n'),
     );
-    const modeEnv = await MODES[0]!.env(`bench_${label}`); // postgres+redis: fresh database, unique Redis prefix
+    // postgres+redis: a fresh database and Redis prefix; embedded: a fresh DATA_DIR (removed by stop).
+    const mode = MODES.find((m) => m.name === (opts.mode ?? 'postgres+redis')) ?? MODES[0]!;
+    const modeEnv = await mode.env(`bench_${label}`);
     databaseUrl = modeEnv.DATABASE_URL;
+    dataDir = modeEnv.DATA_DIR;
     gateway = await startGateway({
       ...modeEnv,
       GATEWAY_CONFIG: configPath,

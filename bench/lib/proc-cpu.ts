@@ -9,7 +9,16 @@ import { readFileSync } from 'node:fs';
 const TICKS_PER_SECOND = 100;
 
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** CPU time of `pid`'s main thread alone (the JavaScript event loop): work moved to other threads is not in it. */
+export function mainThreadCpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   // Fields after the command name (which may hold spaces, inside parentheses): utime is the 14th, stime the 15th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;

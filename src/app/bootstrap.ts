@@ -69,6 +69,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     databaseUrl: env.databaseUrl,
     dataDir: env.dataDir,
     poolSize: env.databasePoolSize,
+    log,
   });
   // Workers are spawned once the primary has migrated: the schema is current before they start.
   const primary = env.workerIndex === 0;

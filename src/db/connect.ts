@@ -2,8 +2,11 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database, Db } from './database.ts';
+import { errorFields, type Logger } from '../ops/logger.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
-import { runUnprepared, type Compiled, type RunPrepared } from './prepared.ts';
+import { PGliteClient } from './pglite-client.ts';
+import { seedDataDir } from './pglite-template.ts';
+import type { Compiled, RunPrepared } from './prepared.ts';
 
 /** Postgres type OIDs whose default parsing we change on both drivers alike. */
 const INT8 = 20;
@@ -24,6 +27,7 @@ export async function connectDatabase(opts: {
   databaseUrl?: string;
   dataDir: string;
   poolSize?: number;
+  log?: Logger;
 }): Promise<DatabaseHandle> {
   if (opts.databaseUrl) {
     const pg = await import('pg');
@@ -34,10 +38,18 @@ export async function connectDatabase(opts: {
       (await pool.query({ name, text: query.sql, values: [...query.parameters] })).rows as R[];
     return { db, kind: 'postgres', prepared, close: () => db.destroy() };
   }
-  const { PGlite } = await import('@electric-sql/pglite');
   const dir = join(opts.dataDir, 'pg');
-  await mkdir(dir, { recursive: true });
-  const pglite = new PGlite(dir, { parsers: { [INT8]: (value: string) => Number(value) } });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
-  return { db, kind: 'pglite', prepared: runUnprepared(db), close: () => db.destroy() };
+  try {
+    await seedDataDir(dir);
+  } catch (err) {
+    // No template could be built (a read-only node_modules, say): PGlite runs initdb itself, as before.
+    opts.log?.warn('embedded database template unavailable; creating the database in process', errorFields(err));
+    await mkdir(dir, { recursive: true });
+  }
+  const client = await PGliteClient.open(dir);
+  const dialect = new PGliteDialect(client);
+  const db = new Kysely<Database>({ dialect });
+  const prepared: RunPrepared = <R>(name: string, query: Compiled) =>
+    dialect.exclusive(() => client.prepared<R>(name, query.sql, query.parameters));
+  return { db, kind: 'pglite', prepared, close: () => db.destroy() };
 }

@@ -1,4 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGliteClient } from './pglite-client.ts';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -13,16 +13,28 @@ import {
 } from 'kysely';
 
 /**
- * Kysely on embedded PGlite. PGlite is one Postgres session, so connections are handed out one
+ * Kysely on embedded PGlite (reached through its worker, pglite-client.ts). PGlite is one Postgres session, so connections are handed out one
  * at a time: a transaction holds the only connection until it commits, exactly like a pool of 1.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pg: PGlite) {}
+  private readonly driver: PGliteDriver;
+  constructor(pg: PGliteClient) {
+    this.driver = new PGliteDriver(pg);
+  }
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pg);
+    return this.driver;
+  }
+  /** Runs `work` holding the one connection, queued behind any open transaction, as a query is. */
+  async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const conn = await this.driver.acquireConnection();
+    try {
+      return await work();
+    } finally {
+      await this.driver.releaseConnection(conn);
+    }
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
@@ -36,12 +48,12 @@ class PGliteDriver implements Driver {
   private queue: Promise<void> = Promise.resolve();
   private readonly connection: PGliteConnection;
 
-  constructor(private readonly pg: PGlite) {
+  constructor(private readonly pg: PGliteClient) {
     this.connection = new PGliteConnection(pg);
   }
 
   async init(): Promise<void> {
-    await this.pg.waitReady;
+    // PGliteClient.open resolves once the database is ready.
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -77,10 +89,10 @@ class PGliteDriver implements Driver {
 
 class PGliteConnection implements DatabaseConnection {
   release?: () => void;
-  constructor(private readonly pg: PGlite) {}
+  constructor(private readonly pg: PGliteClient) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.pg.query<R>(query.sql, [...query.parameters]);
+    const result = await this.pg.query<R>(query.sql, query.parameters);
     const affected = result.affectedRows;
     return {
       rows: result.rows,

@@ -10,7 +10,7 @@ export interface Compiled {
 /**
  * Runs a hot statement as a named prepared statement: Postgres parses it once per connection and,
  * after a few runs, keeps its plan, where an unnamed query is parsed and planned on every call
- * (a millisecond for the money statements' CTEs). Embedded PGlite runs it as usual.
+ * (a millisecond for the money statements' CTEs; several on embedded PGlite: pglite-prepared.ts).
  */
 export type RunPrepared = <R>(name: string, query: Compiled) => Promise<R[]>;
 
