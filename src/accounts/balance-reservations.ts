@@ -48,7 +48,18 @@ interface Lease {
   growing?: Promise<void>;
   /** Being returned: no new hold may come from it. */
   closing?: boolean;
+  /** How many more holds of the size asked the next growth asks room for (see `reserve`). */
+  spare: bigint;
+  /** When the lease last grew (ms). */
+  grewAt: number;
 }
+
+/** Room a new lease's growth asks for, in holds of the size asked beyond the one that needs it. */
+const FIRST_SPARE = 3n;
+/** The most room a growth asks for: a busy account's lease grows every this many holds or so. */
+const MAX_SPARE = 32n;
+/** Growths closer together than this double the room the next one asks for. */
+const BUSY_GROWTH_MS = 1_000;
 
 /**
  * Holds on account balances for LLM calls in flight (docs/money.md). Admission reserves the call's
@@ -99,14 +110,28 @@ export class BalanceReservations {
         continue;
       }
       if (!lease) {
-        lease = { id: `lease:${crypto.randomUUID()}`, accountId, units: 0n, used: 0n, lastUsed: Date.now() };
+        lease = {
+          id: `lease:${crypto.randomUUID()}`,
+          accountId,
+          units: 0n,
+          used: 0n,
+          lastUsed: Date.now(),
+          spare: FIRST_SPARE,
+          grewAt: 0,
+        };
         this.leases.set(accountId, lease);
       }
       const current = lease;
       const free = current.units - current.used;
       const min = units - free;
-      // Room for a few more holds of this size, so a busy account grows its lease rarely.
-      const request: GrowRequest = { leaseId: current.id, accountId, min, want: min + units * 3n };
+      // Room for more holds of this size, so a busy account grows its lease rarely: each growth
+      // is a commit on the call's path and locks the account row the settlements lock too. The
+      // room doubles while growths follow each other closely (up to MAX_SPARE holds); it is only
+      // ever what the account can spend, and an idle lease goes back within `idleMs`.
+      const now = Date.now();
+      if (now - current.grewAt < BUSY_GROWTH_MS && current.spare < MAX_SPARE) current.spare *= 2n;
+      current.grewAt = now;
+      const request: GrowRequest = { leaseId: current.id, accountId, min, want: min + units * current.spare };
       let outcome: { granted: bigint; spendable: bigint };
       current.growing = this.growing.submit(request).then((result) => {
         outcome = result;
