@@ -56,7 +56,7 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
       where a.id = any(array(select account_id from rec)) order by a.id for no key update
     ), known as (
       -- Primary-key probes of the batch's ids (an array, so never a scan of every task: with a
-      -- join Postgres's generic plan assumes 100 rows in rec and hashes the whole tasks table).
+      -- join Postgres estimates rec at 100 rows and, while tasks looks small, hashes all of it).
       select t.id from tasks as t where t.id = any(array(select id from rec))
     ), fresh as (
       select r.* from rec as r where r.id not in (select id from known)
