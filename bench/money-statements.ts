@@ -15,7 +15,7 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { UsageRecorder } from '../src/llm/usage-recorder.ts';
 import { Logger } from '../src/ops/logger.ts';
 import { connectStore } from '../src/store/connect.ts';
-import { createTestDatabase } from '../tests/helpers/services.ts';
+import { createTestDatabase, dropTestDatabases } from '../tests/helpers/services.ts';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name);
@@ -24,7 +24,8 @@ const arg = (name: string, fallback: number) => {
 const CALLS = arg('--calls', 1200);
 const WARMUP = arg('--warmup', 300);
 
-const database = await connectDatabase({ databaseUrl: await createTestDatabase('benchmoney'), dataDir: '/tmp' });
+const databaseUrl = await createTestDatabase('benchmoney');
+const database = await connectDatabase({ databaseUrl, dataDir: '/tmp' });
 await migrateToLatest(database.db);
 const store = await connectStore(undefined, 'bench-money:');
 const log = new Logger('warn');
@@ -86,3 +87,4 @@ for (const [label, xs] of rows) console.log(`| ${label} | ${q(xs, 0.5)} | ${q(xs
 await recorder.stop();
 await store.close();
 await database.close();
+await dropTestDatabases([databaseUrl]);

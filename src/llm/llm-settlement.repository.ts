@@ -57,9 +57,13 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
              key_id int, key_hold_id text, key_hold_units numeric)
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
-      where a.id in (select account_id from rec) order by a.id for no key update
+      where a.id = any(array(select account_id from rec)) order by a.id for no key update
+    ), known as (
+      -- Primary-key probes of the batch's ids (an array, so never a scan of every task: with a
+      -- join Postgres estimates rec at 100 rows and, while tasks looks small, hashes all of it).
+      select t.id from tasks as t where t.id = any(array(select id from rec))
     ), fresh as (
-      select r.* from rec as r where not exists (select 1 from tasks as t where t.id = r.id)
+      select r.* from rec as r where r.id not in (select id from known)
     ), lease_take as (
       -- Read once the accounts are locked (every writer of a lease row holds its account's lock).
       select h.id, h.account_id, least(h.amount_usd, s.want) as take
