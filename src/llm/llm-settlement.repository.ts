@@ -59,9 +59,9 @@ export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: Settle
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id = any(array(select account_id from rec)) order by a.id for no key update
     ), known as (
-      -- Primary-key probes of the batch's ids (an array, so never a scan of every task: with a
-      -- join Postgres estimates rec at 100 rows and, while tasks looks small, hashes all of it).
-      select t.id from tasks as t where t.id = any(array(select id from rec))
+      -- Always a primary-key probe (migration 0009): an inline probe's cached plan, made while
+      -- tasks was small, scans the whole table on every settlement.
+      select id from recorded_task_ids(array(select id from rec)) as id
     ), fresh as (
       select r.* from rec as r where r.id not in (select id from known)
     ), lease_take as (

@@ -186,6 +186,37 @@ describe('holds', () => {
   });
 });
 
+describe('settlement statement', () => {
+  test('finds already recorded calls by primary key however much the tasks table grew since it was planned', async () => {
+    const id = await account(1000);
+    const pool = new BalanceReservations(database.db, log, {}, database.prepared);
+    const settle = new UsageRecorder(database.db, accounts, pool, log, undefined, database.prepared);
+    // Enough runs for Postgres to settle on a cached (generic) plan while tasks is small…
+    for (let i = 0; i < 20; i++) await settle.record(call(id, 0.0001));
+    // …then the table grows well past what that plan was made for.
+    await Promise.all(Array.from({ length: 4000 }, () => settle.record(call(id, 0.0001))));
+    const seqScans = async () => {
+      const row = await sql<{
+        n: string;
+      }>`select seq_scan::text as n from pg_stat_user_tables where relname = 'tasks'`.execute(database.db);
+      return Number(row.rows[0]?.n);
+    };
+    // A backend reports its table statistics when idle, at most once a second: wait for the burst's.
+    await Bun.sleep(1500);
+    await settle.record(call(id, 0.0001));
+    await Bun.sleep(1500);
+    const before = await seqScans();
+    for (let i = 0; i < 30; i++) await settle.record(call(id, 0.0001));
+    await Bun.sleep(1500);
+    await settle.record(call(id, 0.0001));
+    await Bun.sleep(1500);
+    // 31 settlements: with the inline probe's cached plan each scanned the whole table.
+    expect((await seqScans()) - before).toBe(0);
+    await settle.stop();
+    await pool.stop();
+  }, 30_000);
+});
+
 describe('one bad row never fails its batch', () => {
   test('usage: a record Postgres cannot store goes to dead_letters; the rest of its batch is billed', async () => {
     const ids = await Promise.all([account(1), account(1), account(1)]);

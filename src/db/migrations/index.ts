@@ -7,6 +7,7 @@ import * as m0005 from './0005-task-route-attempts.ts';
 import * as m0006 from './0006-task-request-id.ts';
 import * as m0007 from './0007-cancelled-tasks.ts';
 import * as m0008 from './0008-key-settings.ts';
+import * as m0009 from './0009-recorded-task-probe.ts';
 
 /** Numbered, in order. Imported statically so a bundled or compiled gateway still finds them. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006-task-request-id': m0006,
   '0007-cancelled-tasks': m0007,
   '0008-key-settings': m0008,
+  '0009-recorded-task-probe': m0009,
 };
