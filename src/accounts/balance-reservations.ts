@@ -3,7 +3,8 @@ import type { Logger } from '../ops/logger.ts';
 import { runUnprepared, type RunPrepared } from '../db/prepared.ts';
 import { type LeaseBook, type LeaseGrowth, LeasePool, type LeasePoolOptions } from './lease-pool.ts';
 import { toUnits } from './money.ts';
-import { type GrownLease, growLeasesStatement, releaseHolds, renewLeases } from './llm-reservations.repository.ts';
+import type { GrownLease } from './lease-growth.repository.ts';
+import { growLeasesStatement, releaseHolds, renewLeases } from './llm-reservations.repository.ts';
 
 export type { HoldRef, HoldResult } from './lease-pool.ts';
 export { lockSpendable } from './llm-reservations.repository.ts';

@@ -1,30 +1,14 @@
-import { type CompiledQuery, type RawBuilder, sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import type { Db, DbOrTrx } from '../db/database.ts';
 import type { LeaseGrowth } from './lease-pool.ts';
-import { fromUnits, toUnits } from './money.ts';
+import { type GrownLease, leaseAmount, leaseGrowthRequests, upsertLeaseRows } from './lease-growth.repository.ts';
+import { toUnits } from './money.ts';
 
 /**
  * The `llm_reservations` table: one row per instance lease on an account's balance, its amount
  * counted in `accounts.reserved_usd` (docs/money.md). Every writer of those two columns that decides
  * from them locks the accounts first, in id order, so writers never deadlock.
  */
-
-/**
- * What a lease growth grants (`r` the request, `spendable` what the owner can still spend): `base`
- * (the call and a few more of its size) and, when the instance asks for more (`want`: its lease ran
- * short often lately), up to `want` but no more than a 32nd of what the owner can spend, so one
- * instance's unused headroom never keeps much from the others and from the owner's media tasks.
- * Never more than `spendable`; the caller grants nothing when `spendable` is below `min`.
- */
-export function leaseAmount(spendable: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`least(${spendable}, greatest(r.base, least(r.want, ${spendable} / 32)))`;
-}
-
-export interface GrownLease {
-  id: string;
-  granted: string;
-  spendable: string;
-}
 
 /**
  * One statement for a batch of lease growths (one lease per account, so no two requests share
@@ -35,9 +19,7 @@ export interface GrownLease {
 export function growLeasesStatement(db: Db, batch: LeaseGrowth[], ttlMs: number): CompiledQuery<GrownLease> {
   return sql`
     with req as (
-      select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.ownerId)}::int[],
-                           ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.base))}::numeric[],
-                           ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, account_id, min, base, want)
+      ${leaseGrowthRequests(batch, 'account_id')}
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id in (select account_id from req) order by a.id for no key update
@@ -47,10 +29,7 @@ export function growLeasesStatement(db: Db, batch: LeaseGrowth[], ttlMs: number)
     ), added as (
       update accounts as a set reserved_usd = a.reserved_usd + g.amount from granted as g where a.id = g.account_id returning a.id
     ), upserted as (
-      insert into llm_reservations as h (id, account_id, amount_usd, expires_at)
-      select id, account_id, amount, now() + ${`${ttlMs} milliseconds`}::interval from granted
-      on conflict (id) do update set amount_usd = h.amount_usd + excluded.amount_usd, expires_at = excluded.expires_at
-      returning h.id
+      ${upsertLeaseRows('llm_reservations', 'account_id', ttlMs)}
     )
     select r.id, coalesce((select g.amount from granted as g where g.id = r.id), 0)::text as granted,
            coalesce((select l.spendable from locked as l where l.id = r.account_id), 0)::text as spendable,

@@ -1,8 +1,13 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTrx } from '../db/database.ts';
 import type { LeaseGrowth } from '../accounts/lease-pool.ts';
-import { leaseAmount } from '../accounts/llm-reservations.repository.ts';
-import { fromUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
+import {
+  type GrownLease,
+  leaseAmount,
+  leaseGrowthRequests,
+  upsertLeaseRows,
+} from '../accounts/lease-growth.repository.ts';
+import { toUnits, type UsdUnits } from '../accounts/money.ts';
 import { spendNow } from './key-period.repository.ts';
 
 /**
@@ -12,23 +17,15 @@ import { spendNow } from './key-period.repository.ts';
  * instances never lease more than `budget − spent − held` between them.
  */
 
-export interface GrownKeyLease {
-  id: string;
-  granted: string;
-  spendable: string;
-}
-
 /**
  * One statement for a batch of key lease growths (one lease per key): the keys are locked in id
  * order and each lease grows by what `leaseAmount` grants from the key's room, or not at all when
  * that is less than `min`. A key without a budget (any more) grants what is asked.
  */
-export async function growKeyLeases(db: Db, batch: LeaseGrowth[], ttlMs: number): Promise<GrownKeyLease[]> {
-  const result = await sql<GrownKeyLease>`
+export async function growKeyLeases(db: Db, batch: LeaseGrowth[], ttlMs: number): Promise<GrownLease[]> {
+  const result = await sql<GrownLease>`
     with req as (
-      select * from unnest(${batch.map((r) => r.leaseId)}::text[], ${batch.map((r) => r.ownerId)}::int[],
-                           ${batch.map((r) => fromUnits(r.min))}::numeric[], ${batch.map((r) => fromUnits(r.base))}::numeric[],
-                           ${batch.map((r) => fromUnits(r.want))}::numeric[]) as r(id, key_id, min, base, want)
+      ${leaseGrowthRequests(batch, 'key_id')}
     ), locked as (
       select k.id, k.budget_usd is not null as budgeted, coalesce(k.budget_usd - ${spendNow('k')} - k.reserved_usd, 0) as spendable
       from api_keys as k where k.id in (select key_id from req) order by k.id for no key update
@@ -39,10 +36,7 @@ export async function growKeyLeases(db: Db, batch: LeaseGrowth[], ttlMs: number)
     ), added as (
       update api_keys as k set reserved_usd = k.reserved_usd + g.amount from granted as g where k.id = g.key_id returning k.id
     ), upserted as (
-      insert into key_holds as h (id, key_id, amount_usd, expires_at)
-      select id, key_id, amount, now() + ${`${ttlMs} milliseconds`}::interval from granted
-      on conflict (id) do update set amount_usd = h.amount_usd + excluded.amount_usd, expires_at = excluded.expires_at
-      returning h.id
+      ${upsertLeaseRows('key_holds', 'key_id', ttlMs)}
     )
     select r.id, coalesce(g.amount, 0)::text as granted, coalesce(l.spendable, 0)::text as spendable,
            (select count(*) from upserted) + (select count(*) from added) as written
