@@ -4,21 +4,28 @@
  * Postgres+Redis mode alone on core 1). Prints Markdown tables (figures, not a test).
  *
  *   bun run bench/hot-path.ts [--calls 1000] [--rounds 3] [--seconds 8] [--connections 16] [--warmup 3000]
+ *                             [--cases 1,2,3] [--cpu-prof DIR]
  *
  * 1. One call at a time: `--calls` requests one after another on one keep-alive connection
  *    (fetch), through the gateway and direct to the fake, alternating in `--rounds` blocks so both
  *    see the same minutes of a shared machine; each timed from sending it to its body's last byte.
  * 2. CPU per call under load: h2load closed loop, `--connections` clients for `--seconds`, the
  *    gateway's CPU (user + system, all threads, /proc) divided by the calls answered.
+ * 3. The floor: the same two measures through a bare Bun proxy (bench/lib/bare-proxy.ts: `fetch`
+ *    to the upstream and the body streamed back, nothing else) pinned to the gateway's core, so
+ *    the gateway's figures read against the HTTP work any Bun relay pays on this machine.
  * Cases: non-streamed chat (client and upstream both chat completions), the same streamed (20
  * content chunks), and a streamed Messages call translated to the chat upstream. Every case is
  * first warmed up with `--warmup` calls: Bun's JIT keeps compiling the path for thousands of calls,
  * and that compile time would otherwise be counted as the calls' CPU.
  */
-import { machine } from './lib/cpu-pin.ts';
+import { resolve } from 'node:path';
+import { stopProcesses } from './lib/stop-processes.ts';
+import { GATEWAY_CORE, machine, pin } from './lib/cpu-pin.ts';
+import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { closedLoop, percentile, requireH2load, type H2loadTarget } from './lib/h2load.ts';
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
-import { cpuSeconds } from './lib/proc-cpu.ts';
+import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
 
 const arg = (name: string, fallback: number) => {
@@ -40,6 +47,8 @@ interface Case {
   stream: boolean;
   gateway: H2loadTarget;
   direct: H2loadTarget;
+  /** The direct request through the bare proxy (the floor). */
+  floor: H2loadTarget;
   /** Text only a complete answer holds. */
   complete: string;
 }
@@ -58,7 +67,20 @@ async function sequential(target: H2loadTarget, n: number): Promise<number[]> {
   return times;
 }
 
-const stack = await startLlmBenchStack('hotpath', { pin: !process.argv.includes('--no-pin') });
+// `--cpu-prof DIR`: the gateway writes a CPU profile there when it stops (count samples, not time).
+const profDir = process.argv.includes('--cpu-prof') ? process.argv[process.argv.indexOf('--cpu-prof') + 1] : undefined;
+const stack = await startLlmBenchStack('hotpath', {
+  pin: !process.argv.includes('--no-pin'),
+  bunArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined,
+});
+const bare = await spawnPortPrinter(resolve(import.meta.dir, 'lib/bare-proxy.ts'), 'bare proxy', {
+  UPSTREAM: `http://127.0.0.1:${stack.upstreamPort}`,
+});
+if (stack.pinned) pin(bare.proc.pid, GATEWAY_CORE);
+const throughBare = (target: H2loadTarget): H2loadTarget => ({
+  ...target,
+  url: target.url.replace(`:${stack.upstreamPort}/`, `:${bare.port}/`),
+});
 try {
   const key = await stack.newKey('hotpath');
   const chat = (stream: boolean): Case => ({
@@ -66,6 +88,7 @@ try {
     stream,
     gateway: stack.chat('gateway', { key, stream }),
     direct: stack.chat('direct', { stream }),
+    floor: throughBare(stack.chat('direct', { stream })),
     complete: stream ? '[DONE]' : '"usage"',
   });
   const messages: Case = {
@@ -83,11 +106,17 @@ try {
       }),
     },
     direct: stack.chat('direct', { stream: true }),
+    floor: throughBare(stack.chat('direct', { stream: true })),
     complete: 'message_stop',
   };
-  const cases = [chat(false), chat(true), messages];
+  // `--cases 1,3`: only those cases (1 non-streamed, 2 streamed, 3 Messages), e.g. for a profile of one.
+  const only = process.argv.includes('--cases')
+    ? new Set((process.argv[process.argv.indexOf('--cases') + 1] ?? '').split(',').map(Number))
+    : undefined;
+  const cases = [chat(false), chat(true), messages].filter((_, i) => !only || only.has(i + 1));
   for (const c of cases) {
     await checkTarget(c.direct, c.stream);
+    await checkTarget(c.floor, c.stream);
     const res = await fetch(c.gateway.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...c.gateway.headers },
@@ -104,17 +133,22 @@ try {
   for (const c of cases) {
     await sequential(c.gateway, WARMUP);
     await sequential(c.direct, 200);
+    await sequential(c.floor, WARMUP);
     const gw: number[] = [];
     const direct: number[] = [];
+    const floor: number[] = [];
     let cpu = 0;
+    let floorCpu = 0;
     for (let r = 0; r < ROUNDS; r++) {
       const c0 = cpuSeconds(pid);
       gw.push(...(await sequential(c.gateway, CALLS)));
       cpu += cpuSeconds(pid) - c0;
       direct.push(...(await sequential(c.direct, CALLS)));
+      const f0 = cpuSeconds(bare.proc.pid);
+      floor.push(...(await sequential(c.floor, CALLS)));
+      floorCpu += cpuSeconds(bare.proc.pid) - f0;
     }
-    gw.sort((a, b) => a - b);
-    direct.sort((a, b) => a - b);
+    for (const list of [gw, direct, floor]) list.sort((a, b) => a - b);
     oneAtATime.push({
       case: c.name,
       calls: String(gw.length),
@@ -125,17 +159,31 @@ try {
       'gateway p99 ms': ms(percentile(gw, 99)),
       'added p99 ms': `+${ms(percentile(gw, 99) - percentile(direct, 99))}`,
       'gateway CPU ms per call': ms((cpu * 1000) / gw.length),
+      'bare proxy added p50 ms': `+${ms(percentile(floor, 50) - percentile(direct, 50))}`,
+      'bare proxy CPU ms per call': ms((floorCpu * 1000) / floor.length),
     });
     const c0 = cpuSeconds(pid);
+    const m0 = mainThreadCpuSeconds(pid);
     const run = await closedLoop(c.gateway, CONNECTIONS, SECONDS, 0);
     const loadCpu = cpuSeconds(pid) - c0;
+    const mainCpu = mainThreadCpuSeconds(pid) - m0;
     const bad = [...run.statuses].filter(([s]) => s !== 200);
+    const f0 = cpuSeconds(bare.proc.pid);
+    const floorRun = await closedLoop(c.floor, CONNECTIONS, SECONDS, 0);
+    const floorLoadCpu = cpuSeconds(bare.proc.pid) - f0;
+    const floorPerCall = (floorLoadCpu * 1000) / floorRun.requests;
+    const perCall = (loadCpu * 1000) / run.requests;
     underLoad.push({
       case: c.name,
       'req/s': run.rate.toFixed(0),
       'p50 ms': ms(run.p50Ms, 2),
       'gateway CPU, % of a core': ((loadCpu / SECONDS) * 100).toFixed(0),
-      'gateway CPU ms per call': ms((loadCpu * 1000) / run.requests),
+      'gateway CPU ms per call': ms(perCall),
+      // The event loop alone: the rest is Bun's HTTP client, JIT and GC threads.
+      'of it main thread': ms((mainCpu * 1000) / run.requests),
+      'bare proxy req/s': floorRun.rate.toFixed(0),
+      'bare proxy CPU ms per call': ms(floorPerCall),
+      'gateway − bare proxy CPU ms': ms(perCall - floorPerCall),
       'non-200': bad.length ? bad.map(([s, n]) => `${s}×${n}`).join(' ') : '—',
     });
     log(`${c.name}: done`);
@@ -146,5 +194,6 @@ try {
   console.log(`\n### CPU per call under load (h2load closed loop, ${CONNECTIONS} connections, ${SECONDS} s)\n`);
   console.log(table(underLoad));
 } finally {
+  await stopProcesses([], [bare.proc], 5000);
   await stack.stop();
 }

@@ -35,3 +35,33 @@ export function machine(): string {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   return `${list.length} × ${list[0]?.model ?? 'unknown CPU'}, load average ${load}, Bun ${Bun.version}`;
 }
+
+/**
+ * Moves this machine's Postgres and Redis server processes (every thread) to `core`, so the
+ * gateway's core is its own: unpinned, a backend woken by the gateway's write tends to run on
+ * the waker's core and takes it from the gateway for the statement's length (seen as time in
+ * the socket write in a CPU profile). Returns a function that gives them back every core they
+ * had. Services on another host are not found and not touched.
+ */
+export function pinServices(core: number): () => void {
+  if (!canPin()) return () => {};
+  const pids = ['postgres', 'redis-server'].flatMap((name) =>
+    Bun.spawnSync(['pgrep', '-x', name], { stdout: 'pipe', stderr: 'ignore' })
+      .stdout.toString()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number),
+  );
+  const before = new Map<number, string>();
+  for (const pid of pids) {
+    const shown = Bun.spawnSync(['taskset', '-p', '-c', String(pid)], { stdout: 'pipe', stderr: 'ignore' });
+    const list = /:\s*(\S+)\s*$/.exec(shown.stdout.toString())?.[1];
+    if (shown.exitCode !== 0 || !list) continue;
+    before.set(pid, list);
+    Bun.spawnSync(['taskset', '-a', '-p', '-c', String(core), String(pid)], { stdout: 'ignore', stderr: 'ignore' });
+  }
+  return () => {
+    for (const [pid, list] of before)
+      Bun.spawnSync(['taskset', '-a', '-p', '-c', list, String(pid)], { stdout: 'ignore', stderr: 'ignore' });
+  };
+}

@@ -3,7 +3,8 @@
  * zero-latency fake OpenAI-compatible upstream (bench/lib/fake-openai-upstream.ts) on the load
  * core, and the gateway on its own core, in Postgres+Redis mode (a fresh database, a unique Redis
  * key prefix) or with `mode: 'embedded'` on the embedded default (a fresh `DATA_DIR`), with a
- * config of one `openai` provider pointing at the fake. `stop()` ends them and
+ * config of one `openai` provider pointing at the fake. When pinning, the local Postgres and Redis
+ * servers move to the load core too (`pinServices`) until `stop()`. `stop()` ends the processes and
  * drops the database; it is also run on SIGINT/SIGTERM, and kills whatever overruns 5 s.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -14,7 +15,7 @@ import { createAccount, uniqueEmail } from '../../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess, type Mode } from '../../tests/helpers/gateway-process.ts';
 import { dropTestDatabases } from '../../tests/helpers/services.ts';
 import { stopProcesses } from './stop-processes.ts';
-import { GATEWAY_CORE, LOAD_CORE, pin } from './cpu-pin.ts';
+import { GATEWAY_CORE, LOAD_CORE, pin, pinServices } from './cpu-pin.ts';
 import type { H2loadTarget } from './h2load.ts';
 import { spawnPortPrinter } from './spawn-port-printer.ts';
 
@@ -45,11 +46,13 @@ export const chatBody = (model: string, stream: boolean) =>
 
 export async function startLlmBenchStack(
   label: string,
-  opts: { env?: Record<string, string>; pin?: boolean; mode?: Mode['name'] } = {},
+  opts: { env?: Record<string, string>; pin?: boolean; mode?: Mode['name']; bunArgs?: string[] } = {},
 ): Promise<LlmBenchStack> {
   const workDir = await mkdtemp(join(tmpdir(), `bench-${label}-`));
   // The benchmark itself and all it spawns from here on (h2load, the fake upstream) run on the load core.
   const pinned = opts.pin !== false && pin(process.pid, LOAD_CORE);
+  // Postgres and Redis join the load core, so the gateway's core is its own (given back at stop).
+  const unpinServices = pinned ? pinServices(LOAD_CORE) : () => {};
   let upstream: Subprocess<'ignore', 'pipe', 'pipe'> | undefined;
   let gateway: GatewayProcess | undefined;
   let databaseUrl: string | undefined;
@@ -60,6 +63,7 @@ export async function startLlmBenchStack(
     if (stopped) return;
     stopped = true;
     await stopProcesses([gateway], [upstream], 5000);
+    unpinServices();
     if (databaseUrl) await dropTestDatabases([databaseUrl]);
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
     await rm(workDir, { recursive: true, force: true });
@@ -90,13 +94,16 @@ export async function startLlmBenchStack(
     const modeEnv = await mode.env(`bench_${label}`);
     databaseUrl = modeEnv.DATABASE_URL;
     dataDir = modeEnv.DATA_DIR;
-    gateway = await startGateway({
-      ...modeEnv,
-      GATEWAY_CONFIG: configPath,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '100000000',
-      ...opts.env,
-    });
+    gateway = await startGateway(
+      {
+        ...modeEnv,
+        GATEWAY_CONFIG: configPath,
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_PER_MINUTE: '100000000',
+        ...opts.env,
+      },
+      { bunArgs: opts.bunArgs },
+    );
     if (pinned) pin(gateway.proc.pid, GATEWAY_CORE);
     const gw = gateway;
     return {

@@ -8,9 +8,10 @@ import type { Subprocess } from 'bun';
 export async function spawnPortPrinter(
   script: string,
   label: string,
+  env: Record<string, string> = {},
 ): Promise<{ proc: Subprocess<'ignore', 'pipe', 'pipe'>; port: number }> {
   const proc = Bun.spawn([process.execPath, 'run', script], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0' },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',

@@ -29,7 +29,7 @@ export async function freePort(): Promise<number> {
 /** Starts `bun src/main.ts` as its own process and waits until `/healthz` answers. */
 export async function startGateway(
   env: Record<string, string>,
-  opts: { waitReady?: boolean } = {},
+  opts: { waitReady?: boolean /** Flags for Bun itself (a benchmark's `--cpu-prof`). */; bunArgs?: string[] } = {},
 ): Promise<GatewayProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const fullEnv: Record<string, string> = {
@@ -46,7 +46,7 @@ export async function startGateway(
     WORKERS: '1',
     ...env,
   };
-  const proc = Bun.spawn([process.execPath, 'run', join(ROOT, 'src/main.ts')], {
+  const proc = Bun.spawn([process.execPath, ...(opts.bunArgs ?? []), 'run', join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
     env: fullEnv,
     stdin: 'ignore',
