@@ -4,7 +4,7 @@
  * Postgres+Redis mode alone on core 1). Prints Markdown tables (figures, not a test).
  *
  *   bun run bench/hot-path.ts [--calls 1000] [--rounds 3] [--seconds 8] [--connections 16] [--warmup 3000]
- *                             [--cases 1,2,3] [--cpu-prof DIR]
+ *                             [--cases 1,2,3] [--cpu-prof DIR] [--no-pin] [--no-pin-services]
  *
  * 1. One call at a time: `--calls` requests one after another on one keep-alive connection
  *    (fetch), through the gateway and direct to the fake, alternating in `--rounds` blocks so both
@@ -71,6 +71,8 @@ async function sequential(target: H2loadTarget, n: number): Promise<number[]> {
 const profDir = process.argv.includes('--cpu-prof') ? process.argv[process.argv.indexOf('--cpu-prof') + 1] : undefined;
 const stack = await startLlmBenchStack('hotpath', {
   pin: !process.argv.includes('--no-pin'),
+  // Postgres and Redis off the gateway's core, so its CPU profile and one-at-a-time figures are its own.
+  pinServices: !process.argv.includes('--no-pin-services'),
   bunArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined,
 });
 const bare = await spawnPortPrinter(resolve(import.meta.dir, 'lib/bare-proxy.ts'), 'bare proxy', {

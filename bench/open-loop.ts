@@ -2,7 +2,7 @@
  * Latency below saturation: what the gateway adds to a non-streamed chat call when it is not
  * overloaded. Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N] [--accounts 1] [--no-pin]
+ *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N] [--accounts 1] [--no-pin] [--pin-services]
  *
  * 1. Starts the zero-latency fake upstream and the gateway (Postgres+Redis), the gateway pinned to
  *    core 1, this script, h2load and the fake to core 0 (bench/lib/cpu-pin.ts); `--no-pin` leaves
@@ -58,7 +58,12 @@ function non200(run: LoadRun): string {
   return bad.length ? bad.map(([s, n]) => `${s}×${n}`).join(' ') : '—';
 }
 
-const stack = await startLlmBenchStack('openloop', { pin: !process.argv.includes('--no-pin') });
+// `--pin-services`: Postgres and Redis on the load core too; on two cores they then share it with
+// h2load and the fake upstream, which slowed the settlement more than it freed the gateway (bench/README.md).
+const stack = await startLlmBenchStack('openloop', {
+  pin: !process.argv.includes('--no-pin'),
+  pinServices: process.argv.includes('--pin-services'),
+});
 try {
   const keys: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) keys.push(await stack.newKey(`bench-openloop-${i}`));

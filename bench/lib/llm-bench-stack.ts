@@ -3,8 +3,8 @@
  * zero-latency fake OpenAI-compatible upstream (bench/lib/fake-openai-upstream.ts) on the load
  * core, and the gateway on its own core, in Postgres+Redis mode (a fresh database, a unique Redis
  * key prefix) or with `mode: 'embedded'` on the embedded default (a fresh `DATA_DIR`), with a
- * config of one `openai` provider pointing at the fake. When pinning, the local Postgres and Redis
- * servers move to the load core too (`pinServices`) until `stop()`. `stop()` ends the processes and
+ * config of one `openai` provider pointing at the fake. With `pinServices`, the local Postgres and
+ * Redis servers move to the load core too until `stop()`. `stop()` ends the processes and
  * drops the database; it is also run on SIGINT/SIGTERM, and kills whatever overruns 5 s.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -46,13 +46,20 @@ export const chatBody = (model: string, stream: boolean) =>
 
 export async function startLlmBenchStack(
   label: string,
-  opts: { env?: Record<string, string>; pin?: boolean; mode?: Mode['name']; bunArgs?: string[] } = {},
+  opts: {
+    env?: Record<string, string>;
+    pin?: boolean;
+    /** Move the local Postgres and Redis to the load core as well (`pinServices`); needs `pin`. */
+    pinServices?: boolean;
+    mode?: Mode['name'];
+    bunArgs?: string[];
+  } = {},
 ): Promise<LlmBenchStack> {
   const workDir = await mkdtemp(join(tmpdir(), `bench-${label}-`));
   // The benchmark itself and all it spawns from here on (h2load, the fake upstream) run on the load core.
   const pinned = opts.pin !== false && pin(process.pid, LOAD_CORE);
   // Postgres and Redis join the load core, so the gateway's core is its own (given back at stop).
-  const unpinServices = pinned ? pinServices(LOAD_CORE) : () => {};
+  const unpinServices = pinned && opts.pinServices ? pinServices(LOAD_CORE) : () => {};
   let upstream: Subprocess<'ignore', 'pipe', 'pipe'> | undefined;
   let gateway: GatewayProcess | undefined;
   let databaseUrl: string | undefined;
