@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     ctx.rateLimiter.stop();
     await ctx.rateLimiter.flush();
     await ctx.keyLimits.flush(); // give-backs and extra tokens not yet sent
+    await ctx.accounts.flush().catch(() => undefined); // invalidations still waiting (the TTL backs a lost one)
     await ctx.store.close();
     await database.close();
     const workersClean = await workersStopped;

@@ -5,14 +5,22 @@ import { findAccountById } from './accounts.repository.ts';
 
 const CHANGED_CHANNEL = 'account:changed';
 const TTL_MS = 60_000;
+/** Longest a settlement's invalidation waits to travel to the other instances with later ones. */
+const COALESCE_MS = 20;
 
 /**
  * Account rows cached per instance. Whoever changes an account (ledger, signing, key) calls
  * `changed(id)`, which drops it here and on every other instance through pub/sub; the TTL is a
- * backstop for a lost message.
+ * backstop for a lost message. The money paths that settle in batches call `changedSoon` instead:
+ * the row is dropped here at once, and the other instances hear of every row changed within
+ * `COALESCE_MS` in one message, so a busy instance publishes at most 50 a second instead of one
+ * per settlement batch (with its echo to this instance's own subscriber).
+ * A message lists ids separated by commas.
  */
 export class AccountCache {
   private readonly entries = new Map<number, { row: AccountRow; expiresAt: number }>();
+  private readonly pending = new Set<number>();
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -20,7 +28,9 @@ export class AccountCache {
   ) {}
 
   async start(): Promise<void> {
-    await this.store.subscribe(CHANGED_CHANNEL, (id) => this.entries.delete(Number(id)));
+    await this.store.subscribe(CHANGED_CHANNEL, (message) => {
+      for (const id of message.split(',')) this.entries.delete(Number(id));
+    });
   }
 
   async get(id: number): Promise<AccountRow | undefined> {
@@ -31,8 +41,34 @@ export class AccountCache {
     return row;
   }
 
+  /** Dropped here and on every instance now (with any invalidation still waiting). */
   async changed(id: number): Promise<void> {
     this.entries.delete(id);
-    await this.store.publish(CHANGED_CHANNEL, String(id));
+    this.pending.add(id);
+    await this.flush();
+  }
+
+  /** Dropped here now and on the other instances within `COALESCE_MS`. */
+  changedSoon(ids: Iterable<number>): void {
+    for (const id of ids) {
+      this.entries.delete(id);
+      this.pending.add(id);
+    }
+    if (this.pending.size === 0 || this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      // A lost message leaves other instances' rows stale for the TTL at most, as any lost message does.
+      this.flush().catch(() => undefined);
+    }, COALESCE_MS);
+    this.flushTimer.unref?.();
+  }
+
+  /** Publishes what is waiting (shutdown calls it before the store closes). */
+  async flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.pending.size === 0) return;
+    const ids = [...this.pending].join(',');
+    this.pending.clear();
+    await this.store.publish(CHANGED_CHANNEL, ids);
   }
 }

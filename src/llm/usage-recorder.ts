@@ -112,7 +112,7 @@ export class UsageRecorder {
         account_id: id,
         shortfall_usd: fromUnits(shortfall),
       });
-    for (const id of charged.accounts) void this.accounts.changed(id);
+    this.accounts.changedSoon(charged.accounts);
   }
 
   /** Keeps a record that cannot be written, as escaped JSON text, and frees its hold. */

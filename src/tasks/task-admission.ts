@@ -53,7 +53,7 @@ export class TaskAdmitter {
       if (results[i]?.kind === 'created') changed.add(item.accountId);
     });
     // The local cache entry is dropped at once; other instances hear it through pub/sub.
-    for (const id of changed) void this.accounts.changed(id);
+    this.accounts.changedSoon(changed);
     return batch.map((_, i) => results[i] ?? { kind: 'insufficient_balance' });
   }
 }

@@ -1,5 +1,6 @@
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { afterAll, describe, expect, test } from 'bun:test';
+import Redis from 'ioredis';
 import { api, awayFromMinuteBoundary, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
@@ -56,5 +57,48 @@ describe('two instances sharing Postgres and Redis', () => {
       await Bun.sleep(30);
     }
     expect(ok).toBe(10);
+  });
+
+  test('a balance charged on one instance shows on the other at once; settlements travel as few coalesced messages', async () => {
+    const databaseUrl = await createTestDatabase('multibal');
+    const prefix = `${new URL(databaseUrl).pathname.slice(1)}:`;
+    const env = { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_KEY_PREFIX: prefix };
+    const a = await startGateway(env);
+    const b = await startGateway(env);
+    running.push(a, b);
+    const acct = await createAccount(a, uniqueEmail('multibal'), 10);
+    const balanceOn = async (gw: GatewayProcess) =>
+      (await api(gw, 'GET', '/v1/account', { key: acct.key })).body.data.balance_usd as number;
+    expect(await balanceOn(b)).toBe(10); // cached on b from here on
+    const listener = new Redis(REDIS_URL);
+    const messages: string[] = [];
+    listener.on('message', (_channel: string, message: string) => messages.push(message));
+    await listener.subscribe(`${prefix}account:changed`);
+    try {
+      const calls = 12;
+      for (let i = 0; i < calls; i++) {
+        const res = await api(a, 'POST', '/v1/chat/completions', {
+          key: acct.key,
+          body: { model: 'sandbox/echo', messages: [{ role: 'user', content: `hello number ${i}` }] },
+        });
+        expect(res.status).toBe(200);
+      }
+      // Each call above was settled alone (one at a time): one batch each.
+      const charged = await balanceOn(a);
+      expect(charged).toBeLessThan(10);
+      const deadline = Date.now() + 2000;
+      let seen = await balanceOn(b);
+      while (seen !== charged && Date.now() < deadline) {
+        await Bun.sleep(10);
+        seen = await balanceOn(b);
+      }
+      expect(seen).toBe(charged);
+      await Bun.sleep(100); // the last window's message
+      expect(messages.length).toBeGreaterThan(0);
+      expect(messages.length).toBeLessThan(calls);
+      for (const m of messages) expect(m.split(',')).toContain(String(acct.userId));
+    } finally {
+      await listener.quit();
+    }
   });
 });
