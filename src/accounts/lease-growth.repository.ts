@@ -9,7 +9,7 @@ import { fromUnits } from './money.ts';
  * lease rows; these build the request rows, the grant and the upsert.
  */
 
-/** One row per request of a growth statement: `id` (the lease), `min`, `base`, `want`, and the owner. */
+/** What a growth statement answers per request: the lease, what it was granted, and what its owner could spend. */
 export interface GrownLease {
   id: string;
   granted: string;

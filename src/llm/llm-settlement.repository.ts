@@ -108,9 +108,13 @@ const settlementTexts = new WeakMap<Db, string>();
 function settlementText(db: Db): string {
   let text = settlementTexts.get(db);
   if (text === undefined) {
-    const compiled = settlementQuery('[]', new Date(0).toISOString()).compile(db);
-    // The per-batch values are passed by position: a new parameter in the statement must be added here.
-    if (compiled.parameters.length !== 2) throw new Error('the settlement statement takes exactly two parameters');
+    const rows = '[]';
+    const finishedAt = new Date(0).toISOString();
+    const compiled = settlementQuery(rows, finishedAt).compile(db);
+    // The per-batch values are passed by position: a parameter added to the statement must be added here.
+    const [first, second, ...more] = compiled.parameters;
+    if (first !== rows || second !== finishedAt || more.length)
+      throw new Error('the settlement statement takes exactly ($1 rows, $2 finished_at)');
     text = compiled.sql;
     settlementTexts.set(db, text);
   }
