@@ -66,7 +66,7 @@ export function serve(ctx: AppContext, app: App) {
       inFlight++;
       let status = 500;
       try {
-        rememberClientAddress(request, server.requestIP(request)?.address, trustProxy);
+        rememberClientAddress(request, () => server.requestIP(request)?.address, trustProxy);
         const answer = await inRequestScope(observed, () => handle(request));
         const response = withRequestId(closingIfBodyUnread(request, answer), observed);
         status = response.status;

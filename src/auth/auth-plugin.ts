@@ -78,8 +78,8 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
   };
 
   const authenticate = async (request: Request): Promise<AuthContext> => {
-    const address = clientAddress(request);
-    const wait = throttle.retryAfter(address);
+    // The address is looked up only when some address is blocked, or when this one fails.
+    const wait = throttle.anyBlocked() ? throttle.retryAfter(clientAddress(request)) : 0;
     if (wait > 0) throw throttled(wait);
     const key = extractApiKey(request.headers, opts.allowXApiKey ?? false);
     const sessionId = key || request.headers.has('authorization') ? undefined : readSessionId(request.headers);
@@ -87,7 +87,7 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     if (!key && !sessionId) throw errors.unauthorized();
     const auth = key ? await ctx.keys.authenticate(key) : await fromSession(sessionId as string, request);
     if (!auth) {
-      const retryAfter = await throttle.fail(address);
+      const retryAfter = await throttle.fail(clientAddress(request));
       throw retryAfter > 0 ? throttled(retryAfter) : errors.unauthorized();
     }
     ctx.requestAccount.set(request, auth.accountId);

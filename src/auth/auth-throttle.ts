@@ -23,6 +23,11 @@ export class AuthFailureThrottle {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Whether any address is blocked on this instance (the usual answer: no). */
+  anyBlocked(): boolean {
+    return this.blocked.size > 0;
+  }
+
   /** Seconds before this address may authenticate again; 0 when it may now. */
   retryAfter(address: string): number {
     if (this.blocked.size === 0) return 0; // the usual case, on every authenticated request

@@ -66,15 +66,35 @@ test('IPv6 addresses count per /64; IPv4-mapped addresses as their IPv4 address'
 test('the client address is the peer; X-Forwarded-For counts only with TRUST_PROXY, and then only its last entry', () => {
   const forwarded = () => new Request('http://localhost/', { headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' } });
   const direct = forwarded();
-  rememberClientAddress(direct, '192.0.2.1', false);
+  rememberClientAddress(direct, () => '192.0.2.1', false);
   expect(clientAddress(direct)).toBe('192.0.2.1');
   const proxied = forwarded();
-  rememberClientAddress(proxied, '10.0.0.2', true);
+  rememberClientAddress(proxied, () => '10.0.0.2', true);
   expect(clientAddress(proxied)).toBe('203.0.113.9');
   const noHeader = new Request('http://localhost/');
-  rememberClientAddress(noHeader, '10.0.0.2', true);
+  rememberClientAddress(noHeader, () => '10.0.0.2', true);
   expect(clientAddress(noHeader)).toBe('10.0.0.2');
   expect(clientAddress(new Request('http://localhost/'))).toBe(UNKNOWN_ADDRESS);
+  const unknownPeer = new Request('http://localhost/');
+  rememberClientAddress(unknownPeer, () => undefined, false);
+  expect(clientAddress(unknownPeer)).toBe(UNKNOWN_ADDRESS);
+});
+
+test('the peer address is looked up once, and only when asked for', () => {
+  let lookups = 0;
+  const request = new Request('http://localhost/');
+  rememberClientAddress(
+    request,
+    () => {
+      lookups++;
+      return '198.51.100.7';
+    },
+    false,
+  );
+  expect(lookups).toBe(0);
+  expect(clientAddress(request)).toBe('198.51.100.7');
+  expect(clientAddress(request)).toBe('198.51.100.7');
+  expect(lookups).toBe(1);
 });
 
 const redis = new RedisStore(REDIS_URL, `gw-unit-throttle-${crypto.randomUUID()}:`);
