@@ -79,6 +79,8 @@ const bare = await spawnPortPrinter(resolve(import.meta.dir, 'lib/bare-proxy.ts'
   UPSTREAM: `http://127.0.0.1:${stack.upstreamPort}`,
 });
 if (stack.pinned) pin(bare.proc.pid, GATEWAY_CORE);
+// The stack's own Ctrl-C handler exits the process; the proxy must not outlive it.
+process.once('exit', () => bare.proc.kill());
 const throughBare = (target: H2loadTarget): H2loadTarget => ({
   ...target,
   url: target.url.replace(`:${stack.upstreamPort}/`, `:${bare.port}/`),
