@@ -7,6 +7,17 @@ import { REDIS_URL, createTestDatabase } from './services.ts';
 const ROOT = resolve(import.meta.dir, '../..');
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
+/**
+ * What `npm start` sets before Bun starts (package.json; tests/unit/npm-start-env.test.ts keeps
+ * the two equal), so a gateway under test or benchmark runs as a started one does:
+ * - Bun caps concurrent outbound fetches at 256 otherwise;
+ * - JavaScriptCore sizes its collector for a 1 GB machine, not the host (docs/configuration.md).
+ */
+export const NPM_START_ENV: Readonly<Record<string, string>> = {
+  BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
+  BUN_JSC_forceRAMSize: '1073741824',
+};
+
 export interface GatewayProcess {
   url: string;
   port: number;
@@ -39,8 +50,7 @@ export async function startGateway(
     HOST: '127.0.0.1',
     ADMIN_TOKEN,
     LOG_LEVEL: 'info',
-    // As `npm start` sets it: Bun caps concurrent outbound fetches at 256 otherwise.
-    BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
+    ...NPM_START_ENV,
     // One process per gateway unless a test asks for more: WORKERS defaults to one per core on
     // Postgres+Redis, which would multiply every suite's processes on a shared machine.
     WORKERS: '1',
