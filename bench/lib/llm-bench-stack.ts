@@ -44,6 +44,16 @@ export const chatBody = (model: string, stream: boolean) =>
     ...(stream ? { stream: true } : {}),
   });
 
+/** `BENCH_GATEWAY_ENV`: a JSON object of variables every benchmark gateway also starts with. */
+function benchGatewayEnv(): Record<string, string> {
+  const text = process.env.BENCH_GATEWAY_ENV;
+  if (!text) return {};
+  const parsed: unknown = JSON.parse(text);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('BENCH_GATEWAY_ENV must be a JSON object of strings');
+  return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+}
+
 export async function startLlmBenchStack(
   label: string,
   opts: {
@@ -108,6 +118,8 @@ export async function startLlmBenchStack(
         LOG_LEVEL: 'warn',
         RATE_LIMIT_PER_MINUTE: '100000000',
         ...opts.env,
+        // A setting to try in any benchmark without editing it, e.g. '{"BUN_JSC_useFTLJIT":"1"}'.
+        ...benchGatewayEnv(),
       },
       { bunArgs: opts.bunArgs },
     );
