@@ -2,7 +2,7 @@
  * Bad input under load: does hostile traffic from one account move the latency of another
  * account's well-behaved traffic? Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/hostile-under-load.ts [--seconds 10] [--rounds 3] [--saturation N] [--hostile-rps 50] [--slow 8] [--kinds a,b] [--no-pin]
+ *   bun run bench/hostile-under-load.ts [--seconds 5] [--rounds 8] [--saturation N] [--hostile-rps 50] [--slow 8] [--kinds a,b] [--no-pin]
  *
  * Starts the fake upstream and the gateway pinned as bench/open-loop.ts does (gateway core 1,
  * the rest core 0), with BODY_TIMEOUT_MS=2000 so slow bodies are answered (408) within a phase.
@@ -13,7 +13,9 @@
  * phase, and judges the target on the median p99 of the hostile phases against the median of the
  * quiet ones: below saturation on one account two quiet phases can differ by half (the queue
  * behind the settlement batch in flight is bistable, bench/README.md), so one pair decides
- * nothing. Also prints the hostile answers' status counts per kind (no 5xx expected; 0 = no answer). `--kinds oversize,slow`
+ * nothing. Many short rounds by default: the slow calls come in episodes of a few hundred ms, so
+ * one episode more or less moves a 10 s phase's p99 by up to 4×, and three rounds of those gave
+ * opposite verdicts on the same code; the median of eight is steadier. Also prints the hostile answers' status counts per kind (no 5xx expected; 0 = no answer). `--kinds oversize,slow`
  * sends only the kinds whose name contains one of those words (see bench/lib/hostile-sender.ts).
  */
 import { resolve } from 'node:path';
@@ -27,8 +29,8 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
 };
-const SECONDS = arg('--seconds', 10);
-const ROUNDS = arg('--rounds', 3);
+const SECONDS = arg('--seconds', 5);
+const ROUNDS = arg('--rounds', 8);
 const GIVEN_SATURATION = arg('--saturation', 0);
 const HOSTILE_RPS = arg('--hostile-rps', 50);
 const SLOW_BODIES = arg('--slow', 8);
