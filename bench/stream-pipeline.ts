@@ -1,0 +1,113 @@
+/**
+ * What the gateway's own stream work costs per streamed call, in process and without a socket:
+ * a recorded-shape chat-completions upstream stream (role chunk, `--deltas` content deltas,
+ * finish, usage, `[DONE]`, all in one read as the zero-latency fake sends it) through
+ * `awaitFirstEvent` and `clientStream`, read to its end. Prints a Markdown table (figures, not a
+ * test).
+ *
+ *   bun run bench/stream-pipeline.ts [--streams 20000] [--rounds 3] [--deltas 20]
+ *
+ * Cases: a chat client on the chat upstream (passed through: forwarded, with the billing decoder
+ * reading the same events) and a Messages client on it (translated: decoded and re-encoded).
+ * The charge is a resolved promise, so only the pipeline's CPU is counted. Rounds alternate the
+ * cases so both see the same minutes of a shared machine; pin it (`taskset -c 1`) for steadier
+ * figures. The socket-level figures are bench/hot-path.ts's.
+ */
+import type { LlmStream } from '../providers/types.ts';
+import type { ClientFormat, EncodeContext } from '../src/llm/client-format.ts';
+import { awaitFirstEvent } from '../src/llm/first-event.ts';
+import { anthropicMessagesFormat } from '../src/llm/formats/anthropic-messages-format.ts';
+import { chatCompletionsFormat } from '../src/llm/formats/chat-completions-format.ts';
+import { OutcomeTap } from '../src/llm/outcome-tap.ts';
+import { clientStream } from '../src/llm/stream-pipeline.ts';
+import { table } from './lib/wrk.ts';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+};
+const STREAMS = arg('--streams', 20_000);
+const ROUNDS = arg('--rounds', 3);
+const DELTAS = arg('--deltas', 20);
+
+const utf8 = new TextEncoder();
+const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench0001', object: 'chat.completion.chunk', created: 1, model: 'bench', system_fingerprint: 'fp_bench', choices, ...extra })}\n\n`;
+/** The fake upstream's stream (bench/lib/fake-openai-upstream.ts), as one read. */
+const upstreamBytes = utf8.encode(
+  [
+    chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+    ...Array.from({ length: DELTAS }, (_, i) =>
+      chunk([{ index: 0, delta: { content: `${i ? ' ' : ''}word${i}` }, logprobs: null, finish_reason: null }]),
+    ),
+    chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
+    chunk([], { usage: { prompt_tokens: 12, completion_tokens: DELTAS, total_tokens: 12 + DELTAS } }),
+    'data: [DONE]\n\n',
+  ].join(''),
+);
+
+const upstream = (): LlmStream => ({
+  kind: 'wire',
+  format: 'chat-completions',
+  warnings: [],
+  body: new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(upstreamBytes);
+      controller.close();
+    },
+  }),
+});
+
+const clientBody = { model: 'fake/bench', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'Hi' }] };
+const cases: Array<{ name: string; format: ClientFormat }> = [
+  { name: 'chat client, passed through', format: chatCompletionsFormat },
+  { name: 'Messages client, translated', format: anthropicMessagesFormat },
+];
+
+/** One streamed call's pipeline, read to its end; the number of bytes the client got. */
+async function oneStream(format: ClientFormat): Promise<number> {
+  const decoded = format.decode(clientBody);
+  const ctx: EncodeContext = { id: `${format.idPrefix}bench`, model: 'fake/bench', created: 1, decoded };
+  const tap = new OutcomeTap('fake/bench', 3, () => undefined);
+  const model = { id: 'fake/bench', upstreamModel: 'bench' };
+  const first = await awaitFirstEvent(upstream(), model.id, 60_000);
+  const stream = clientStream({ upstream: first, model, format, ctx, tap, abort: new AbortController() });
+  let bytes = 0;
+  for await (const piece of stream) bytes += piece.byteLength;
+  return bytes;
+}
+
+async function cpuPerStream(format: ClientFormat, streams: number): Promise<number> {
+  const before = process.cpuUsage();
+  for (let i = 0; i < streams; i++) await oneStream(format);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / streams;
+}
+
+const sizes = new Map<string, number>();
+for (const c of cases) {
+  sizes.set(c.name, await oneStream(c.format));
+  await cpuPerStream(c.format, Math.min(STREAMS, 5_000)); // warm-up: the JIT keeps compiling for thousands of calls
+}
+const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+for (let round = 0; round < ROUNDS; round++)
+  for (const c of cases) samples.get(c.name)?.push(await cpuPerStream(c.format, STREAMS));
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+console.log(
+  `${STREAMS} streams × ${ROUNDS} rounds per case, ${DELTAS} content deltas each; Bun ${Bun.version}; ${new Date().toISOString()}\n`,
+);
+console.log(
+  table(
+    cases.map((c) => {
+      const xs = samples.get(c.name) ?? [];
+      return {
+        case: c.name,
+        'client bytes': sizes.get(c.name) ?? 0,
+        'CPU µs per stream (median)': median(xs).toFixed(1),
+        'per round': xs.map((x) => x.toFixed(1)).join(' / '),
+        'µs per upstream event': (median(xs) / (DELTAS + 4)).toFixed(2),
+      };
+    }),
+  ),
+);
