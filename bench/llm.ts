@@ -24,6 +24,7 @@ import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
 import { createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gateway-process.ts';
+import { benchGatewayEnv } from './lib/llm-bench-stack.ts';
 import { dropTestDatabases } from '../tests/helpers/services.ts';
 import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
@@ -109,6 +110,7 @@ async function startBenchGateway(upstreamPort: number): Promise<GatewayProcess> 
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '100000000',
     ...(MAX_HTTP_REQUESTS ? { BUN_CONFIG_MAX_HTTP_REQUESTS: String(MAX_HTTP_REQUESTS) } : {}),
+    ...benchGatewayEnv(),
   };
   gateway = await startGateway(gatewayEnv);
   return gateway;

@@ -45,7 +45,7 @@ export const chatBody = (model: string, stream: boolean) =>
   });
 
 /** `BENCH_GATEWAY_ENV`: a JSON object of variables every benchmark gateway also starts with. */
-function benchGatewayEnv(): Record<string, string> {
+export function benchGatewayEnv(): Record<string, string> {
   const text = process.env.BENCH_GATEWAY_ENV;
   if (!text) return {};
   const parsed: unknown = JSON.parse(text);
