@@ -24,16 +24,13 @@ import { closedLoop, openLoop, requireH2load, type LoadRun } from './lib/h2load.
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { withCpuShare } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const SECONDS = arg('--seconds', 5);
-const ROUNDS = arg('--rounds', 8);
-const GIVEN_SATURATION = arg('--saturation', 0);
-const HOSTILE_RPS = arg('--hostile-rps', 50);
-const SLOW_BODIES = arg('--slow', 8);
+const SECONDS = numberArg('--seconds', 5);
+const ROUNDS = numberArg('--rounds', 8);
+const GIVEN_SATURATION = numberArg('--saturation', 0);
+const HOSTILE_RPS = numberArg('--hostile-rps', 50);
+const SLOW_BODIES = numberArg('--slow', 8);
 const BODY_TIMEOUT_MS = 2000;
 const kindsAt = process.argv.indexOf('--kinds');
 const KINDS = kindsAt >= 0 ? (process.argv[kindsAt + 1] ?? '') : '';

@@ -27,16 +27,13 @@ import { closedLoop, percentile, requireH2load, type H2loadTarget } from './lib/
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const CALLS = arg('--calls', 1000);
-const ROUNDS = arg('--rounds', 3);
-const SECONDS = arg('--seconds', 8);
-const CONNECTIONS = arg('--connections', 16);
-const WARMUP = arg('--warmup', 3000);
+const CALLS = numberArg('--calls', 1000);
+const ROUNDS = numberArg('--rounds', 3);
+const SECONDS = numberArg('--seconds', 8);
+const CONNECTIONS = numberArg('--connections', 16);
+const WARMUP = numberArg('--warmup', 3000);
 
 requireH2load();
 const log = (line: string) => process.stderr.write(`${line}\n`);

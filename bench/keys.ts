@@ -25,12 +25,9 @@ import { insertKey } from '../src/keys/api-keys.repository.ts';
 import { KeyBudgets } from '../src/keys/key-budgets.ts';
 import { Logger } from '../src/ops/logger.ts';
 import { REDIS_URL, createTestDatabase } from '../tests/helpers/services.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const CALLS = arg('--calls', 20_000);
+const CALLS = numberArg('--calls', 20_000);
 
 const request = {
   model: 'acme/chat-large',

@@ -30,15 +30,12 @@ import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { openSockets, rawStream, type StreamResult } from './lib/raw-stream.ts';
 import { peakRssMb, requireWrk, runWrk, table, type LoadResult } from './lib/wrk.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const SECONDS = arg('--seconds', 10);
-const STREAMS = arg('--streams', 1000);
-const TTFB_SAMPLES = arg('--ttfb', 200);
-const MAX_HTTP_REQUESTS = arg('--max-http-requests', 4096);
+const SECONDS = numberArg('--seconds', 10);
+const STREAMS = numberArg('--streams', 1000);
+const TTFB_SAMPLES = numberArg('--ttfb', 200);
+const MAX_HTTP_REQUESTS = numberArg('--max-http-requests', 4096);
 const onlyAt = process.argv.indexOf('--only');
 /** `--only ttfb,wrk,streams` runs a subset (all by default). */
 const SECTIONS = new Set(onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : ['ttfb', 'wrk', 'streams']);

@@ -16,13 +16,10 @@ import { UsageRecorder } from '../src/llm/usage-recorder.ts';
 import { Logger } from '../src/ops/logger.ts';
 import { connectStore } from '../src/store/connect.ts';
 import { createTestDatabase, dropTestDatabases } from '../tests/helpers/services.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const CALLS = arg('--calls', 1200);
-const WARMUP = arg('--warmup', 300);
+const CALLS = numberArg('--calls', 1200);
+const WARMUP = numberArg('--warmup', 300);
 
 const databaseUrl = await createTestDatabase('benchmoney');
 const database = await connectDatabase({ databaseUrl, dataDir: '/tmp' });

@@ -21,14 +21,11 @@ import { chatCompletionsFormat } from '../src/llm/formats/chat-completions-forma
 import { OutcomeTap } from '../src/llm/outcome-tap.ts';
 import { clientStream } from '../src/llm/stream-pipeline.ts';
 import { table } from './lib/wrk.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const STREAMS = arg('--streams', 20_000);
-const ROUNDS = arg('--rounds', 3);
-const DELTAS = arg('--deltas', 20);
+const STREAMS = numberArg('--streams', 20_000);
+const ROUNDS = numberArg('--rounds', 3);
+const DELTAS = numberArg('--deltas', 20);
 
 const utf8 = new TextEncoder();
 const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>

@@ -33,13 +33,10 @@ import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { requireWrk, table } from './lib/wrk.ts';
 import { runWrkPost, writePostScript, type PostLoadResult } from './lib/wrk-post.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const SECONDS = arg('--seconds', 10);
-const DELIVERIES = arg('--deliveries', 20_000);
+const SECONDS = numberArg('--seconds', 10);
+const DELIVERIES = numberArg('--deliveries', 20_000);
 const onlyAt = process.argv.indexOf('--only');
 const SECTIONS = new Set(onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',') : ['create', 'webhooks']);
 const CONNECTIONS = [16, 64];

@@ -1,0 +1,5 @@
+/** `--name N` from the benchmark's command line as a number; `fallback` when absent, empty, zero or not a number. */
+export function numberArg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+}
