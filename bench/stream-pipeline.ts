@@ -1,7 +1,7 @@
 /**
  * What the gateway's own stream work costs per streamed call, in process and without a socket:
- * a recorded-shape chat-completions upstream stream (role chunk, `--deltas` content deltas,
- * finish, usage, `[DONE]`, all in one read as the zero-latency fake sends it) through
+ * the zero-latency fake upstream's chat-completions stream (role chunk, `--deltas` content
+ * deltas, finish, usage, `[DONE]`, all in one read as the fake sends it) through
  * `awaitFirstEvent` and `clientStream`, read to its end. Prints a Markdown table (figures, not a
  * test).
  *
@@ -20,6 +20,7 @@ import { anthropicMessagesFormat } from '../src/llm/formats/anthropic-messages-f
 import { chatCompletionsFormat } from '../src/llm/formats/chat-completions-format.ts';
 import { OutcomeTap } from '../src/llm/outcome-tap.ts';
 import { clientStream } from '../src/llm/stream-pipeline.ts';
+import { streamEvents } from './lib/fake-chat-stream.ts';
 import { table } from './lib/wrk.ts';
 import { numberArg } from './lib/cli-args.ts';
 
@@ -27,21 +28,9 @@ const STREAMS = numberArg('--streams', 20_000);
 const ROUNDS = numberArg('--rounds', 3);
 const DELTAS = numberArg('--deltas', 20);
 
-const utf8 = new TextEncoder();
-const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-bench0001', object: 'chat.completion.chunk', created: 1, model: 'bench', system_fingerprint: 'fp_bench', choices, ...extra })}\n\n`;
 /** The fake upstream's stream (bench/lib/fake-openai-upstream.ts), as one read. */
-const upstreamBytes = utf8.encode(
-  [
-    chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
-    ...Array.from({ length: DELTAS }, (_, i) =>
-      chunk([{ index: 0, delta: { content: `${i ? ' ' : ''}word${i}` }, logprobs: null, finish_reason: null }]),
-    ),
-    chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
-    chunk([], { usage: { prompt_tokens: 12, completion_tokens: DELTAS, total_tokens: 12 + DELTAS } }),
-    'data: [DONE]\n\n',
-  ].join(''),
-);
+const events = streamEvents('bench', DELTAS);
+const upstreamBytes = new TextEncoder().encode([events.first, ...events.deltas, ...events.tail].join(''));
 
 const upstream = (): LlmStream => ({
   kind: 'wire',

@@ -13,21 +13,12 @@
  *     spaced SLOW_DELTA_MS (default 1000 ms) apart, so a stream lasts about 10 s. The role chunk
  *     goes out at once so headers and the first byte are not delayed.
  */
+import { CREATED, streamEvents, usage, words } from './fake-chat-stream.ts';
+
 const DELTAS = 20;
 const SLOW_DELTAS = 10;
 const SLOW_DELTA_MS = Number(process.env.SLOW_DELTA_MS ?? 1000);
-const CREATED = 1_700_000_000;
 const enc = new TextEncoder();
-
-const words =
-  'The quick brown fox jumps over the lazy dog while the gateway relays every single token to the client without any delay'.split(
-    ' ',
-  );
-const usage = (completion: number) => ({
-  prompt_tokens: 12,
-  completion_tokens: completion,
-  total_tokens: 12 + completion,
-});
 
 const completionBody = (model: string) =>
   JSON.stringify({
@@ -46,25 +37,6 @@ const completionBody = (model: string) =>
     ],
     usage: usage(DELTAS),
   });
-
-const chunk = (model: string, choices: unknown[], extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-bench0001', object: 'chat.completion.chunk', created: CREATED, model, system_fingerprint: 'fp_bench', choices, ...extra })}\n\n`;
-
-function streamEvents(model: string, deltas: number): { first: string; deltas: string[]; tail: string[] } {
-  return {
-    first: chunk(model, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
-    deltas: Array.from({ length: deltas }, (_, i) =>
-      chunk(model, [
-        { index: 0, delta: { content: (i ? ' ' : '') + words[i % words.length] }, logprobs: null, finish_reason: null },
-      ]),
-    ),
-    tail: [
-      chunk(model, [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
-      chunk(model, [], { usage: usage(deltas) }),
-      'data: [DONE]\n\n',
-    ],
-  };
-}
 
 /** Pre-encoded fast responses per model name (the gateway always sends the same one). */
 const fastCache = new Map<string, { json: string; sse: Uint8Array[] }>();
