@@ -15,12 +15,13 @@
  * behind the settlement batch in flight is bistable, bench/README.md), so one pair decides
  * nothing. Many short rounds by default: the slow calls come in episodes of a few hundred ms, so
  * one episode more or less moves a 10 s phase's p99 by up to 4×, and three rounds of those gave
- * opposite verdicts on the same code; the median of eight is steadier. Also prints the hostile answers' status counts per kind (no 5xx expected; 0 = no answer). `--kinds oversize,slow`
+ * opposite verdicts on the same code; the median of eight is steadier. Also prints the hostile
+ * answers' status counts per kind (no 5xx expected; 0 = no answer). `--kinds oversize,slow`
  * sends only the kinds whose name contains one of those words (see bench/lib/hostile-sender.ts).
  */
 import { resolve } from 'node:path';
 import { machine } from './lib/cpu-pin.ts';
-import { closedLoop, openLoop, requireH2load, type LoadRun } from './lib/h2load.ts';
+import { closedLoop, median, openLoop, requireH2load, type LoadRun } from './lib/h2load.ts';
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { withCpuShare } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
@@ -124,11 +125,6 @@ try {
     phases.push({ phase: `${round}: with hostile traffic`, run, cpuShare: loud.cpuShare, hostile: true });
     log(`round ${round} with hostile: p50 ${ms(run.p50Ms)} p99 ${ms(run.p99Ms)} non-200 ${non200(run)}`);
   }
-  const median = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-  };
   const p99Of = (hostileOnes: boolean) =>
     median(phases.filter((p) => p.hostile === hostileOnes).map((p) => p.run.p99Ms));
   const p50Of = (hostileOnes: boolean) =>

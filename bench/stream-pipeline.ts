@@ -21,6 +21,7 @@ import { chatCompletionsFormat } from '../src/llm/formats/chat-completions-forma
 import { OutcomeTap } from '../src/llm/outcome-tap.ts';
 import { clientStream } from '../src/llm/stream-pipeline.ts';
 import { streamEvents } from './lib/fake-chat-stream.ts';
+import { median } from './lib/h2load.ts';
 import { table } from './lib/wrk.ts';
 import { numberArg } from './lib/cli-args.ts';
 
@@ -79,7 +80,6 @@ const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
 for (let round = 0; round < ROUNDS; round++)
   for (const c of cases) samples.get(c.name)?.push(await cpuPerStream(c.format, STREAMS));
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 console.log(
   `${STREAMS} streams × ${ROUNDS} rounds per case, ${DELTAS} content deltas each; Bun ${Bun.version}; ${new Date().toISOString()}\n`,
 );
