@@ -12,14 +12,11 @@
 import { closeSync, fdatasyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from './lib/h2load.ts';
+import { stringArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
-const COUNT = Number(arg('--count', '2000')) || 2000;
-const BYTES = Number(arg('--bytes', '300')) || 300;
-const DIR = arg('--dir', './data');
+const COUNT = Number(stringArg('--count', '2000')) || 2000;
+const BYTES = Number(stringArg('--bytes', '300')) || 300;
+const DIR = stringArg('--dir', './data');
 
 mkdirSync(DIR, { recursive: true });
 const path = join(DIR, `durable-write-floor-${process.pid}.bin`);

@@ -25,13 +25,10 @@ import pg from 'pg';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { rssKb, sampleRss } from './lib/rss-sampler.ts';
 import { table } from './lib/wrk.ts';
+import { stringArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
-const SECONDS = Number(arg('--seconds', '10')) || 10;
-const MODES = arg('--modes', 'embedded,postgres+redis').split(',') as Array<'embedded' | 'postgres+redis'>;
+const SECONDS = Number(stringArg('--seconds', '10')) || 10;
+const MODES = stringArg('--modes', 'embedded,postgres+redis').split(',') as Array<'embedded' | 'postgres+redis'>;
 const CONNECTIONS = 64;
 
 requireH2load();

@@ -18,13 +18,10 @@ import { UsageRecorder } from '../src/llm/usage-recorder.ts';
 import { Logger } from '../src/ops/logger.ts';
 import { connectStore } from '../src/store/connect.ts';
 import { createTestDatabase, dropTestDatabases } from '../tests/helpers/services.ts';
+import { stringArg } from './lib/cli-args.ts';
 
-const argOf = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
-const SECONDS = Number(argOf('--seconds', '4'));
-const CONCURRENCY = argOf('--concurrency', '1,16,64').split(',').map(Number);
+const SECONDS = Number(stringArg('--seconds', '4'));
+const CONCURRENCY = stringArg('--concurrency', '1,16,64').split(',').map(Number);
 const HOLD = toUnits(0.004); // a chat call's worst case: ~1,000 tokens in, 1,000 out
 const COST = 0.0004;
 

@@ -27,20 +27,17 @@ import { closedLoop, openLoop, percentile, requireH2load, type H2loadTarget, typ
 import { checkTarget, HOST, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { withCpuShare } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
+import { stringArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
-const SECONDS = Number(arg('--seconds', '10')) || 10;
-const FRACTIONS = arg('--fractions', '25,50,75')
+const SECONDS = Number(stringArg('--seconds', '10')) || 10;
+const FRACTIONS = stringArg('--fractions', '25,50,75')
   .split(',')
   .map((f) => Number(f) / 100)
   .filter((f) => f > 0 && f < 1);
-const GIVEN_SATURATION = Number(arg('--saturation', '0'));
+const GIVEN_SATURATION = Number(stringArg('--saturation', '0'));
 const SATURATION_CONNECTIONS = 64;
 const PROBE_INTERVAL_MS = 20; // 50 probes a second: small beside the background load
-const ACCOUNTS = Math.max(1, Math.floor(Number(arg('--accounts', '1')) || 1));
+const ACCOUNTS = Math.max(1, Math.floor(Number(stringArg('--accounts', '1')) || 1));
 
 const TARGET_ADDED_P50_MS = 0.1;
 const TARGET_ADDED_P99_MS = 1;

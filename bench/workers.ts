@@ -26,17 +26,14 @@ import { dropTestDatabases } from '../tests/helpers/services.ts';
 import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { requireWrk, runWrk, table, type LoadResult } from './lib/wrk.ts';
+import { stringArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
-const SECONDS = Number(arg('--seconds', '10')) || 10;
-const CONNECTIONS = Number(arg('--connections', '64')) || 64;
-const ACCOUNTS = Number(arg('--accounts', '16')) || 16;
+const SECONDS = Number(stringArg('--seconds', '10')) || 10;
+const CONNECTIONS = Number(stringArg('--connections', '64')) || 64;
+const ACCOUNTS = Number(stringArg('--accounts', '16')) || 16;
 const defaultCounts: number[] = [];
 for (let n = 1; n <= Math.max(2, availableParallelism()); n *= 2) defaultCounts.push(n);
-const COUNTS = arg('--workers', defaultCounts.join(','))
+const COUNTS = stringArg('--workers', defaultCounts.join(','))
   .split(',')
   .map(Number)
   .filter((n) => Number.isInteger(n) && n >= 1);
