@@ -215,6 +215,30 @@ describe('settlement statement', () => {
     await settle.stop();
     await pool.stop();
   }, 30_000);
+
+  test('a call recorded again (a batch retried after a commit it did not hear of) is charged once', async () => {
+    const id = await account(1);
+    const first = call(id, 0.1);
+    await recorder.record(first);
+    await recorder.record(first);
+    const m = await money(id);
+    expect(m.balance).toBe(toUnits(0.9));
+    expect(m.ledger).toBe(m.balance);
+  });
+
+  test('a batch holding a recorded call and a new one charges the new one only', async () => {
+    const id = await account(1);
+    const old = call(id, 0.1);
+    await recorder.record(old);
+    // Submitted together while another write is under way, the two share the next batch.
+    const fresh = call(id, 0.2);
+    await Promise.all([recorder.record(call(id, 0.01)), recorder.record(old), recorder.record(fresh)]);
+    const m = await money(id);
+    expect(m.balance).toBe(toUnits(0.69));
+    expect(m.ledger).toBe(m.balance);
+    const tasks = await database.db.selectFrom('tasks').select('cost_usd').where('account_id', '=', id).execute();
+    expect(tasks.map((t) => toUnits(t.cost_usd)).sort()).toEqual([toUnits(0.01), toUnits(0.1), toUnits(0.2)].sort());
+  });
 });
 
 describe('one bad row never fails its batch', () => {
