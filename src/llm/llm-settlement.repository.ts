@@ -53,17 +53,11 @@ function settlementQuery(rowsJson: string, finishedAt: string) {
     ), locked as (
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id = any(array(select account_id from rec)) order by a.id for no key update
-    ), known as (
-      -- Always a primary-key probe (migration 0009): an inline probe's cached plan, made while
-      -- tasks was small, scans the whole table on every settlement.
-      select id from recorded_task_ids(array(select id from rec)) as id
-    ), fresh as (
-      select r.* from rec as r where r.id not in (select id from known)
     ), lease_take as (
       -- Read once the accounts are locked (every writer of a lease row holds its account's lock).
       select h.id, h.account_id, least(h.amount_usd, s.want) as take
       from llm_reservations as h
-      join (select hold_id, sum(least(cost, hold_units)) as want from fresh where hold_id is not null group by hold_id) as s on s.hold_id = h.id
+      join (select hold_id, sum(least(cost, hold_units)) as want from rec where hold_id is not null group by hold_id) as s on s.hold_id = h.id
       where exists (select 1 from locked)
     ), budget as (
       select l.id, coalesce((select sum(t.take) from lease_take as t where t.account_id = l.id), 0) as from_lease,
@@ -71,25 +65,39 @@ function settlementQuery(rowsJson: string, finishedAt: string) {
       from locked as l
     ), running as (
       select f.*, b.from_lease + b.spendable as cap, sum(f.cost) over (partition by f.account_id order by f.ord) as upto
-      from fresh as f join budget as b on b.id = f.account_id
-    ), charged as (
+      from rec as f join budget as b on b.id = f.account_id
+    ), priced as (
       select r.*, greatest(least(r.upto, r.cap), 0) - greatest(least(r.upto - r.cost, r.cap), 0) as charge from running as r
-    ), cumulative as (
-      select c.*, sum(c.charge) over (partition by c.account_id order by c.ord) as charged_upto from charged as c
     ), created as (
+      -- A call whose task row exists was settled by a commit we did not hear of: not charged again.
       insert into tasks (id, account_id, key_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at, request_id)
       select id, account_id, key_id, model, provider, category, status, input, output, error_message, charge, created_at, ${finishedAt}::timestamptz, request_id
-      from charged on conflict (id) do nothing
+      from priced on conflict (id) do nothing
       returning id
+    ), verdict as (
+      -- A batch is retried whole, so its calls are all new (billed) or all recorded (nothing
+      -- moves). Both at once would price the new calls beside the recorded ones: the statement
+      -- fails instead, with a data error (22P02) that has the batch written call by call. The
+      -- failing cast reads a subquery so that planning cannot fold it into a constant error.
+      select case (select count(*) from created)
+        when (select count(*) from rec) then true
+        when 0 then false
+        else ('settlement batch partly recorded already: ' || (select count(*) from created))::int::boolean
+      end as billed
+    ), charged as (
+      select p.* from priced as p where (select billed from verdict)
+    ), cumulative as (
+      select c.*, sum(c.charge) over (partition by c.account_id order by c.ord) as charged_upto from charged as c
     ), totals as (
       select b.id, b.from_lease, coalesce(sum(c.charge), 0) as charged, coalesce(sum(c.cost), 0) as cost
       from budget as b left join charged as c on c.account_id = b.id group by b.id, b.from_lease
     ), taken as (
-      update llm_reservations as h set amount_usd = h.amount_usd - t.take from lease_take as t where h.id = t.id and t.take > 0
+      update llm_reservations as h set amount_usd = h.amount_usd - t.take from lease_take as t
+      where h.id = t.id and t.take > 0 and (select billed from verdict)
       returning h.id, t.take
     ), moved as (
       update accounts as a set balance_usd = a.balance_usd - t.charged, reserved_usd = a.reserved_usd - t.from_lease, updated_at = now()
-      from totals as t where a.id = t.id and (t.charged > 0 or t.from_lease > 0)
+      from totals as t where a.id = t.id and (t.charged > 0 or t.from_lease > 0) and (select billed from verdict)
       returning a.id, a.balance_usd, t.charged, t.cost
     ), ledger as (
       insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
@@ -125,8 +133,9 @@ function settlementText(db: Db): string {
  * The batch's settlement as one statement (one round trip, one commit): the accounts are locked
  * in id order, the calls' holds deleted, and each call charged its cost — capped, per account,
  * at what the account can spend plus the holds this batch releases, so the balance never goes
- * below zero and other calls' holds are never eaten into. Only calls whose task row is new are
- * charged, so a batch retried after a commit we did not hear about is never charged twice.
+ * below zero and other calls' holds are never eaten into. A batch whose task rows exist already
+ * (retried after a commit we did not hear about) moves no money, so no call is charged twice; a
+ * batch of recorded and new calls at once fails with a data error (split by the group commit).
  * Returns the accounts whose money moved and the shortfall of any account charged less than cost.
  */
 export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: SettlementRow[]): Promise<SettledBatch> {
