@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
 import { anthropicPassthrough, chatPassthrough } from '../../translators/passthrough/index.ts';
 import { renameModel } from '../../translators/passthrough/passthrough-rules.ts';
 import { createChatChunkRepair } from '../../translators/passthrough/index.ts';
@@ -18,6 +19,31 @@ describe('passthrough', () => {
       model: 'acme/chat-large',
       choices: [{ delta: { content: 'say "model":"z"' } }],
     });
+  });
+
+  test('renames the first model key holding a string; a model id is written as it is, `$&` included', () => {
+    expect(renameModel('{"model":"m"}', { ...ctx, gatewayModel: 'acme/$&-$1' })).toBe('{"model":"acme/$&-$1"}');
+    expect(renameModel('{"model":null,"x":{"model":"m"}}', ctx)).toBe('{"model":null,"x":{"model":"acme/chat-large"}}');
+    expect(renameModel('{"model"\t:\n"m","y":1}', ctx)).toBe('{"model":"acme/chat-large","y":1}');
+    for (const untouched of ['{"id":"c"}', '{"model":"unterminated', '{"model"', '{"model":1}', ''])
+      expect(renameModel(untouched, ctx)).toBe(untouched);
+  });
+
+  test('property: any chunk with a top-level model decodes to the same chunk with the gateway model', () => {
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.string(),
+        fc.string(),
+        fc.string({ minLength: 1 }),
+        (id, model, content, gatewayModel) => {
+          const chunk = { id, model, choices: [{ delta: { content } }] };
+          const renamed = renameModel(JSON.stringify(chunk), { ...ctx, gatewayModel });
+          expect(JSON.parse(renamed)).toEqual({ ...chunk, model: gatewayModel });
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   test('chat: usage chunk and usage:null held back unless the client asked for usage', () => {

@@ -40,11 +40,36 @@ export interface PassthroughContext {
  * (upstreams answer with dated names such as `gpt-4o-2024-08-06`). Inside a JSON string every
  * quote is escaped, so an unescaped `"model":` can only be a key; the first one is the chunk's
  * own (chat chunks and Anthropic's `message_start` both name the model before any content).
+ * Spliced by hand, not by a regular expression: it runs on every streamed event, and a
+ * replacement string would read `$&` or `$1` in a model id as a pattern.
  */
-const MODEL_FIELD = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
-
 export function renameModel(data: string, ctx: PassthroughContext): string {
-  return data.replace(MODEL_FIELD, `"model":${JSON.stringify(ctx.gatewayModel)}`);
+  for (let key = data.indexOf('"model"'); key !== -1; key = data.indexOf('"model"', key + 1)) {
+    const end = stringValueEnd(data, key + 7);
+    if (end !== -1) return `${data.slice(0, key)}"model":${JSON.stringify(ctx.gatewayModel)}${data.slice(end)}`;
+  }
+  return data;
+}
+
+/** Just past the JSON string value of `: "…"` starting at `at` (whitespace allowed), or -1. */
+function stringValueEnd(data: string, at: number): number {
+  let i = skipSpace(data, at);
+  if (data.charCodeAt(i) !== 58 /* : */) return -1;
+  i = skipSpace(data, i + 1);
+  if (data.charCodeAt(i) !== 34 /* " */) return -1;
+  for (i++; i < data.length; i++) {
+    const c = data.charCodeAt(i);
+    if (c === 34) return i + 1;
+    if (c === 92 /* \ */) i++;
+  }
+  return -1;
+}
+
+/** Past JSON's whitespace (space, tab, line feed, carriage return). */
+function skipSpace(data: string, i: number): number {
+  let c = data.charCodeAt(i);
+  while (c === 32 || c === 9 || c === 10 || c === 13) c = data.charCodeAt(++i);
+  return i;
 }
 
 /** Upstream data must be a JSON object; anything else is garbage the client must not receive. */
