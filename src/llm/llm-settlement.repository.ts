@@ -54,7 +54,10 @@ function settlementQuery(rowsJson: string, finishedAt: string) {
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id = any(array(select account_id from rec)) order by a.id for no key update
     ), lease_take as (
-      -- Read once the accounts are locked (every writer of a lease row holds its account's lock).
+      -- Read with the statement's snapshot, which can predate a write that committed while
+      -- "locked" waited (Read Committed refreshes only the locked rows). Enough: the holds of
+      -- this batch's calls were granted before it began, out of the amount this snapshot sees,
+      -- and "taken" subtracts from the row as it is by then.
       select h.id, h.account_id, least(h.amount_usd, s.want) as take
       from llm_reservations as h
       join (select hold_id, sum(least(cost, hold_units)) as want from rec where hold_id is not null group by hold_id) as s on s.hold_id = h.id
