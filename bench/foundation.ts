@@ -7,8 +7,9 @@
 import { api, createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway } from '../tests/helpers/gateway-process.ts';
 import { peakRssMb, requireWrk, runWrk, table } from './lib/wrk.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const seconds = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 10;
+const seconds = numberArg('--seconds', 10);
 requireWrk();
 const rows: Array<Record<string, string | number>> = [];
 

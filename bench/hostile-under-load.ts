@@ -31,7 +31,7 @@ import { closedLoop, median, openLoop, requireH2load, type LoadRun } from './lib
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { withCpuShare } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
-import { numberArg } from './lib/cli-args.ts';
+import { numberArg, stringArg } from './lib/cli-args.ts';
 
 const SECONDS = numberArg('--seconds', 5);
 const ROUNDS = numberArg('--rounds', 8);
@@ -39,8 +39,7 @@ const GIVEN_SATURATION = numberArg('--saturation', 0);
 const HOSTILE_RPS = numberArg('--hostile-rps', 50);
 const SLOW_BODIES = numberArg('--slow', 8);
 const BODY_TIMEOUT_MS = 2000;
-const kindsAt = process.argv.indexOf('--kinds');
-const KINDS = kindsAt >= 0 ? (process.argv[kindsAt + 1] ?? '') : '';
+const KINDS = stringArg('--kinds', '');
 const SLOW_ON = !KINDS || KINDS.split(',').some((f) => f && 'slow body'.includes(f));
 const TARGET_P99_CHANGE = 0.2;
 const BURN_CONTROL = process.argv.includes('--burn-control');

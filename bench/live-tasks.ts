@@ -14,10 +14,10 @@ import { REDIS_URL, createTestDatabase } from '../tests/helpers/services.ts';
 import { openTaskEvents, type TaskEventsClient } from '../tests/helpers/task-events.ts';
 import { rssKb } from './lib/rss-sampler.ts';
 import { table } from './lib/wrk.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(name) + 1]) || fallback;
-const rounds = arg('--rounds', 50);
-const streamCount = arg('--streams', 1000);
+const rounds = numberArg('--rounds', 50);
+const streamCount = numberArg('--streams', 1000);
 
 const databaseUrl = await createTestDatabase('benchlive');
 const env = {

@@ -12,8 +12,9 @@ import type { CanonicalResponse } from '../translators/canonical/index.ts';
 import { beginRequest, endRequest, inRequestScope, withRequestId } from '../src/observability/http-observer.ts';
 import { LlmCallWatch } from '../src/observability/llm-call-observer.ts';
 import { startTracing, tracing } from '../src/observability/tracing.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const calls = Number(process.argv[process.argv.indexOf('--calls') + 1]) || 20_000;
+const calls = numberArg('--calls', 20_000);
 const WARMUP = 2_000;
 
 const response: CanonicalResponse = {

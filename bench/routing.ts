@@ -13,8 +13,9 @@ import { DeploymentHealth } from '../src/routing/deployment-health.ts';
 import { Router } from '../src/routing/router.ts';
 import { RoutingTable } from '../src/routing/routing-table.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
+import { numberArg } from './lib/cli-args.ts';
 
-const calls = Number(process.argv[process.argv.indexOf('--calls') + 1]) || 200_000;
+const calls = numberArg('--calls', 200_000);
 const providers: ProviderConfig[] = ['p0', 'p1', 'p2', 'p3', 'p4'].map((id) => ({
   id,
   kind: 'openai',
