@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { CellCounter, CellHistogram } from './cell-metrics.ts';
 
 /**
  * Buckets for work the gateway does itself (routing, auth, a cached read): the first bucket is
@@ -15,20 +16,22 @@ const REQUEST_BUCKETS = [...FAST_BUCKETS, 2.5, 5, 10, 30, 60, 120, 300, 600];
  * route templates, model and provider ids, formats and outcomes, never an account, key or task
  * id: their values come from the catalog and fixed lists, so the series count stays bounded.
  * Updates are in-memory increments; only the queue depth is read (from the database) at scrape.
+ * Counters and histograms are cell-metrics.ts's (one cell per label set, cheap on the call path),
+ * exposed through this prom-client registry like its own.
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
 const inRegistry = { registers: [registry] };
 
-export const httpRequests = new Counter({
+export const httpRequests = new CellCounter({
   name: 'gateway_http_requests_total',
   help: 'HTTP requests answered, by method, route template and status code.',
   labelNames: ['method', 'route', 'status'] as const,
   ...inRegistry,
 });
 
-export const httpRequestDuration = new Histogram({
+export const httpRequestDuration = new CellHistogram({
   name: 'gateway_http_request_duration_seconds',
   help: 'Time from request arrival to the response headers, by method and route template.',
   labelNames: ['method', 'route'] as const,
@@ -36,21 +39,21 @@ export const httpRequestDuration = new Histogram({
   ...inRegistry,
 });
 
-export const llmRequests = new Counter({
+export const llmRequests = new CellCounter({
   name: 'gateway_llm_requests_total',
   help: 'LLM calls by model, provider, client wire format and outcome (completed, failed, cancelled).',
   labelNames: ['model', 'provider', 'client_format', 'outcome'] as const,
   ...inRegistry,
 });
 
-export const llmTokens = new Counter({
+export const llmTokens = new CellCounter({
   name: 'gateway_llm_tokens_total',
   help: 'Tokens billed, by model, provider and type (input, output, cache_read, cache_write).',
   labelNames: ['model', 'provider', 'type'] as const,
   ...inRegistry,
 });
 
-export const llmTimeToFirstToken = new Histogram({
+export const llmTimeToFirstToken = new CellHistogram({
   name: 'gateway_llm_time_to_first_token_seconds',
   help: 'Streamed LLM calls: time from request arrival to the first content delta sent to the client.',
   labelNames: ['model', 'provider'] as const,
@@ -58,7 +61,7 @@ export const llmTimeToFirstToken = new Histogram({
   ...inRegistry,
 });
 
-export const llmGatewayOverhead = new Histogram({
+export const llmGatewayOverhead = new CellHistogram({
   name: 'gateway_llm_overhead_seconds',
   help: 'LLM calls: time the gateway spent itself, outside upstream attempts (see docs/observability.md).',
   labelNames: ['client_format', 'stream'] as const,
@@ -66,7 +69,7 @@ export const llmGatewayOverhead = new Histogram({
   ...inRegistry,
 });
 
-export const upstreamRequestDuration = new Histogram({
+export const upstreamRequestDuration = new CellHistogram({
   name: 'gateway_upstream_request_duration_seconds',
   help: 'One upstream attempt: time from sending the request to its response headers (or failure).',
   labelNames: ['provider'] as const,
@@ -74,14 +77,14 @@ export const upstreamRequestDuration = new Histogram({
   ...inRegistry,
 });
 
-export const costUsd = new Counter({
+export const costUsd = new CellCounter({
   name: 'gateway_cost_usd_total',
   help: 'USD charged to accounts, by model and category (llm, image, video, audio).',
   labelNames: ['model', 'category'] as const,
   ...inRegistry,
 });
 
-export const tasks = new Counter({
+export const tasks = new CellCounter({
   name: 'gateway_tasks_total',
   help: 'Media tasks finished, by model and status (completed, failed).',
   labelNames: ['model', 'status'] as const,
@@ -109,14 +112,14 @@ export function readTaskQueueDepthWith(reader: () => Promise<number>): void {
   readQueueDepth = reader;
 }
 
-export const webhookDeliveries = new Counter({
+export const webhookDeliveries = new CellCounter({
   name: 'gateway_webhook_deliveries_total',
   help: 'Webhook delivery attempts, by outcome (delivered, failed: a non-2xx answer, error: no answer).',
   labelNames: ['outcome'] as const,
   ...inRegistry,
 });
 
-export const fallbacks = new Counter({
+export const fallbacks = new CellCounter({
   name: 'gateway_fallbacks_total',
   help: 'Calls moved from one model to another after a failure, by the model left and the model tried.',
   labelNames: ['from_model', 'to_model'] as const,
