@@ -6,6 +6,7 @@ import { errorFields, type Logger } from '../ops/logger.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PGliteClient } from './pglite-client.ts';
 import { seedDataDir } from './pglite-template.ts';
+import { bunSqlPrepared } from './bun-sql-prepared.ts';
 import type { Compiled, RunPrepared } from './prepared.ts';
 
 /** Postgres type OIDs whose default parsing we change on both drivers alike. */
@@ -20,7 +21,8 @@ export interface DatabaseHandle {
 }
 
 /**
- * `DATABASE_URL` → node-postgres pool; unset → PGlite in `DATA_DIR/pg`. Same SQL, same migrations.
+ * `DATABASE_URL` → node-postgres pool (and Bun's client for the hot statements: bun-sql-prepared.ts);
+ * unset → PGlite in `DATA_DIR/pg`. Same SQL, same migrations.
  * int8 comes back as a JS number on both (ids and sizes stay far below 2^53).
  */
 export async function connectDatabase(opts: {
@@ -32,11 +34,22 @@ export async function connectDatabase(opts: {
   if (opts.databaseUrl) {
     const pg = await import('pg');
     pg.default.types.setTypeParser(INT8, (value: string) => Number(value));
-    const pool = new pg.default.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 20 });
+    // DATABASE_POOL_SIZE bounds both clients together: a fifth (1–4) for the hot statements, one
+    // settlement batch in flight and the occasional lease growth; the rest for node-postgres.
+    const size = opts.poolSize ?? 20;
+    const hotSize = Math.max(1, Math.min(4, Math.floor(size / 5)));
+    const pool = new pg.default.Pool({ connectionString: opts.databaseUrl, max: Math.max(1, size - hotSize) });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    const prepared: RunPrepared = async <R>(name: string, query: Compiled) =>
-      (await pool.query({ name, text: query.sql, values: [...query.parameters] })).rows as R[];
-    return { db, kind: 'postgres', prepared, close: () => db.destroy() };
+    const hot = bunSqlPrepared(opts.databaseUrl, hotSize);
+    return {
+      db,
+      kind: 'postgres',
+      prepared: hot.prepared,
+      close: async () => {
+        await hot.close();
+        await db.destroy();
+      },
+    };
   }
   const dir = join(opts.dataDir, 'pg');
   try {

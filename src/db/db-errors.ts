@@ -10,9 +10,11 @@ const POISON_CLASSES = new Set([
   '54', // program limit exceeded: nesting too deep for jsonb (54001), row too big
 ]);
 
+/** The SQLSTATE of a server error: node-postgres and PGlite put it in `code`, Bun's client in `errno`. */
 export function sqlState(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  const { code, errno } = (err as { code?: unknown; errno?: unknown } | null) ?? {};
+  for (const value of [code, errno]) if (typeof value === 'string' && /^[0-9A-Z]{5}$/.test(value)) return value;
+  return undefined;
 }
 
 export function isPoisonError(err: unknown): boolean {

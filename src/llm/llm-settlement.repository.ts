@@ -46,7 +46,7 @@ export interface SettledBatch {
 function settlementQuery(rowsJson: string, finishedAt: string) {
   return sql`
     with rec as (
-      select * from jsonb_to_recordset(${rowsJson}::jsonb)
+      select * from jsonb_to_recordset(${rowsJson}::text::jsonb)
         as t(ord int, id text, account_id int, model text, provider text, category text, status text, input jsonb, output jsonb,
              error_message text, cost numeric, created_at timestamptz, hold_id text, hold_units numeric, request_id text,
              key_id int, key_hold_id text, key_hold_units numeric)

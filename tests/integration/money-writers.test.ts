@@ -29,8 +29,9 @@ beforeAll(async () => {
   await migrateToLatest(database.db);
   store = await connectStore(undefined, 'mw:');
   accounts = new AccountCache(database.db, store);
-  reservations = new BalanceReservations(database.db, log, { ttlMs: 200 });
-  recorder = new UsageRecorder(database.db, accounts, reservations, log);
+  // The hot statements on the runner the gateway gives them (bootstrap.ts): Bun's client on Postgres.
+  reservations = new BalanceReservations(database.db, log, { ttlMs: 200 }, database.prepared);
+  recorder = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared);
 });
 afterAll(async () => {
   await recorder.stop();
