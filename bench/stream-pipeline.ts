@@ -58,7 +58,7 @@ async function oneStream(format: ClientFormat): Promise<number> {
   const tap = new OutcomeTap('fake/bench', 3, () => undefined);
   const model = { id: 'fake/bench', upstreamModel: 'bench' };
   const first = await awaitFirstEvent(upstream(), model.id, 60_000);
-  const stream = clientStream({ upstream: first, model, format, ctx, tap, abort: new AbortController() });
+  const stream = clientStream({ upstream: first, format, ctx, tap, abort: new AbortController() });
   let bytes = 0;
   for await (const piece of stream) bytes += piece.byteLength;
   return bytes;

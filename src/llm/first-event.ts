@@ -1,16 +1,15 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { StreamEvent } from '../../translators/canonical/index.ts';
 import type { LlmStream } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
-import { upstreamDecoder } from './upstream-decoders.ts';
+import { type DecodedRead, IdleTimeout, type StartedStream, upstreamEvents } from './upstream-events.ts';
 
 /**
  * Waits for a stream's first event before the client is answered, so that an upstream that says
  * 200 and then fails at once — an error event first (overloaded servers do this), a reset, an
  * empty body, silence — is still a failure before the first byte and can fail over
- * (docs/routing.md). What was read is handed on untouched: the returned stream starts with it.
+ * (docs/routing.md). What was read is handed on, decoded once (upstream-events.ts): the returned
+ * stream starts with it.
  */
-export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: number): Promise<LlmStream> {
+export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: number): Promise<StartedStream> {
   if (stream.kind === 'canonical') {
     const reader = stream.events.getReader();
     const first = await readOrFail(reader, idleMs);
@@ -21,24 +20,32 @@ export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: 
     }
     return { ...stream, events: prepend([first.value], reader) };
   }
-  const reader = stream.body.getReader();
-  const decoder = upstreamDecoder(stream.format, model);
-  const text = new TextDecoder();
-  const messages: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (message) => messages.push(message) });
-  const read: Uint8Array[] = [];
+  // The reads taken here are decoded once and put back: the client stream starts with them.
+  const events = upstreamEvents(stream.body, stream.format, model, idleMs);
+  const taken: DecodedRead[] = [];
   for (;;) {
-    const chunk = await readOrFail(reader, idleMs);
-    if (chunk.done) throw new UpstreamError('server_error', 'upstream stream ended before its first event');
-    read.push(chunk.value);
-    parser.feed(text.decode(chunk.value, { stream: true }));
-    const events: StreamEvent[] = messages.splice(0).flatMap((m) => decoder.push(m));
-    const failure = events.find((e) => e.type === 'error');
+    let read: DecodedRead;
+    try {
+      read = await events.next();
+    } catch (err) {
+      if (err instanceof IdleTimeout) throw new UpstreamError('timeout', err.message);
+      throw new UpstreamError(
+        'unreachable',
+        `upstream stream failed before its first event: ${(err as Error).message}`,
+      );
+    }
+    if (read.done) throw new UpstreamError('server_error', 'upstream stream ended before its first event');
+    taken.push(read);
+    const decoded = read.messages.flatMap((m) => m.events);
+    const failure = decoded.find((e) => e.type === 'error');
     if (failure?.type === 'error') {
-      await reader.cancel().catch(() => undefined);
+      await events.cancel();
       throw new UpstreamError('server_error', `upstream stream failed at once: ${failure.error.message}`);
     }
-    if (events.length) return { ...stream, body: prepend(read, reader) };
+    if (decoded.length) {
+      for (const back of taken.reverse()) events.unread(back);
+      return { kind: 'decoded', format: stream.format, events, warnings: stream.warnings };
+    }
   }
 }
 

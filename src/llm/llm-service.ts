@@ -184,7 +184,6 @@ export class LlmService {
       call.watch.answered();
       const stream = clientStream({
         upstream,
-        model: call.served.model,
         format,
         ctx: call.encode,
         tap,

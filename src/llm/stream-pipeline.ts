@@ -1,56 +1,14 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { StreamEvent } from '../../translators/canonical/index.ts';
 import { createChatChunkRepair, type PassthroughRules } from '../../translators/passthrough/index.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
-import type { LlmStream, ModelRef } from '../../providers/types.ts';
 import { passthroughContext, type ClientFormat, type EncodeContext } from './client-format.ts';
 import type { OutcomeTap } from './outcome-tap.ts';
-import { upstreamDecoder } from './upstream-decoders.ts';
+import { readWithin, type StartedStream, type UpstreamEvents } from './upstream-events.ts';
 
 const utf8 = new TextEncoder();
 
 /** One step of a client stream: the text to send for one upstream read, and whether it was the last. */
 type Step = { text: string; done: boolean };
-
-/**
- * One read that must complete within `idleMs` (provider setting `stream_idle_timeout_ms`): a
- * stalled upstream is cancelled and the read fails, so the client's stream ends with its error event.
- */
-function readWithin<T>(reader: ReadableStreamDefaultReader<T>, idleMs: number | undefined) {
-  if (!idleMs) return reader.read();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new Error(`upstream sent nothing for ${idleMs} ms`);
-      // Rejected before the cancel settles the pending read, so the race reports the timeout.
-      reject(err);
-      reader.cancel(err).catch(() => undefined);
-    }, idleMs);
-  });
-  return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
-}
-
-/**
- * Reads upstream bytes as SSE messages: one read → the messages it completed (eventsource-parser
- * keeps partial lines across reads). A read failure (reset, abort, idle timeout) is thrown to the caller.
- */
-function sseMessages(body: ReadableStream<Uint8Array>, idleMs?: number) {
-  const reader = body.getReader();
-  const text = new TextDecoder();
-  let pending: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (message) => pending.push(message) });
-  return {
-    async next(): Promise<{ messages: EventSourceMessage[]; done: boolean }> {
-      const { done, value } = await readWithin(reader, idleMs);
-      if (done) parser.reset({ consume: true });
-      else parser.feed(text.decode(value, { stream: true }));
-      const messages = pending;
-      pending = [];
-      return { messages, done };
-    },
-    cancel: (reason?: unknown) => reader.cancel(reason).catch(() => undefined),
-  };
-}
 
 /**
  * Canonical events → client text: each event passes the tap (billing, stored state) and the
@@ -100,24 +58,21 @@ function canonicalSource(events: ReadableStream<StreamEvent>, idleMs?: number): 
   };
 }
 
-/** An upstream wire stream, decoded by its format's decoder as each read completes messages. */
-function decodedSource(upstream: Extract<LlmStream, { kind: 'wire' }>, model: ModelRef, idleMs?: number): EventSource {
-  const source = sseMessages(upstream.body, idleMs);
-  const decoder = upstreamDecoder(upstream.format, model.id);
+/** An upstream wire stream, each read's messages decoded once (upstream-events.ts). */
+function decodedSource(events: UpstreamEvents): EventSource {
   return {
     async next() {
-      const read = await source.next();
-      const events = read.messages.flatMap((m) => decoder.push(m));
-      return { events: read.done ? [...events, ...decoder.end()] : events, done: read.done };
+      const read = await events.next();
+      const decoded = read.messages.flatMap((m) => m.events);
+      return { events: read.done ? [...decoded, ...events.end()] : decoded, done: read.done };
     },
-    cancel: source.cancel,
+    cancel: events.cancel,
   };
 }
 
 /** Any upstream whose events are translated into another wire format (or come as canonical events). */
 function translated(
-  upstream: LlmStream,
-  model: ModelRef,
+  upstream: StartedStream,
   format: ClientFormat,
   ctx: EncodeContext,
   tap: OutcomeTap,
@@ -132,7 +87,7 @@ function translated(
     return { text, done: true };
   };
   const source =
-    upstream.kind === 'canonical' ? canonicalSource(upstream.events, idleMs) : decodedSource(upstream, model, idleMs);
+    upstream.kind === 'canonical' ? canonicalSource(upstream.events, idleMs) : decodedSource(upstream.events);
   return {
     async next(): Promise<Step> {
       let read: Awaited<ReturnType<EventSource['next']>>;
@@ -152,17 +107,15 @@ function translated(
  * the canonical decoder reads the same messages only to learn usage and the ending for billing.
  */
 function passedThrough(
-  upstream: Extract<LlmStream, { kind: 'wire' }>,
+  upstream: Extract<StartedStream, { kind: 'decoded' }>,
   rules: PassthroughRules,
-  model: ModelRef,
   ctx: EncodeContext,
   tap: OutcomeTap,
   send: Send,
   keepFinal?: (response: Record<string, unknown>) => void,
-  idleMs?: number,
 ) {
-  const source = sseMessages(upstream.body, idleMs);
-  const billing = upstreamDecoder(upstream.format, model.id);
+  // Each message comes decoded (for billing) beside its text (for the client): one parse of each.
+  const source = upstream.events;
   // A chat stream's repair state is its own: one per stream.
   const passCtx = { ...passthroughContext(ctx), chatRepair: createChatChunkRepair() };
   /** Passes events through the tap; `ready` hands over what may go out before an ending waits for its charge. */
@@ -184,7 +137,7 @@ function passedThrough(
   };
   return {
     async next(): Promise<Step> {
-      let read: Awaited<ReturnType<typeof source.next>>;
+      let read: Awaited<ReturnType<UpstreamEvents['next']>>;
       try {
         read = await source.next();
       } catch (err) {
@@ -193,14 +146,14 @@ function passedThrough(
         ]);
       }
       let text = '';
-      for (const message of read.messages) {
+      for (const { message, events } of read.messages) {
         const kind = rules.classify(message);
         if (kind === 'garbage')
           return end(
             text + rules.errorEvent('invalid_upstream_stream', 'upstream sent an invalid stream event'),
-            billing.push(message),
+            events,
           );
-        await observe(billing.push(message), () => {
+        await observe(events, () => {
           if (text) send(text);
           text = '';
         });
@@ -210,12 +163,12 @@ function passedThrough(
           const final = rules.finalObject?.(message, passCtx);
           if (final) keepFinal?.(final);
         }
-        if (kind === 'terminal' || kind === 'error') return end(text, billing.end());
+        if (kind === 'terminal' || kind === 'error') return end(text, source.end());
       }
       if (read.done)
         return end(
           text + rules.errorEvent('stream_truncated', 'upstream stream ended before it finished'),
-          billing.end(),
+          source.end(),
         );
       return { text, done: false };
     },
@@ -229,25 +182,25 @@ function passedThrough(
  * aborts the upstream call and settles the outcome with what was produced.
  */
 export function clientStream(opts: {
-  upstream: LlmStream;
-  model: ModelRef;
+  /** Its first event already read (first-event.ts); a decoded upstream carries its idle limit itself. */
+  upstream: StartedStream;
   format: ClientFormat;
   ctx: EncodeContext;
   tap: OutcomeTap;
   abort: AbortController;
   /** Passed through: receives the whole response object of the terminal event, when the format has one. */
   keepFinal?: (response: Record<string, unknown>) => void;
-  /** Longest wait for the next upstream read; undefined: no limit. */
+  /** Longest wait for the next event of a canonical (sandbox) source; undefined: no limit. */
   idleTimeoutMs?: number;
 }): ReadableStream<Uint8Array> {
-  const { upstream, format, model, ctx, tap } = opts;
+  const { upstream, format, ctx, tap } = opts;
   const rules = format.passthrough?.rules;
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   const send: Send = (text) => controller?.enqueue(utf8.encode(text));
   const engine =
-    rules && upstream.kind === 'wire' && format.passthrough?.format === upstream.format
-      ? passedThrough(upstream, rules, model, ctx, tap, send, opts.keepFinal, opts.idleTimeoutMs)
-      : translated(upstream, model, format, ctx, tap, send, opts.idleTimeoutMs);
+    rules && upstream.kind === 'decoded' && format.passthrough?.format === upstream.format
+      ? passedThrough(upstream, rules, ctx, tap, send, opts.keepFinal)
+      : translated(upstream, format, ctx, tap, send, opts.idleTimeoutMs);
   let finished = false;
   return new ReadableStream<Uint8Array>({
     start(c) {

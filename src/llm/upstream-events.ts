@@ -1,0 +1,89 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { StreamEvent } from '../../translators/canonical/index.ts';
+import type { TranslationWarning } from '../../translators/canonical/index.ts';
+import type { LlmStream, UpstreamStreamFormat } from '../../providers/types.ts';
+import { upstreamDecoder } from './upstream-decoders.ts';
+
+/** A read that waited longer than the provider's `stream_idle_timeout_ms` (the upstream is cancelled). */
+export class IdleTimeout extends Error {}
+
+/**
+ * One read that must complete within `idleMs`: a stalled upstream is cancelled and the read
+ * fails with IdleTimeout. Undefined or 0: no limit.
+ */
+export function readWithin<T>(reader: ReadableStreamDefaultReader<T>, idleMs: number | undefined) {
+  if (!idleMs) return reader.read();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new IdleTimeout(`upstream sent nothing for ${idleMs} ms`);
+      // Rejected before the cancel settles the pending read, so the race reports the timeout.
+      reject(err);
+      reader.cancel(err).catch(() => undefined);
+    }, idleMs);
+  });
+  return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
+}
+
+/** One SSE message of an upstream stream, and the canonical events it decoded to. */
+export interface DecodedMessage {
+  message: EventSourceMessage;
+  events: StreamEvent[];
+}
+
+/** One upstream read: the messages it completed, decoded; `done` once the upstream has ended. */
+export interface DecodedRead {
+  messages: DecodedMessage[];
+  done: boolean;
+}
+
+/**
+ * An upstream's SSE body, read, parsed (eventsource-parser) and decoded (its format's decoder) once
+ * per message, for both the first-event check and the client stream: the check's reads are put
+ * back (`unread`) and come out of `next` again, already decoded, so the stream never parses or
+ * decodes them a second time and reads the upstream's own reader, not a copy of it.
+ */
+export interface UpstreamEvents {
+  next(): Promise<DecodedRead>;
+  /** Puts a read back in front of the next ones. */
+  unread(read: DecodedRead): void;
+  /** The decoder's closing events (a finish held for usage, a truncation), after the last message. */
+  end(): StreamEvent[];
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/** An upstream stream whose first event has arrived (first-event.ts): what the client stream reads. */
+export type StartedStream =
+  | Extract<LlmStream, { kind: 'canonical' }>
+  | { kind: 'decoded'; format: UpstreamStreamFormat; events: UpstreamEvents; warnings: TranslationWarning[] };
+
+export function upstreamEvents(
+  body: ReadableStream<Uint8Array>,
+  format: UpstreamStreamFormat,
+  model: string,
+  idleMs?: number,
+): UpstreamEvents {
+  const reader = body.getReader();
+  const text = new TextDecoder();
+  const decoder = upstreamDecoder(format, model);
+  let parsed: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => parsed.push(message) });
+  const backlog: DecodedRead[] = [];
+  return {
+    async next() {
+      const put = backlog.shift();
+      if (put) return put;
+      const { done, value } = await readWithin(reader, idleMs);
+      if (done) parser.reset({ consume: true });
+      else parser.feed(text.decode(value, { stream: true }));
+      const complete = parsed;
+      parsed = [];
+      return { messages: complete.map((message) => ({ message, events: decoder.push(message) })), done };
+    },
+    unread(read) {
+      backlog.unshift(read);
+    },
+    end: () => decoder.end(),
+    cancel: (reason) => reader.cancel(reason).catch(() => undefined),
+  };
+}

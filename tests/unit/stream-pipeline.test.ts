@@ -1,0 +1,172 @@
+import { describe, expect, test } from 'bun:test';
+import type { LlmStream } from '../../providers/types.ts';
+import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { anthropicMessagesFormat } from '../../src/llm/formats/anthropic-messages-format.ts';
+import { chatCompletionsFormat } from '../../src/llm/formats/chat-completions-format.ts';
+import type { ClientFormat, EncodeContext } from '../../src/llm/client-format.ts';
+import { awaitFirstEvent } from '../../src/llm/first-event.ts';
+import { type StreamOutcome, OutcomeTap } from '../../src/llm/outcome-tap.ts';
+import { clientStream } from '../../src/llm/stream-pipeline.ts';
+import { upstreamEvents } from '../../src/llm/upstream-events.ts';
+import { readFixture, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
+
+/**
+ * The client stream from a chat upstream's bytes, through the first-event check and the pipeline
+ * as the service runs them: the check's reads are decoded once and handed on (upstream-events.ts),
+ * so whatever the reads' boundaries, the client gets the same bytes and the tap the same outcome.
+ */
+const FIXTURES = `${import.meta.dir}/../fixtures/chat-completions`;
+const MODEL = 'acme/chat';
+const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 16, stream: true };
+
+function wire(bytes: Uint8Array, split: number[]): LlmStream {
+  return { kind: 'wire', format: 'chat-completions', body: replayBytes(bytes, split), warnings: [] };
+}
+
+async function run(format: ClientFormat, bytes: Uint8Array, split: number[]) {
+  const clientBody = format === chatCompletionsFormat ? body : { ...body, stream: true };
+  const decoded = format.decode(clientBody);
+  const ctx: EncodeContext = { id: `${format.idPrefix}test`, model: MODEL, created: 1, decoded };
+  const outcomes: StreamOutcome[] = [];
+  const tap = new OutcomeTap(MODEL, 3, (outcome) => {
+    outcomes.push(outcome);
+  });
+  const first = await awaitFirstEvent(wire(bytes, split), MODEL, 5_000);
+  const stream = clientStream({ upstream: first, format, ctx, tap, abort: new AbortController() });
+  return { text: await new Response(stream).text(), outcomes };
+}
+
+describe('the client stream after the first-event check', () => {
+  for (const fixture of ['text.sse', 'parallel-tool-calls.sse', 'refusal.sse', 'length.sse', 'truncated.sse'])
+    for (const format of [chatCompletionsFormat, anthropicMessagesFormat])
+      test(`${fixture} to a ${format.name} client: the same bytes and outcome under every split`, async () => {
+        const bytes = await readFixture(`${FIXTURES}/${fixture}`);
+        const whole = await run(format, bytes, SPLITS.whole as number[]);
+        expect(whole.outcomes).toHaveLength(1);
+        expect(whole.text.length).toBeGreaterThan(0);
+        for (const [name, split] of Object.entries(SPLITS)) {
+          const cut = await run(format, bytes, split);
+          expect({ name, text: cut.text }).toEqual({ name, text: whole.text });
+          expect({ name, outcome: cut.outcomes[0]?.status }).toEqual({ name, outcome: whole.outcomes[0]?.status });
+          expect(cut.outcomes[0]?.response?.usage).toEqual(whole.outcomes[0]?.response?.usage);
+        }
+      });
+
+  for (const fixture of ['error-midstream.sse', 'garbage.sse'])
+    test(`${fixture}: fails over when the fault is in the first event's read, else ends the client's stream`, async () => {
+      const bytes = await readFixture(`${FIXTURES}/${fixture}`);
+      const whole = await run(chatCompletionsFormat, bytes, SPLITS.whole as number[]).catch((e) => e);
+      expect(whole).toBeInstanceOf(UpstreamError);
+      for (const format of [chatCompletionsFormat, anthropicMessagesFormat]) {
+        const { text, outcomes } = await run(format, bytes, SPLITS.byteByByte as number[]);
+        expect(text).toMatch(/error/);
+        expect(outcomes[0]?.status).toBe('failed');
+        // Byte by byte and in primes the fault comes in a later read: the same client bytes either way.
+        expect((await run(format, bytes, SPLITS.primes as number[])).text).toBe(text);
+      }
+    });
+
+  test('a passed-through chat stream reaches the client as the upstream sent it, model renamed', async () => {
+    const bytes = await readFixture(`${FIXTURES}/text.sse`);
+    const { text } = await run(chatCompletionsFormat, bytes, SPLITS.primes as number[]);
+    const upstream = new TextDecoder().decode(bytes);
+    const contents = (s: string) => [...s.matchAll(/"content":"([^"]*)"/g)].map((m) => m[1]);
+    expect(contents(text)).toEqual(contents(upstream));
+    expect(text).toContain(`"model":"${MODEL}"`);
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+});
+
+async function runSplit(bytes: Uint8Array, split: number[]) {
+  return run(chatCompletionsFormat, bytes, split);
+}
+
+test('each upstream event is parsed as often whether the check read all of it or one byte', async () => {
+  const bytes = await readFixture(`${FIXTURES}/text.sse`);
+  const messages = new TextDecoder()
+    .decode(bytes)
+    .split('\n\n')
+    .filter((m) => m.startsWith('data: {')).length;
+  const parse = JSON.parse;
+  const parsesOf = async (split: number[]) => {
+    let parses = 0;
+    JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+      parses++;
+      return parse(text, reviver);
+    }) as typeof JSON.parse;
+    try {
+      await run(chatCompletionsFormat, bytes, split);
+    } finally {
+      JSON.parse = parse;
+    }
+    return parses;
+  };
+  // Whole, the stream is the check's one read: it used to be decoded there, then again for billing.
+  const whole = await parsesOf(SPLITS.whole as number[]);
+  expect(whole).toBe(await parsesOf(SPLITS.byteByByte as number[]));
+  // Once to classify, once to decode (and a chunk the repair reads): never a third time each.
+  expect(whole).toBeLessThan(3 * messages);
+});
+
+describe('the first-event check', () => {
+  const sse = (...events: string[]) => new TextEncoder().encode(events.map((e) => `data: ${e}\n\n`).join(''));
+  const chunk = (content: string) =>
+    JSON.stringify({
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta: { content } }],
+    });
+
+  test('an error in the same read as the first event is a failure before the first byte (fails over)', async () => {
+    const bytes = sse(chunk('a'), JSON.stringify({ error: { message: 'overloaded' } }));
+    const failed = await awaitFirstEvent(wire(bytes, SPLITS.whole as number[]), MODEL, 5_000).catch((e) => e);
+    expect(failed).toBeInstanceOf(UpstreamError);
+    expect((failed as UpstreamError).message).toContain('overloaded');
+  });
+
+  test('an error in a later read reaches the client as its stream’s error event, the call failed', async () => {
+    const head = sse(chunk('a'));
+    const bytes = sse(chunk('a'), JSON.stringify({ error: { message: 'overloaded' } }));
+    const { text, outcomes } = await runSplit(bytes, [head.length]);
+    expect(text).toContain('"content":"a"');
+    expect(text).toContain('overloaded');
+    expect(outcomes[0]?.status).toBe('failed');
+  });
+
+  test('a stream that ends before any event, or stays silent, fails before the first byte', async () => {
+    const empty = await awaitFirstEvent(wire(new Uint8Array(0), [1]), MODEL, 5_000).catch((e) => e);
+    expect((empty as UpstreamError).message).toContain('ended before its first event');
+    const silent: LlmStream = {
+      kind: 'wire',
+      format: 'chat-completions',
+      body: new ReadableStream({ pull: () => new Promise(() => undefined) }),
+      warnings: [],
+    };
+    const timedOut = await awaitFirstEvent(silent, MODEL, 100).catch((e) => e);
+    expect(timedOut).toBeInstanceOf(UpstreamError);
+    expect((timedOut as UpstreamError).kind).toBe('timeout');
+  });
+});
+
+describe('upstreamEvents', () => {
+  test('a read put back comes out first, decoded as it was; then the upstream’s next reads', async () => {
+    const enc = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(enc.encode('data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'));
+        c.enqueue(enc.encode('data: [DONE]\n\n'));
+        c.close();
+      },
+    });
+    const events = upstreamEvents(body, 'chat-completions', MODEL);
+    const first = await events.next();
+    events.unread(first);
+    expect(await events.next()).toBe(first);
+    const second = await events.next();
+    expect(second.messages.map((m) => m.message.data)).toEqual(['[DONE]']);
+    expect(second.messages[0]?.events.some((e) => e.type === 'finish')).toBe(true);
+    expect((await events.next()).done).toBe(true);
+  });
+});
