@@ -1,6 +1,6 @@
 import type { LlmStream } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
-import { type DecodedRead, IdleTimeout, type StartedStream, upstreamEvents } from './upstream-events.ts';
+import { type DecodedRead, IdleTimeout, readWithin, type StartedStream, upstreamEvents } from './upstream-events.ts';
 
 /**
  * Waits for a stream's first event before the client is answered, so that an upstream that says
@@ -28,11 +28,7 @@ export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: 
     try {
       read = await events.next();
     } catch (err) {
-      if (err instanceof IdleTimeout) throw new UpstreamError('timeout', err.message);
-      throw new UpstreamError(
-        'unreachable',
-        `upstream stream failed before its first event: ${(err as Error).message}`,
-      );
+      throw beforeFirstEvent(err);
     }
     if (read.done) throw new UpstreamError('server_error', 'upstream stream ended before its first event');
     taken.push(read);
@@ -49,22 +45,19 @@ export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: 
   }
 }
 
+/** A failed or silent read before the first event, as the failure routing fails over. */
+function beforeFirstEvent(err: unknown): UpstreamError {
+  if (err instanceof UpstreamError) return err;
+  if (err instanceof IdleTimeout) return new UpstreamError('timeout', err.message);
+  return new UpstreamError('unreachable', `upstream stream failed before its first event: ${(err as Error).message}`);
+}
+
 /** A read that fails after `idleMs` of silence (the upstream is then cancelled). */
 async function readOrFail<T>(reader: ReadableStreamDefaultReader<T>, idleMs: number) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new UpstreamError('timeout', `upstream sent nothing for ${idleMs} ms`));
-      reader.cancel().catch(() => undefined);
-    }, idleMs);
-  });
   try {
-    return await Promise.race([reader.read(), idle]);
+    return await readWithin(reader, idleMs);
   } catch (err) {
-    if (err instanceof UpstreamError) throw err;
-    throw new UpstreamError('unreachable', `upstream stream failed before its first event: ${(err as Error).message}`);
-  } finally {
-    clearTimeout(timer);
+    throw beforeFirstEvent(err);
   }
 }
 
