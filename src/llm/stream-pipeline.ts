@@ -114,7 +114,7 @@ function passedThrough(
   send: Send,
   keepFinal?: (response: Record<string, unknown>) => void,
 ) {
-  // Each message comes decoded (for billing) beside its text (for the client): one parse of each.
+  // Each message comes decoded once (for billing) beside its text (for the client); `classify` reads the text.
   const source = upstream.events;
   // A chat stream's repair state is its own: one per stream.
   const passCtx = { ...passthroughContext(ctx), chatRepair: createChatChunkRepair() };
