@@ -2,6 +2,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { StreamEvent } from '../../translators/canonical/index.ts';
 import type { TranslationWarning } from '../../translators/canonical/index.ts';
 import type { LlmStream, UpstreamStreamFormat } from '../../providers/types.ts';
+import { parseJsonData, type ParsedMessage } from '../../translators/shared/sse.ts';
 import { upstreamDecoder } from './upstream-decoders.ts';
 
 /** A read that waited longer than the provider's `stream_idle_timeout_ms` (the upstream is cancelled). */
@@ -27,7 +28,7 @@ export function readWithin<T>(reader: ReadableStreamDefaultReader<T>, idleMs: nu
 
 /** One SSE message of an upstream stream, and the canonical events it decoded to. */
 export interface DecodedMessage {
-  message: EventSourceMessage;
+  message: ParsedMessage;
   events: StreamEvent[];
 }
 
@@ -78,7 +79,13 @@ export function upstreamEvents(
       else parser.feed(text.decode(value, { stream: true }));
       const complete = parsed;
       parsed = [];
-      return { messages: complete.map((message) => ({ message, events: decoder.push(message) })), done };
+      // Parsed here once for the decoder and the passthrough classifier alike (`ParsedMessage`).
+      const messages = complete.map((raw) => {
+        const message: ParsedMessage =
+          raw.data === '' || raw.data === '[DONE]' ? raw : { ...raw, json: parseJsonData(raw.data) };
+        return { message, events: decoder.push(message) };
+      });
+      return { messages, done };
     },
     unread(read) {
       backlog.unshift(read);

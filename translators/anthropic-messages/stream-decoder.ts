@@ -1,7 +1,7 @@
 import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { mintId } from '../shared/ids.ts';
-import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import { messageJson, type EventSourceMessage } from '../shared/sse.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromAnthropicStopReason } from './finish-reason.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
@@ -110,7 +110,7 @@ export function createAnthropicStreamDecoder(
   return {
     push(message) {
       if (done || message.event === 'ping' || message.data === '') return [];
-      const data = asObject(parseJsonData(message.data));
+      const data = asObject(messageJson(message));
       if (message.event === 'error' || data?.type === 'error') return last(upstreamError(data));
       try {
         if (!data) throw new UpstreamStreamError('the upstream sent data that is not a JSON object');

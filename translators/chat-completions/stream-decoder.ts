@@ -3,7 +3,7 @@ import type { FinishReason } from '../canonical/finish-reason.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
 import { mintId } from '../shared/ids.ts';
-import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import { messageJson, type EventSourceMessage } from '../shared/sse.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromChatFinishReason } from './finish-reason.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
@@ -103,7 +103,7 @@ export function createChatStreamDecoder(
       if (done || message.data === '') return [];
       try {
         if (message.data.trim() === '[DONE]') return handleDone();
-        const data = asObject(parseJsonData(message.data));
+        const data = asObject(messageJson(message));
         if (!data) throw new UpstreamStreamError('the upstream sent data that is not a JSON object');
         const error = upstreamError(data) ?? (message.event === 'error' ? upstreamError({ error: data }) : undefined);
         return error ? last(error) : handleChunk(data);

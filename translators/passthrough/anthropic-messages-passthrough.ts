@@ -1,5 +1,5 @@
 import { formatSse } from '../shared/sse.ts';
-import { parseObject, renameModel, type PassthroughRules } from './passthrough-rules.ts';
+import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
 
 /**
  * Anthropic Messages → Anthropic Messages: events forwarded with their `event:` names; the model
@@ -8,7 +8,7 @@ import { parseObject, renameModel, type PassthroughRules } from './passthrough-r
  */
 export const anthropicPassthrough: PassthroughRules = {
   classify(message) {
-    if (!parseObject(message.data)) return 'garbage';
+    if (!objectOf(message)) return 'garbage';
     if (message.event === 'message_stop') return 'terminal';
     return message.event === 'error' ? 'error' : 'data';
   },

@@ -1,6 +1,6 @@
 import { formatSse } from '../shared/sse.ts';
 import { repairChatChunk } from './chat-chunk-repair.ts';
-import { parseObject, renameModel, type PassthroughRules } from './passthrough-rules.ts';
+import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
 
 /**
  * Chat completions → chat completions. The gateway always asks the upstream for usage; when the
@@ -11,7 +11,7 @@ import { parseObject, renameModel, type PassthroughRules } from './passthrough-r
 export const chatPassthrough: PassthroughRules = {
   classify(message) {
     if (message.data === '[DONE]') return 'terminal';
-    const parsed = parseObject(message.data);
+    const parsed = objectOf(message);
     if (!parsed) return 'garbage';
     return 'error' in parsed && parsed.error ? 'error' : 'data';
   },

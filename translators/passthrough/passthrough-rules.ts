@@ -1,4 +1,4 @@
-import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import { messageJson, parseJsonData, type EventSourceMessage, type ParsedMessage } from '../shared/sse.ts';
 import { asObject, type Json } from '../shared/validation.ts';
 import type { ChatChunkRepair } from './chat-chunk-repair.ts';
 
@@ -13,7 +13,7 @@ export interface PassthroughRules {
    * `terminal`: the healthy end (`[DONE]`, `message_stop`); `error`: the upstream's own error
    * event (forwarded, and the stream ends); `garbage`: not this format at all.
    */
-  classify(message: EventSourceMessage): 'terminal' | 'error' | 'data' | 'garbage';
+  classify(message: ParsedMessage): 'terminal' | 'error' | 'data' | 'garbage';
   /** The SSE text to send for this upstream event, or null to hold it back. */
   forward(message: EventSourceMessage, ctx: PassthroughContext): string | null;
   /** This format's error event, ending the stream. */
@@ -75,4 +75,9 @@ function skipSpace(data: string, i: number): number {
 /** Upstream data must be a JSON object; anything else is garbage the client must not receive. */
 export function parseObject(data: string): Json | undefined {
   return asObject(parseJsonData(data));
+}
+
+/** A message's data as a JSON object, from its reader's parse when it made one (`ParsedMessage`). */
+export function objectOf(message: ParsedMessage): Json | undefined {
+  return asObject(messageJson(message));
 }

@@ -1,6 +1,6 @@
 import { formatSse, type EventSourceMessage } from '../shared/sse.ts';
 import { asObject, asString, type Json } from '../shared/validation.ts';
-import { parseObject, type PassthroughContext, type PassthroughRules } from './passthrough-rules.ts';
+import { objectOf, parseObject, type PassthroughContext, type PassthroughRules } from './passthrough-rules.ts';
 
 /** Events whose `response` is the whole response object (the snapshot the SDKs keep). */
 const LIFECYCLE = new Set([
@@ -60,7 +60,7 @@ function nestedError(data: Json): Json | undefined {
  */
 export const responsesPassthrough: PassthroughRules = {
   classify(message) {
-    const data = parseObject(message.data);
+    const data = objectOf(message);
     if (!data) return 'garbage';
     const type = typeOf(data, message);
     if (type === 'error') return 'error';

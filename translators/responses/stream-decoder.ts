@@ -2,7 +2,7 @@ import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.
 import type { FinishReason } from '../canonical/finish-reason.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import type { CanonicalUsage } from '../canonical/usage.ts';
-import { parseJsonData, type EventSourceMessage } from '../shared/sse.ts';
+import { messageJson, type EventSourceMessage } from '../shared/sse.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromResponsesStatus } from './finish-reason.ts';
 import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
@@ -100,7 +100,7 @@ export function createResponsesStreamDecoder(opts: {
   return {
     push(message) {
       if (stopped || message.data === '[DONE]') return [];
-      const data = asObject(parseJsonData(message.data));
+      const data = asObject(messageJson(message));
       const type = asString(data?.type) ?? message.event;
       try {
         if (!data || !type) throw new UpstreamStreamError('the upstream sent data that is not a Responses event');

@@ -15,6 +15,18 @@ export function parseSseBytes(body: ReadableStream<Uint8Array>): ReadableStream<
   return body.pipeThrough(decoder).pipeThrough(new EventSourceParserStream());
 }
 
+/**
+ * An SSE message whose `data` its reader already parsed (src/llm/upstream-events.ts), so the
+ * stream's decoder and the passthrough classifier share one parse instead of making one each.
+ * Both only read `json`.
+ */
+export type ParsedMessage = EventSourceMessage & { readonly json?: unknown };
+
+/** The message's `data` as JSON (undefined when it is not JSON): its reader's parse when it made one. */
+export function messageJson(message: ParsedMessage): unknown {
+  return 'json' in message ? message.json : parseJsonData(message.data);
+}
+
 /** Parses a `data:` payload, or returns undefined when it is not JSON (callers report it). */
 export function parseJsonData(data: string): unknown {
   try {
