@@ -148,8 +148,10 @@ export class CellHistogram<N extends string> extends CellMetric<N, HistogramCell
   }
 
   observe(labels: LabelSet<N>, value: number): void {
+    // Checked before the cell is found: a refused value must not leave an empty series behind.
+    finite(value);
     const cell = this.cellOf(labels);
-    cell.sum += finite(value);
+    cell.sum += value;
     cell.count += 1;
     const bounds = this.bounds;
     for (let i = 0; i < bounds.length; i++)

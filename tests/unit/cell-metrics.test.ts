@@ -81,13 +81,21 @@ describe('cell metrics', () => {
     expect(await cells.metrics()).toContain('calls_total{model="a/x",status="200"} 8');
   });
 
-  test('refuse what prom-client refuses: a label not declared, a value that is not a number, a decrease', () => {
+  test('refuse what prom-client refuses: a label not declared, a value that is not a number, a decrease', async () => {
     const m = pair();
     expect(() => m.cellCounter.inc({ model: 'a', other: 'x' } as never)).toThrow('other');
     expect(() => m.cellHistogram.observe({ model: 'a' }, Number.NaN)).toThrow(TypeError);
+    m.ownHistogram.observe({ model: 'b' }, 1);
+    m.cellHistogram.observe({ model: 'b' }, 1);
+    expect(() => m.ownHistogram.observe({ model: 'nan' }, Number.NaN)).toThrow(TypeError);
+    expect(() => m.cellHistogram.observe({ model: 'nan' }, Number.NaN)).toThrow(TypeError);
     expect(() => m.cellCounter.inc({ model: 'a' }, -1)).toThrow();
-    // A refused update leaves nothing behind.
+    // A refused update leaves nothing behind: no series for its labels, as in prom-client's text.
     expect(m.cellCounter.inc({ model: 'a' }, 2)).toBeUndefined();
+    const histograms = async (r: typeof m.own) =>
+      (await r.metrics()).split('\n').filter((l) => l.startsWith('call_seconds'));
+    expect(await histograms(m.cells)).toEqual(await histograms(m.own));
+    expect((await m.cells.metrics()).includes('model="nan"')).toBe(false);
   });
 
   test('a label left out is left out of the series, as prom-client leaves it', async () => {
