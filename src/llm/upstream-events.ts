@@ -1,6 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { StreamEvent } from '../../translators/canonical/index.ts';
-import type { TranslationWarning } from '../../translators/canonical/index.ts';
+import type { StreamEvent, TranslationWarning } from '../../translators/canonical/index.ts';
 import type { LlmStream, UpstreamStreamFormat } from '../../providers/types.ts';
 import { parseJsonData, type ParsedMessage } from '../../translators/shared/sse.ts';
 import { upstreamDecoder } from './upstream-decoders.ts';

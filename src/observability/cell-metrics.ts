@@ -5,8 +5,8 @@ import type { Registry } from 'prom-client';
  *
  * prom-client's own `inc`/`observe` validate the label object, hash it and build a closure on
  * every call (about a microsecond each; an LLM call makes eight of them). These keep one cell per
- * label set behind a key of the label values, validated once when the cell is made, so an update
- * is a string key, a map lookup and a few additions. Exposition stays prom-client's: `get()`
+ * label set, found through one map per label by the label's value and validated once when made,
+ * so an update is a few map lookups and a few additions. Exposition stays prom-client's: `get()`
  * answers the same structure its Counter and Histogram answer, so `registry.metrics()`, the JSON
  * snapshot and the cross-worker `AggregatorRegistry` merge read them unchanged
  * (tests/unit/cell-metrics.test.ts compares both texts).
@@ -30,7 +30,7 @@ interface Exported {
   exemplar?: null;
 }
 
-/** The label-set half both kinds share: the key, the cell map, the one-time validation. */
+/** The label-set half both kinds share: the lookup by label values, the cells, the one-time validation. */
 abstract class CellMetric<N extends string, C> {
   readonly name: string;
   readonly help: string;
