@@ -1,3 +1,4 @@
+import { FileTooLargeError } from '../storage/byte-limit.ts';
 import type { Store } from '../store/store.ts';
 
 /** Bytes added to the shared day counter at a time while an upload streams. */
@@ -37,8 +38,17 @@ export class DailyByteMeter {
     this.shared = opts.used;
   }
 
-  /** `source`, counted; `onChunk` sees each chunk's size (the GC pacer). */
-  meter(source: ReadableStream<Uint8Array>, onChunk?: (bytes: number) => void): ReadableStream<Uint8Array> {
+  /**
+   * `source`, counted; `onChunk` sees each chunk's size (the GC pacer). Past `maxBytes` the
+   * stream errors with the 413 at the chunk that crossed it, as it is read: the file store
+   * checks the same limit only when it consumes the chunk, and a body that ends meanwhile (a
+   * multipart part without its delimiter) would otherwise fail the upload with its own 422.
+   */
+  meter(
+    source: ReadableStream<Uint8Array>,
+    opts: { maxBytes?: number; onChunk?: (bytes: number) => void } = {},
+  ): ReadableStream<Uint8Array> {
+    const { maxBytes = Number.POSITIVE_INFINITY, onChunk } = opts;
     const reader = source.getReader();
     // Set when the consumer gives up (the store refused a chunk: too large, disk error). A read
     // still pending then settles afterwards, and the stream must not be touched any more: its
@@ -52,6 +62,7 @@ export class DailyByteMeter {
             if (cancelled) return;
             if (done) return controller.close();
             this.counted += value.byteLength;
+            if (this.counted > maxBytes) throw new FileTooLargeError(maxBytes);
             onChunk?.(value.byteLength);
             if (this.counted - this.charged >= SYNC_BYTES) await this.sync();
             if (cancelled) return;

@@ -41,7 +41,7 @@ export class UploadService {
     try {
       const source = await this.open(kind, request, maxBytes);
       const saved = await this.ctx.files.save({
-        body: bytes.meter(source, (n) => uploadGcPacer.note(n)),
+        body: bytes.meter(source, { maxBytes, onChunk: (n) => uploadGcPacer.note(n) }),
         source: 'upload',
         accountId,
         maxBytes,

@@ -81,4 +81,30 @@ describe('upload plans and quotas', () => {
     const results = await Promise.allSettled([drain(b.meter(chunks([16 * mb, 16 * mb])))]);
     expect(results[0]).toMatchObject({ status: 'rejected', reason: { status: 429 } });
   });
+
+  test('past the file limit the chunk that crossed it is the 413, before the source can fail otherwise', async () => {
+    const quota = new UploadQuota(new MemoryStore(() => NOW), () => NOW);
+    const meter = await quota.admit(4, FREE_PLAN);
+    const mb = 1024 * 1024;
+    // A multipart part whose body ends without its delimiter: the read after the second chunk
+    // fails with the parser's 422. The file store may not have consumed the crossing chunk by then.
+    let reads = 0;
+    const source = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          reads++;
+          if (reads <= 2) return controller.enqueue(new Uint8Array(3 * mb));
+          controller.error(
+            Object.assign(new Error('file: multipart body ended before the part was complete'), { status: 422 }),
+          );
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const err = await rejection(drain(meter.meter(source, { maxBytes: 4 * mb })));
+    expect(err).toMatchObject({ status: 413, message: `file is larger than ${4 * mb} bytes` });
+    expect(meter.failure).toBe(err);
+    // The source was not read past the crossing chunk.
+    expect(reads).toBe(2);
+  });
 });
