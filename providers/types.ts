@@ -40,11 +40,21 @@ export type LlmStream =
   | { kind: 'wire'; format: UpstreamStreamFormat; body: ReadableStream<Uint8Array>; warnings: TranslationWarning[] }
   | { kind: 'canonical'; events: ReadableStream<StreamEvent>; warnings: TranslationWarning[] };
 
+/** A non-streamed answer: decoded, and as the upstream sent it. */
+export interface LlmGenerated {
+  response: CanonicalResponse;
+  warnings: TranslationWarning[];
+  /** The upstream's own body when the call was passed through (`call.wire` set). */
+  wire?: Record<string, unknown>;
+  /**
+   * The upstream's body text in its wire format, for a client of that format to receive as it
+   * is (model renamed), as streams are passed through.
+   */
+  raw?: { format: UpstreamStreamFormat; text: string };
+}
+
 export interface LlmAdapter {
-  /** `wire` is the upstream's own body when the call was passed through (`call.wire` set). */
-  generate(
-    call: LlmCall,
-  ): Promise<{ response: CanonicalResponse; warnings: TranslationWarning[]; wire?: Record<string, unknown> }>;
+  generate(call: LlmCall): Promise<LlmGenerated>;
   stream(call: LlmCall): Promise<LlmStream>;
   /**
    * The request's input tokens as the upstream counts them (`POST /v1/messages/count_tokens`).

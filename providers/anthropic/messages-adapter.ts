@@ -34,8 +34,9 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
   return {
     async generate(call) {
       const { response, warnings } = send(call, false);
-      const body: unknown = await (await response).json();
-      return { response: decodeAnthropicResponse(body, call.model.id), warnings };
+      const text = await (await response).text();
+      const decoded = decodeAnthropicResponse(JSON.parse(text), call.model.id);
+      return { response: decoded, warnings, raw: { format: 'anthropic-messages', text } };
     },
     async stream(call) {
       const { response, warnings } = send(call, true);

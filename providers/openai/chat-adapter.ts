@@ -23,8 +23,9 @@ export function createChatAdapter(config: ProviderConfig): LlmAdapter {
   return {
     async generate(call) {
       const { response, warnings } = send(call, false);
-      const body: unknown = await (await response).json();
-      return { response: decodeChatResponse(body, call.model.id), warnings };
+      const text = await (await response).text();
+      const decoded = decodeChatResponse(JSON.parse(text), call.model.id);
+      return { response: decoded, warnings, raw: { format: 'chat-completions', text } };
     },
     async stream(call) {
       const { response, warnings } = send(call, true);

@@ -20,6 +20,8 @@ const SSE_HEADERS = {
 /** A cache hit as the client receives it: the stored body, or the stored stream event by event. */
 export function cachedResponse(hit: CachedAnswer): Response {
   const headers = { ...hit.headers, 'x-gateway-attempts': '0', 'x-gateway-cache': 'hit' };
+  if (hit.kind === 'json-text')
+    return new Response(hit.text, { headers: { 'content-type': 'application/json;charset=utf-8', ...headers } });
   if (hit.kind === 'json') return Response.json(hit.body, { headers });
   let next = 0;
   const body = new ReadableStream<Uint8Array>({

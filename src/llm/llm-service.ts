@@ -21,21 +21,17 @@ import type { AuthContext } from '../auth/key-cache.ts';
 import type { CatalogEntry } from '../catalog/catalog.ts';
 import { storableString, toStorable } from '../http/hostile-json.ts';
 import { errorFields } from '../ops/logger.ts';
+import { jsonAnswer } from './json-answer.ts';
 import { FirstTokenTap } from '../observability/first-token-tap.ts';
 import { recordFallback } from '../observability/metrics.ts';
 import { LlmCallWatch } from '../observability/llm-call-observer.ts';
-import {
-  passthroughContext,
-  type ClientFormat,
-  type DecodedClientRequest,
-  type EncodeContext,
-} from './client-format.ts';
+import type { ClientFormat, DecodedClientRequest, EncodeContext } from './client-format.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
 import type { StreamOutcome } from './outcome-tap.ts';
 import { estimateTokens, llmCost } from './pricing.ts';
 import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
-import { clientStream } from './stream-pipeline.ts';
+import { clientStream, passthroughRulesFor } from './stream-pipeline.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
@@ -44,6 +40,8 @@ import { unitsToUsd } from '../accounts/money.ts';
 
 /** A stream whose upstream sends nothing for this long ends with the format's error event. */
 const DEFAULT_STREAM_IDLE_MS = 60_000;
+
+const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8' };
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -98,6 +96,8 @@ interface Call {
   keyTicket?: KeyTicket | null;
   /** The worst case held, in USD: a stream's `x-gateway-cost-usd` (its charge is known only at its end). */
   heldUsd?: number;
+  /** Passed through with the upstream's response id: the record keeps that id, the one the client saw. */
+  idFromUpstream?: boolean;
 }
 
 /**
@@ -129,16 +129,13 @@ export class LlmService {
     const capture: Capture | undefined =
       cacheTtlS > 0 ? { put: (answer) => this.cache.put(cacheKey, answer, cacheTtlS), completed: false } : undefined;
     const cacheHeaders: Record<string, string> = cacheTtlS > 0 ? { 'x-gateway-cache': 'miss' } : {};
-    const passthrough = call.format.passthrough;
     try {
       if (!call.decoded.request.stream) {
         const { value } = await this.route(call, signal, (args) => call.served.adapter.generate(args));
-        const { response, warnings, wire } = value;
-        const json =
-          wire && passthrough?.response
-            ? passthrough.response(wire, passthroughContext(call.encode))
-            : call.format.encodeResponse({ ...response, id: call.encode.id, model: call.served.model.id }, call.encode);
-        await this.store(call, response, json);
+        const { response, warnings } = value;
+        const answer = jsonAnswer(call.format, value, call.encode);
+        call.idFromUpstream = answer.idFromUpstream;
+        await this.store(call, response, answer.json);
         // Billed before answered: a crash after this line cannot lose the charge.
         await this.record(call, 'completed', response);
         call.watch.answered();
@@ -148,13 +145,14 @@ export class LlmService {
           ...this.servedHeaders(call),
           ...costHeader(cost),
         };
-        if (capture) void capture.put({ kind: 'json', body: json, headers });
-        return Response.json(json, { headers: { ...headers, ...cacheHeaders } });
+        if (capture) void capture.put({ kind: 'json-text', text: answer.text, headers });
+        return new Response(answer.text, { headers: { ...JSON_HEADERS, ...headers, ...cacheHeaders } });
       }
       // The first event is awaited inside the loop: a stream that fails at once still fails over.
       const { value: upstream } = await this.route(call, signal, async (args) =>
         awaitFirstEvent(await call.served.adapter.stream(args), call.served.model.id, this.idleMs(call)),
       );
+      call.idFromUpstream = passthroughRulesFor(format, upstream)?.keepsUpstreamId ?? false;
       const inputEstimate = call.decoded.request.messages.reduce(
         (n, m) => n + m.content.reduce((k, p) => k + (p.type === 'text' ? estimateTokens(p.text) : 0), 0),
         0,
@@ -497,7 +495,7 @@ export class LlmService {
       output: response
         ? {
             ...(call.attempts > 1 ? { attempts: call.attempts } : {}),
-            id: call.encode.id,
+            id: call.idFromUpstream ? response.id : call.encode.id,
             format: call.format.name,
             finish_reason: endedBy ?? response.finishReason.unified,
             text: storableString(text.length > 2000 ? `${text.slice(0, 2000)}…` : text),

@@ -4,8 +4,12 @@ import { errorFields } from '../ops/logger.ts';
 import type { Store } from '../store/store.ts';
 import type { ClientFormatName } from './client-format.ts';
 
-/** An answer as the client received it: the JSON body, or the stream's text pieces in order. */
+/**
+ * An answer as the client received it: the JSON body's text, or the stream's text pieces in
+ * order. (`json`, the body as an object, is what earlier versions stored; still served.)
+ */
 export type CachedAnswer =
+  | { kind: 'json-text'; text: string; headers: Record<string, string> }
   | { kind: 'json'; body: unknown; headers: Record<string, string> }
   | { kind: 'stream'; chunks: string[]; headers: Record<string, string> };
 
@@ -36,7 +40,7 @@ export class ResponseCache {
       const text = await this.store.get(key);
       if (text === null) return undefined;
       const answer = JSON.parse(text) as CachedAnswer;
-      return answer.kind === 'json' || answer.kind === 'stream' ? answer : undefined;
+      return answer.kind === 'json-text' || answer.kind === 'json' || answer.kind === 'stream' ? answer : undefined;
     } catch (err) {
       this.log.warn('response cache read failed', errorFields(err));
       return undefined;

@@ -176,6 +176,14 @@ function passedThrough(
   };
 }
 
+/** The rules a stream is passed through with: an upstream of the client's own format; else undefined (translated). */
+export function passthroughRulesFor(format: ClientFormat, upstream: StartedStream): PassthroughRules | undefined {
+  const passthrough = format.passthrough;
+  return passthrough && upstream.kind === 'decoded' && passthrough.format === upstream.format
+    ? passthrough.rules
+    : undefined;
+}
+
 /**
  * The bytes a streaming client receives: one pull loop per client, each upstream read decoded,
  * tapped and encoded in place, with no web-stream hop in between. Cancelling it (client gone)
@@ -194,11 +202,11 @@ export function clientStream(opts: {
   idleTimeoutMs?: number;
 }): ReadableStream<Uint8Array> {
   const { upstream, format, ctx, tap } = opts;
-  const rules = format.passthrough?.rules;
+  const rules = passthroughRulesFor(format, upstream);
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   const send: Send = (text) => controller?.enqueue(utf8.encode(text));
   const engine =
-    rules && upstream.kind === 'decoded' && format.passthrough?.format === upstream.format
+    rules && upstream.kind === 'decoded'
       ? passedThrough(upstream, rules, ctx, tap, send, opts.keepFinal)
       : translated(upstream, format, ctx, tap, send, opts.idleTimeoutMs);
   let finished = false;

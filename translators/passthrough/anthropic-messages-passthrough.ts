@@ -1,5 +1,6 @@
 import { formatSse } from '../shared/sse.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
+import { renameBodyModel } from './rename-body-model.ts';
 
 /**
  * Anthropic Messages → Anthropic Messages: events forwarded with their `event:` names; the model
@@ -17,4 +18,6 @@ export const anthropicPassthrough: PassthroughRules = {
     return formatSse(data, message.event);
   },
   errorEvent: (_code, message) => formatSse({ type: 'error', error: { type: 'api_error', message } }, 'error'),
+  forwardBody: (text, ctx) => renameBodyModel(text, ctx.gatewayModel),
+  keepsUpstreamId: true,
 };

@@ -1,6 +1,7 @@
 import { formatSse } from '../shared/sse.ts';
 import { repairChatChunk } from './chat-chunk-repair.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
+import { renameBodyModel } from './rename-body-model.ts';
 
 /**
  * Chat completions → chat completions. The gateway always asks the upstream for usage; when the
@@ -25,4 +26,6 @@ export const chatPassthrough: PassthroughRules = {
     return formatSse(data);
   },
   errorEvent: (code, message) => formatSse({ error: { message, type: 'server_error', param: null, code } }),
+  forwardBody: (text, ctx) => renameBodyModel(text, ctx.gatewayModel),
+  keepsUpstreamId: true,
 };

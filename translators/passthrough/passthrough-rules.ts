@@ -23,6 +23,17 @@ export interface PassthroughRules {
    * client received it, for formats whose responses the gateway stores.
    */
   finalObject?(message: EventSourceMessage, ctx: PassthroughContext): Json | undefined;
+  /**
+   * A non-streamed answer's body text as the client receives it (model renamed), for formats
+   * that pass those through as text; the others are encoded from the decoded response.
+   */
+  forwardBody?(text: string, ctx: PassthroughContext): string;
+  /**
+   * Whether the client sees the upstream's response id (chat, Messages: forwarded as written)
+   * or the gateway's (Responses, whose stored responses are looked up by it). The call's record
+   * keeps the id the client saw.
+   */
+  keepsUpstreamId: boolean;
 }
 
 export interface PassthroughContext {

@@ -83,4 +83,5 @@ export const responsesPassthrough: PassthroughRules = {
       { type: 'error', code, message, param: null, error: { type: 'server_error', code, message, param: null } },
       'error',
     ),
+  keepsUpstreamId: false,
 };

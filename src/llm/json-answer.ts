@@ -1,0 +1,36 @@
+import type { LlmGenerated } from '../../providers/types.ts';
+import { passthroughContext, type ClientFormat, type EncodeContext } from './client-format.ts';
+
+/** A non-streamed answer as the client receives it. */
+export interface JsonAnswer {
+  /** The body text. */
+  text: string;
+  /** The same as an object, when the gateway built it (a Responses answer it may store). */
+  json?: unknown;
+  /** The id the client sees is the upstream's (passed through as written), not `ctx.id`. */
+  idFromUpstream: boolean;
+}
+
+/**
+ * The body of a non-streamed answer, the way streams are answered: an upstream of the client's
+ * own format is passed through (chat and Messages as the upstream wrote them, model renamed;
+ * Responses with its id, model and conversation state renamed), any other is encoded from the
+ * decoded response.
+ */
+export function jsonAnswer(format: ClientFormat, generated: LlmGenerated, ctx: EncodeContext): JsonAnswer {
+  const passthrough = format.passthrough;
+  const { wire, raw, response } = generated;
+  if (wire && passthrough?.response) {
+    const json = passthrough.response(wire, passthroughContext(ctx));
+    return { text: JSON.stringify(json), json, idFromUpstream: false };
+  }
+  const forwardBody = passthrough?.rules.forwardBody;
+  if (raw && forwardBody && raw.format === passthrough.format) {
+    return {
+      text: forwardBody(raw.text, passthroughContext(ctx)),
+      idFromUpstream: passthrough.rules.keepsUpstreamId,
+    };
+  }
+  const json = format.encodeResponse({ ...response, id: ctx.id, model: ctx.model }, ctx);
+  return { text: JSON.stringify(json), json, idFromUpstream: false };
+}
