@@ -63,6 +63,8 @@ export async function startLlmBenchStack(
     pinServices?: boolean;
     mode?: Mode['name'];
     bunArgs?: string[];
+    /** Also serve the built-in sandbox provider's `sandbox/echo` (an LLM with no upstream call). */
+    sandbox?: boolean;
   } = {},
 ): Promise<LlmBenchStack> {
   const workDir = await mkdtemp(join(tmpdir(), `bench-${label}-`));
@@ -101,8 +103,14 @@ export async function startLlmBenchStack(
       [
         'providers:',
         `  - {id: fake, kind: openai, base_url: "http://${HOST}:${upstreamPort}/v1", api_key: x}`,
+        ...(opts.sandbox ? ['  - {id: sandbox, kind: sandbox}'] : []),
         'models:',
         '  - {id: fake/bench, category: llm, upstream_model: bench, display_name: Bench, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
+        ...(opts.sandbox
+          ? [
+              '  - {id: sandbox/echo, category: llm, display_name: Echo, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
+            ]
+          : []),
         '',
       ].join('\n'),
     );
