@@ -4,10 +4,11 @@ import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 
 /**
- * The embedded default's durability (docs/operations.md, "Modes"): PGlite commits reach the OS
+ * The embedded default's durability (docs/operations.md, "Modes"): PGlite commits are synced
  * before the gateway answers, so a gateway killed with SIGKILL under load restarts on the same
  * DATA_DIR with every answered call recorded and charged, and its balance equal to what the
- * records add up to. (Power loss is outside what the embedded default promises.)
+ * records add up to. (That the commits reach the disk, not only the OS, is
+ * tests/unit/pglite-durable.test.ts; a power cut cannot be tested here.)
  */
 const running: GatewayProcess[] = [];
 const dirs: string[] = [];
