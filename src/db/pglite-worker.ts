@@ -8,7 +8,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { WorkerReply, WorkerRequest } from './pglite-messages.ts';
 import { pglitePrepared } from './pglite-prepared.ts';
-import { DURABLE_START_PARAMS, syncWritesToDisk } from './pglite-durable.ts';
+import { DURABLE_START_PARAMS, DurableNodeFS } from './pglite-durable.ts';
 
 declare const self: Worker;
 
@@ -29,12 +29,12 @@ let queue: Promise<void> = Promise.resolve();
 
 async function handle(req: WorkerRequest): Promise<WorkerReply> {
   if (req.op === 'open') {
-    pg = new PGlite(req.dir, {
+    pg = new PGlite({
+      fs: new DurableNodeFS(req.dir),
       parsers: { [INT8]: (value: string) => Number(value) },
       startParams: [...DURABLE_START_PARAMS, ...SETTINGS.flatMap((setting) => ['-c', setting])],
     });
     await pg.waitReady;
-    syncWritesToDisk(pg);
     prepared = pglitePrepared(pg);
     return { id: req.id, ok: true, rows: [] };
   }

@@ -3,7 +3,7 @@ import { fdatasyncSync, fstatSync, mkdtempSync, readlinkSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { DURABLE_START_PARAMS, syncWritesToDisk } from '../../src/db/pglite-durable.ts';
+import { DURABLE_START_PARAMS, DurableNodeFS } from '../../src/db/pglite-durable.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -17,13 +17,15 @@ describe('the embedded database syncs to disk (src/db/pglite-durable.ts)', () =>
   test('every commit syncs the WAL, a checkpoint syncs data files and directories, all under the data dir', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pglite-durable-'));
     dirs.push(dir);
-    const pg = new PGlite(dir, { startParams: DURABLE_START_PARAMS });
-    await pg.waitReady;
     const synced: string[] = [];
-    syncWritesToDisk(pg, (fd) => {
+    const sync = (fd: number) => {
       synced.push(`${fstatSync(fd).isDirectory() ? 'dir ' : ''}${pathOf(fd)}`);
       fdatasyncSync(fd);
-    });
+    };
+    const pg = new PGlite({ fs: new DurableNodeFS(dir, sync), startParams: DURABLE_START_PARAMS });
+    await pg.waitReady;
+    // A new cluster's start-up (initdb, its first checkpoint) is synced too.
+    expect(synced.length).toBeGreaterThan(0);
     expect((await pg.query<{ fsync: string }>('show fsync')).rows[0]?.fsync).toBe('on');
 
     await pg.exec('create table t (x int)');
@@ -45,7 +47,7 @@ describe('the embedded database syncs to disk (src/db/pglite-durable.ts)', () =>
     await pg.close();
 
     // Reopened, the rows are there.
-    const again = new PGlite(dir, { startParams: DURABLE_START_PARAMS });
+    const again = new PGlite({ fs: new DurableNodeFS(dir), startParams: DURABLE_START_PARAMS });
     expect((await again.query<{ n: number }>('select count(*)::int as n from t')).rows[0]?.n).toBe(20);
     await again.close();
   }, 60_000);
@@ -53,12 +55,15 @@ describe('the embedded database syncs to disk (src/db/pglite-durable.ts)', () =>
   test('a failed sync is an I/O error Postgres stops on, not a silent success', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pglite-durable-'));
     dirs.push(dir);
-    const pg = new PGlite(dir, { startParams: DURABLE_START_PARAMS });
+    let failing = false;
+    const sync = (fd: number) => {
+      if (failing) throw new Error('EIO');
+      fdatasyncSync(fd);
+    };
+    const pg = new PGlite({ fs: new DurableNodeFS(dir, sync), startParams: DURABLE_START_PARAMS });
     await pg.waitReady;
     await pg.exec('create table t (x int)');
-    syncWritesToDisk(pg, () => {
-      throw new Error('EIO');
-    });
+    failing = true;
     await expect(pg.query('insert into t values (1)')).rejects.toThrow();
   }, 60_000);
 });
