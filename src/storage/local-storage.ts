@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { FileTooLargeError, meterStream } from './byte-limit.ts';
 import type { ByteRange, Storage, StoredObjectInfo } from './storage.ts';
 
@@ -11,15 +11,30 @@ export const STALE_PART_AGE_MS = 3600 * 1000;
 /** Keys become file names: nothing that could climb out of the root or hide as a dotfile. */
 const SAFE_KEY = /^[A-Za-z0-9_-][A-Za-z0-9._-]{3,199}$/;
 
+/** Makes a directory's entries durable (`fsync` of the directory). */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Files on local disk under `DATA_DIR/files`, spread over `ab/cd/<key>` so no directory grows
  * huge. A put writes to `.tmp/` on the same disk and renames into place: readers see the whole
  * file or none of it. Partial writes a crash left in `.tmp/` are swept at start (`sweepStaleParts`).
+ * A put returns once the file, its name and any directory it created are on disk, so the row
+ * that refers to it (committed after) cannot outlive it in a power loss. `syncDir` is for tests.
  */
 export class LocalStorage implements Storage {
   readonly kind = 'local' as const;
 
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    private readonly syncDir: (dir: string) => Promise<void> = syncDirectory,
+  ) {}
 
   pathOf(key: string): string {
     if (!SAFE_KEY.test(key) || key.includes('..')) throw new Error(`invalid storage key ${JSON.stringify(key)}`);
@@ -32,8 +47,13 @@ export class LocalStorage implements Storage {
     opts: { contentType: string; maxBytes?: number },
   ): Promise<StoredObjectInfo> {
     const finalPath = this.pathOf(key);
+    const finalDir = dirname(finalPath);
     const tmpDir = join(this.root, '.tmp');
-    await Promise.all([mkdir(tmpDir, { recursive: true }), mkdir(join(finalPath, '..'), { recursive: true })]);
+    const made = await Promise.all([mkdir(tmpDir, { recursive: true }), mkdir(finalDir, { recursive: true })]);
+    // The highest directory this put created on the way to the file (either mkdir may have made the root).
+    const created = made
+      .filter((dir): dir is string => !!dir && (finalDir === dir || finalDir.startsWith(dir + sep)))
+      .sort((a, b) => a.length - b.length)[0];
     const tmpPath = join(tmpDir, `${key}.${randomUUID()}.part`);
     const handle = await open(tmpPath, 'wx');
     try {
@@ -52,6 +72,10 @@ export class LocalStorage implements Storage {
     }
     await handle.close();
     await rename(tmpPath, finalPath);
+    // The new name, then each directory this put created, in the directory holding it.
+    await this.syncDir(finalDir);
+    if (created)
+      for (let dir = finalDir; dir !== dirname(created); dir = dirname(dir)) await this.syncDir(dirname(dir));
     const info = await this.stat(key);
     if (!info) throw new Error(`stored file ${key} vanished right after it was written`);
     return info;

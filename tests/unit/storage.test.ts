@@ -166,6 +166,28 @@ describe('local storage specifics', () => {
     expect(await readdir(join(root, '.tmp'))).toEqual([]);
   });
 
+  test('a put syncs the directory holding the new name, and every directory it created, after the rename', async () => {
+    const base = await tempDir('dirsync');
+    const root = join(base, 'files');
+    const synced: string[] = [];
+    let storage!: LocalStorage;
+    let current = 'AbCd0001';
+    storage = new LocalStorage(root, async (dir) => {
+      // Synced once the renamed file is there: the name it records is the final one.
+      expect(await Bun.file(storage.pathOf(current)).exists()).toBe(true);
+      synced.push(dir);
+    });
+    await storage.put(current, new Uint8Array([1]), { contentType: 'text/plain' });
+    // root, Ab and Cd were created: each one's entry lives in its parent.
+    expect(synced).toEqual([join(root, 'Ab', 'Cd'), join(root, 'Ab'), root, base]);
+    synced.length = 0;
+    current = 'AbCd0002';
+    await storage.put(current, new Uint8Array([2]), { contentType: 'text/plain' });
+    expect(synced).toEqual([join(root, 'Ab', 'Cd')]);
+    // The real sync (no hook) works on this file system.
+    await new LocalStorage(root).put('AbEf0003', new Uint8Array([3]), { contentType: 'text/plain' });
+  });
+
   test('an aborted write removes its temp file', async () => {
     const root = join(await tempDir('abort'), 'files');
     const storage = new LocalStorage(root);
