@@ -63,7 +63,10 @@ export class DurableNodeFS extends NodeFS {
 
   private syncStream(stream: EmscriptenStream, mod: EmscriptenModule): void {
     try {
-      if (typeof stream.nfd === 'number') return this.sync(stream.nfd);
+      if (typeof stream.nfd === 'number') {
+        this.sync(stream.nfd);
+        return;
+      }
       // Directories (Postgres syncs them after creating or renaming a file) have no descriptor here.
       const fd = openSync(hostPath(stream.node), 'r');
       try {
