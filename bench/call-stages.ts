@@ -5,7 +5,7 @@
  *
  *   1. refused after its key, body and model lookup (an unknown model: 404);
  *   2. `sandbox/echo`: the whole LLM path (decode, hold, key checks, metrics, settlement and
- *      record) with no upstream call;
+ *      record) with no upstream call, non-streamed and streamed;
  *   3. relayed to the zero-latency fake upstream, non-streamed, then streamed (20 chunks).
  *
  *   bun run bench/call-stages.ts [--seconds 6] [--rounds 2] [--connections 16]
@@ -31,6 +31,11 @@ try {
   const stages: Array<{ name: string; status: number; target: H2loadTarget }> = [
     { name: 'refused: unknown model (404)', status: 404, target: { ...relayed, body: chatBody('nope/none', false) } },
     { name: 'sandbox/echo (no upstream)', status: 200, target: { ...relayed, body: chatBody('sandbox/echo', false) } },
+    {
+      name: 'sandbox/echo streamed (no upstream)',
+      status: 200,
+      target: { ...relayed, body: chatBody('sandbox/echo', true) },
+    },
     { name: 'relayed, non-streamed', status: 200, target: relayed },
     { name: 'relayed, streamed (20 chunks)', status: 200, target: stack.chat('gateway', { key, stream: true }) },
   ];
