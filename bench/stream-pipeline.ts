@@ -5,13 +5,19 @@
  * `awaitFirstEvent` and `clientStream`, read to its end. Prints a Markdown table (figures, not a
  * test).
  *
- *   bun run bench/stream-pipeline.ts [--streams 20000] [--rounds 3] [--deltas 20]
+ *   bun run bench/stream-pipeline.ts [--streams 20000] [--rounds 3] [--deltas 20] [--alloc]
  *
  * Cases: a chat client on the chat upstream (passed through: forwarded, with the billing decoder
  * reading the same events) and a Messages client on it (translated: decoded and re-encoded).
  * The charge is a resolved promise, so only the pipeline's CPU is counted. Rounds alternate the
  * cases so both see the same minutes of a shared machine; pin it (`taskset -c 1`) for steadier
  * figures. The socket-level figures are bench/hot-path.ts's.
+ *
+ * `--alloc` also prints the heap bytes each case allocates per stream: the case runs alone in a
+ * child process with JavaScriptCore's GC log on (`BUN_JSC_logGC=1`), and the bytes each
+ * collection reports as allocated since the last one are summed (the cycle still open at the end
+ * is not counted, so the figure is a slight undercount). Allocation is what the collector pays
+ * for later, on the same thread.
  */
 import type { LlmStream } from '../providers/types.ts';
 import type { ClientFormat, EncodeContext } from '../src/llm/client-format.ts';
@@ -23,7 +29,7 @@ import { clientStream } from '../src/llm/stream-pipeline.ts';
 import { streamEvents } from './lib/fake-chat-stream.ts';
 import { median } from './lib/h2load.ts';
 import { table } from './lib/wrk.ts';
-import { numberArg } from './lib/cli-args.ts';
+import { numberArg, stringArg } from './lib/cli-args.ts';
 
 const STREAMS = numberArg('--streams', 20_000);
 const ROUNDS = numberArg('--rounds', 3);
@@ -71,6 +77,40 @@ async function cpuPerStream(format: ClientFormat, streams: number): Promise<numb
   return (used.user + used.system) / streams;
 }
 
+const ALLOC_CHILD = stringArg('--alloc-child', '');
+if (ALLOC_CHILD) {
+  const only = cases.find((c) => c.name === ALLOC_CHILD);
+  if (!only) throw new Error(`no case ${ALLOC_CHILD}`);
+  for (let i = 0; i < STREAMS; i++) await oneStream(only.format);
+  process.exit(0);
+}
+
+/** Heap KB per stream of one case, from the GC log of a child process running it alone. */
+async function allocatedKbPerStream(name: string): Promise<number> {
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      import.meta.path,
+      '--alloc-child',
+      name,
+      '--streams',
+      String(STREAMS),
+      '--deltas',
+      String(DELTAS),
+    ],
+    { env: { ...process.env, BUN_JSC_logGC: '1' }, stdout: 'pipe', stderr: 'pipe' },
+  );
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  if (code !== 0) throw new Error(`allocation run of ${name} failed (${code}): ${err.slice(-2000)}`);
+  let bytes = 0;
+  for (const m of `${out}\n${err}`.matchAll(/bytes allocated this cycle: (\d+)/g)) bytes += Number(m[1]);
+  return bytes / 1024 / STREAMS;
+}
+
 const sizes = new Map<string, number>();
 for (const c of cases) {
   sizes.set(c.name, await oneStream(c.format));
@@ -97,3 +137,8 @@ console.log(
     }),
   ),
 );
+
+if (process.argv.includes('--alloc')) {
+  console.log('\n| case | heap KB allocated per stream |\n| --- | --- |');
+  for (const c of cases) console.log(`| ${c.name} | ${(await allocatedKbPerStream(c.name)).toFixed(1)} |`);
+}

@@ -118,14 +118,11 @@ function passedThrough(
   const source = upstream.events;
   // A chat stream's repair state is its own: one per stream.
   const passCtx = { ...passthroughContext(ctx), chatRepair: createChatChunkRepair() };
-  /** Passes events through the tap; `ready` hands over what may go out before an ending waits for its charge. */
-  const observe = async (events: StreamEvent[], ready?: () => void) => {
+  /** Passes the closing events through the tap, waiting for whatever charge they commit. */
+  const observe = async (events: StreamEvent[]) => {
     for (const event of events) {
       const waiting = tap.accept(event);
-      if (waiting) {
-        ready?.();
-        await waiting;
-      }
+      if (waiting) await waiting;
     }
   };
   const end = async (text: string, tail: StreamEvent[]): Promise<Step> => {
@@ -153,10 +150,16 @@ function passedThrough(
             text + rules.errorEvent('invalid_upstream_stream', 'upstream sent an invalid stream event'),
             events,
           );
-        await observe(events, () => {
-          if (text) send(text);
-          text = '';
-        });
+        // Inline rather than a helper: this runs per event, and an ending that waits for its
+        // charge first hands what precedes it to the client.
+        for (const event of events) {
+          const waiting = tap.accept(event);
+          if (waiting) {
+            if (text) send(text);
+            text = '';
+            await waiting;
+          }
+        }
         text += rules.forward(message, passCtx) ?? '';
         if (kind === 'terminal') {
           // Before the finish reaches the tap, whose store step saves the object the client saw.

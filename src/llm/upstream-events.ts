@@ -80,8 +80,9 @@ export function upstreamEvents(
       parsed = [];
       // Parsed here once for the decoder and the passthrough classifier alike (`ParsedMessage`).
       const messages = complete.map((raw) => {
-        const message: ParsedMessage =
-          raw.data === '' || raw.data === '[DONE]' ? raw : { ...raw, json: parseJsonData(raw.data) };
+        // The parser's own message object gains its parse (no copy: it is ours, and this runs per event).
+        if (raw.data !== '' && raw.data !== '[DONE]') (raw as { json?: unknown }).json = parseJsonData(raw.data);
+        const message: ParsedMessage = raw;
         return { message, events: decoder.push(message) };
       });
       return { messages, done };

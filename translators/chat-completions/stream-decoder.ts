@@ -62,12 +62,24 @@ export function createChatStreamDecoder(
     const out: StreamEvent[] = started ? [] : [start(chunk)];
     if (asObject(chunk.usage)) usage = mergeUsage(usage, readChatUsage(chunk.usage));
     if (finishReason) return out; // after the finish_reason only usage counts
-    const choices: unknown[] = Array.isArray(chunk.choices) ? chunk.choices : [];
-    const choice = choices.map(asObject).find((c) => (asNumber(c?.index) ?? 0) === 0);
+    // Runs on every streamed chunk: a loop and no empty arrays, rather than map/find and spreads of [].
+    let choice: Json | undefined;
+    if (Array.isArray(chunk.choices))
+      for (const c of chunk.choices) {
+        const candidate = asObject(c);
+        if ((asNumber(candidate?.index) ?? 0) === 0) {
+          choice = candidate;
+          break;
+        }
+      }
     if (!choice) return out;
     const delta = asObject(choice.delta) ?? {};
-    out.push(...blocks.reasoning(asString(delta.reasoning_content) ?? asString(delta.reasoning) ?? ''));
-    out.push(...blocks.text(asString(delta.content) ?? ''), ...blocks.text(asString(delta.refusal) ?? ''));
+    const reasoning = asString(delta.reasoning_content) ?? asString(delta.reasoning);
+    if (reasoning) out.push(...blocks.reasoning(reasoning));
+    const content = asString(delta.content);
+    if (content) out.push(...blocks.text(content));
+    const refusal = asString(delta.refusal);
+    if (refusal) out.push(...blocks.text(refusal));
     if (Array.isArray(delta.tool_calls))
       for (const raw of delta.tool_calls) out.push(...blocks.toolCall(asObject(raw) ?? {}));
     const reason = asString(choice.finish_reason);
