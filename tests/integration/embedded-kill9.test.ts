@@ -1,11 +1,13 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { rm } from 'node:fs/promises';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { callsUntilKilled } from '../helpers/calls-until-killed.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 
 /**
  * The embedded default's durability (docs/operations.md, "Modes"): PGlite commits are synced
- * before the gateway answers, so a gateway killed with SIGKILL under load restarts on the same
+ * before the gateway answers, so a gateway killed with SIGKILL under load (JSON and streamed
+ * calls) restarts on the same
  * DATA_DIR with every answered call recorded and charged, and its balance equal to what the
  * records add up to. (That the commits reach the disk, not only the OS, is
  * tests/unit/pglite-durable.test.ts; a power cut cannot be tested here.)
@@ -30,32 +32,7 @@ describe('embedded default (PGlite, in-process store)', () => {
     running.push(gw);
     const { key } = await createAccount(gw, uniqueEmail('embkill9'), 100);
 
-    const answered: string[] = [];
-    let stop = false;
-    const worker = async (w: number) => {
-      for (let i = 0; !stop; i++) {
-        try {
-          const res = await fetch(`${gw.url}/v1/chat/completions`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({
-              model: 'sandbox/echo',
-              messages: [{ role: 'user', content: `worker ${w} call ${i} with some words` }],
-            }),
-          });
-          const text = await res.text();
-          if (res.status === 200) answered.push(JSON.parse(text).id);
-        } catch {
-          // the instance died mid-call: not answered
-        }
-      }
-    };
-    const workers = Array.from({ length: 16 }, (_, w) => worker(w));
-    await Bun.sleep(1_500);
-    gw.proc.kill('SIGKILL');
-    await gw.proc.exited;
-    stop = true;
-    await Promise.all(workers);
+    const answered = await callsUntilKilled(gw, key, { workers: 16, forMs: 1_500 });
     expect(answered.length).toBeGreaterThan(100);
 
     const restarted = await startGateway(env);

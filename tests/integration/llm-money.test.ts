@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import pg from 'pg';
 import Anthropic from '@anthropic-ai/sdk';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { callsUntilKilled } from '../helpers/calls-until-killed.ts';
 import { startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
 
@@ -159,48 +160,7 @@ describe('LLM money (postgres+redis)', () => {
   test('kill -9 under load: every call the client received in full has its record and charge after restart', async () => {
     const { gw, databaseUrl, env } = await postgresGateway('llmkill9');
     const { userId, key } = await createAccount(gw, uniqueEmail('kill9'), 100);
-    const answered: string[] = [];
-    let stop = false;
-    const worker = async (w: number) => {
-      for (let i = 0; !stop; i++) {
-        const stream = (w + i) % 2 === 0;
-        const body = JSON.stringify({
-          model: 'sandbox/echo',
-          messages: [{ role: 'user', content: `worker ${w} call ${i} with some words` }],
-          stream,
-        });
-        try {
-          const res = await fetch(`${gw.url}/v1/chat/completions`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-            body,
-          });
-          const text = await res.text();
-          if (res.status !== 200) continue;
-          if (!stream) {
-            answered.push(JSON.parse(text).id);
-          } else if (text.trimEnd().endsWith('data: [DONE]')) {
-            // The whole stream arrived, its end included.
-            answered.push(
-              JSON.parse(
-                text
-                  .split('\n')
-                  .find((l) => l.startsWith('data: {'))
-                  ?.slice(6) ?? '{}',
-              ).id,
-            );
-          }
-        } catch {
-          // the instance died mid-call: not answered
-        }
-      }
-    };
-    const workers = Array.from({ length: 32 }, (_, w) => worker(w));
-    await Bun.sleep(1_500);
-    gw.proc.kill('SIGKILL');
-    await gw.proc.exited;
-    stop = true;
-    await Promise.all(workers);
+    const answered = await callsUntilKilled(gw, key, { workers: 32, forMs: 1_500 });
     expect(answered.length).toBeGreaterThan(200);
 
     const restarted = await startGateway(env);
