@@ -22,8 +22,9 @@ export function refuseFields(
   refused: Readonly<Record<string, string>>,
   present: (value: unknown) => boolean = isSet,
 ): void {
-  for (const [field, message] of Object.entries(refused)) {
-    if (present(body[field])) invalid(field, message);
+  // Every request runs this: a key loop, not an entries array of pairs each time.
+  for (const field in refused) {
+    if (present(body[field])) invalid(field, refused[field] as string);
   }
 }
 
