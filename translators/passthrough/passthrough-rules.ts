@@ -1,6 +1,7 @@
 import { messageJson, parseJsonData, type EventSourceMessage, type ParsedMessage } from '../shared/sse.ts';
 import { asObject, type Json } from '../shared/validation.ts';
 import type { ChatChunkRepair } from './chat-chunk-repair.ts';
+import { stringEnd, stringValueStart } from './json-text.ts';
 
 /**
  * When the client speaks the upstream's own wire format, upstream events are forwarded as they
@@ -56,31 +57,11 @@ export interface PassthroughContext {
  */
 export function renameModel(data: string, ctx: PassthroughContext): string {
   for (let key = data.indexOf('"model"'); key !== -1; key = data.indexOf('"model"', key + 1)) {
-    const end = stringValueEnd(data, key + 7);
+    const start = stringValueStart(data, key + 7);
+    const end = start === -1 ? -1 : stringEnd(data, start);
     if (end !== -1) return `${data.slice(0, key)}"model":${JSON.stringify(ctx.gatewayModel)}${data.slice(end)}`;
   }
   return data;
-}
-
-/** Just past the JSON string value of `: "…"` starting at `at` (whitespace allowed), or -1. */
-function stringValueEnd(data: string, at: number): number {
-  let i = skipSpace(data, at);
-  if (data.charCodeAt(i) !== 58 /* : */) return -1;
-  i = skipSpace(data, i + 1);
-  if (data.charCodeAt(i) !== 34 /* " */) return -1;
-  for (i++; i < data.length; i++) {
-    const c = data.charCodeAt(i);
-    if (c === 34) return i + 1;
-    if (c === 92 /* \ */) i++;
-  }
-  return -1;
-}
-
-/** Past JSON's whitespace (space, tab, line feed, carriage return). */
-function skipSpace(data: string, i: number): number {
-  let c = data.charCodeAt(i);
-  while (c === 32 || c === 9 || c === 10 || c === 13) c = data.charCodeAt(++i);
-  return i;
 }
 
 /** Upstream data must be a JSON object; anything else is garbage the client must not receive. */

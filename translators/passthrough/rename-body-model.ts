@@ -1,3 +1,5 @@
+import { stringEnd, stringValueStart } from './json-text.ts';
+
 /**
  * A whole non-streamed response body (chat completion, Anthropic message) as the upstream wrote
  * it, with its top-level `model` → the gateway's id, the one change a passed-through answer gets.
@@ -18,13 +20,10 @@ export function renameBodyModel(text: string, gatewayModel: string): string {
 function splicedModel(text: string, gatewayModel: string): string | undefined {
   const key = text.indexOf('"model"');
   if (key === -1 || depthAt(text, key) !== 1) return undefined;
-  let i = skipSpace(text, key + 7);
-  if (text.charCodeAt(i) !== 58 /* : */) return undefined;
-  i = skipSpace(text, i + 1);
-  if (text.charCodeAt(i) !== 34 /* " */) return undefined;
-  const end = stringEnd(text, i);
-  if (text.indexOf('"model"', end) !== -1) return undefined;
-  return `${text.slice(0, i)}${JSON.stringify(gatewayModel)}${text.slice(end)}`;
+  const start = stringValueStart(text, key + 7);
+  const end = start === -1 ? -1 : stringEnd(text, start);
+  if (end === -1 || text.indexOf('"model"', end) !== -1) return undefined;
+  return `${text.slice(0, start)}${JSON.stringify(gatewayModel)}${text.slice(end)}`;
 }
 
 function rewrittenModel(text: string, gatewayModel: string): string {
@@ -39,26 +38,12 @@ function depthAt(text: string, at: number): number {
   let depth = 0;
   for (let i = 0; i < at; i++) {
     const c = text.charCodeAt(i);
-    if (c === 34) i = stringEnd(text, i) - 1;
-    else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
+    if (c === 34) {
+      const end = stringEnd(text, i);
+      if (end === -1) return -1;
+      i = end - 1;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
     else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
   }
   return depth;
-}
-
-/** Just past the JSON string that opens at `at` (its closing quote included). */
-function stringEnd(text: string, at: number): number {
-  for (let i = at + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) return i + 1;
-    if (c === 92 /* \ */) i++;
-  }
-  return text.length;
-}
-
-/** Past JSON's whitespace (space, tab, line feed, carriage return). */
-function skipSpace(text: string, i: number): number {
-  let c = text.charCodeAt(i);
-  while (c === 32 || c === 9 || c === 10 || c === 13) c = text.charCodeAt(++i);
-  return i;
 }
