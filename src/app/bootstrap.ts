@@ -24,6 +24,8 @@ import { DeploymentHealth } from '../routing/deployment-health.ts';
 import { Router } from '../routing/router.ts';
 import { RoutingTable } from '../routing/routing-table.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
+import { SettlementJournal } from '../llm/settlement-journal.ts';
+import { replayJournal } from '../llm/journal-replay.ts';
 import { KeyBudgets } from '../keys/key-budgets.ts';
 import { KeyUsage } from '../keys/key-usage.ts';
 import { KeyRateLimits } from '../keys/key-rate-limits.ts';
@@ -32,6 +34,7 @@ import type { AppContext } from './context.ts';
 import { createTaskServices, type TaskServices } from './task-services.ts';
 import { saveTaskOutput } from '../tasks/save-task-output.ts';
 import { providerHost } from '../upstreams/provider-host.ts';
+import { join } from 'node:path';
 
 export interface Started {
   ctx: AppContext;
@@ -117,7 +120,27 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   const keyBudgets = new KeyBudgets(database.db, log);
   // An edited or revoked key's budget lease is retired on every instance at once (docs/keys.md).
   keys.onChange((keyId) => keyBudgets.retire([keyId]));
-  const usage = new UsageRecorder(database.db, accounts, reservations, log, undefined, database.prepared, keyBudgets);
+  // The journal's left-over calls are settled before this process serves or grants a hold.
+  const journal = env.settlementJournal
+    ? SettlementJournal.open(join(env.dataDir, 'journal'), env.workerIndex)
+    : undefined;
+  if (journal) {
+    // The primary also settles the files of worker slots this run does not have (fewer WORKERS).
+    const orphans = primary ? SettlementJournal.openOrphans(join(env.dataDir, 'journal'), env.workers) : [];
+    for (const j of [journal, ...orphans]) await replayJournal(database.db, database.prepared, j, accounts, log);
+    for (const orphan of orphans) orphan.close(orphan.unreadable === 0);
+  }
+  const usage = new UsageRecorder(
+    database.db,
+    accounts,
+    reservations,
+    log,
+    undefined,
+    database.prepared,
+    keyBudgets,
+    journal,
+  );
+  if (journal) ctx.unsettled = (accountId) => usage.unsettled.settled(accountId);
   const keyGate = new LlmKeyGate(keyBudgets, ctx.keyLimits);
   const services = {
     providers,

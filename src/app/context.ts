@@ -34,4 +34,9 @@ export interface AppContext {
   log: Logger;
   /** Account id of each authenticated request, for the request log (never the key). */
   requestAccount: WeakMap<Request, number>;
+  /**
+   * With the settlement journal: the account's answered calls not yet settled in the database on
+   * this process, which a read waits for (undefined when there are none).
+   */
+  unsettled?: (accountId: number) => Promise<void> | undefined;
 }

@@ -100,6 +100,8 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
       if (refusal?.kind === 'expired') throw errors.unauthorized();
       if (refusal?.kind === 'rpm') throw errors.rateLimited(refusal.retryAfterSeconds);
     }
+    // A read sees the account's own answered calls (settled after the answer with the journal).
+    if (ctx.unsettled && isSafeMethod(request.method)) await ctx.unsettled(auth.accountId);
     return auth;
   };
 

@@ -63,6 +63,7 @@ const EnvSchema = v.object({
   TASK_EVENTS_HEARTBEAT_MS: v.optional(positiveInt, '15000'),
   WORKERS: v.optional(v.pipe(positiveInt, v.maxValue(256, 'expected at most 256'))),
   DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),
+  SETTLEMENT_JOURNAL: v.optional(boolString, 'false'),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -106,6 +107,8 @@ export interface Env {
   workerIndex: number;
   /** Postgres connections one process may open (each worker has its own pool). */
   databasePoolSize: number;
+  /** Answer LLM calls once their charge is journaled in `DATA_DIR/journal` (docs/money.md). */
+  settlementJournal: boolean;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -169,5 +172,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     workers,
     workerIndex,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    settlementJournal: e.SETTLEMENT_JOURNAL,
   };
 }

@@ -141,10 +141,16 @@ function settlementText(db: Db): string {
  * batch of recorded and new calls at once fails with a data error (split by the group commit).
  * Returns the accounts whose money moved and the shortfall of any account charged less than cost.
  */
-export async function settleLlmCalls(db: Db, prepared: RunPrepared, rows: SettlementRow[]): Promise<SettledBatch> {
+export async function settleLlmCalls(
+  db: Db,
+  prepared: RunPrepared,
+  rows: SettlementRow[],
+  /** When the calls finished: now, unless they are settled later from the journal. */
+  finishedAt = new Date().toISOString(),
+): Promise<SettledBatch> {
   // The rows travel as one JSON document: one JSON.stringify for the batch, no per-element
   // escaping of a jsonb[] array literal by the driver (the inputs are the bulk of the bytes).
-  const parameters = [JSON.stringify(rows), new Date().toISOString()];
+  const parameters = [JSON.stringify(rows), finishedAt];
   const result = await prepared<{
     kind: 'account' | 'lease' | 'key_lease';
     id: string;

@@ -10,6 +10,8 @@ import { errorFields } from '../ops/logger.ts';
 import { isPoisonError } from '../db/db-errors.ts';
 import { setAside } from '../ops/dead-letters.repository.ts';
 import { type SettledBatch, type SettlementRow, settleLlmCalls } from './llm-settlement.repository.ts';
+import type { SettlementJournal } from './settlement-journal.ts';
+import { SettledWaits } from './settled-waits.ts';
 
 /**
  * One finished LLM (or embeddings) call: becomes a task row of its category (`llm` unless said)
@@ -53,6 +55,11 @@ export interface LlmCallRecord {
  */
 export class UsageRecorder {
   private readonly commit: GroupCommit<LlmCallRecord, void>;
+  /** With a journal: the appends that calls wait for, before their database settlement. */
+  private readonly journaled?: GroupCommit<LlmCallRecord, void>;
+  /** Calls journaled and answered, not yet settled in the database, by account. */
+  readonly unsettled = new SettledWaits();
+  private journalBroken = false;
   private stopping = false;
   private readonly prepared: RunPrepared;
 
@@ -65,14 +72,58 @@ export class UsageRecorder {
     prepared?: RunPrepared,
     /** Where budgeted keys' holds come from (src/keys/key-budgets.ts); settled with the charge. */
     private readonly keyBudgets?: LeasePool,
+    /**
+     * When set (`SETTLEMENT_JOURNAL`), `record` resolves once the call's settlement row is on
+     * local disk, and the database settlement follows after the answer (docs/money.md).
+     */
+    private readonly journal?: SettlementJournal,
   ) {
     this.prepared = prepared ?? runUnprepared(db);
     this.commit = new GroupCommit((batch) => this.writeDurably(batch), { name: 'llm usage write', log, maxBatch });
+    if (journal)
+      this.journaled = new GroupCommit((batch) => this.journalBatch(batch, journal), {
+        name: 'settlement journal append',
+        log,
+        maxBatch,
+      });
   }
 
-  /** Resolves when the record is committed (or, if it can never be, set aside); never rejects. */
+  /**
+   * Resolves when the record is durable — committed in the database, or with a journal, on local
+   * disk — or, if it can never be written, set aside; never rejects.
+   */
   record(rec: LlmCallRecord): Promise<void> {
+    if (this.journaled && !this.journalBroken) return this.journaled.submit(rec).catch(() => this.settleNow(rec));
+    return this.settleNow(rec);
+  }
+
+  private settleNow(rec: LlmCallRecord): Promise<void> {
     return this.commit.submit(rec).catch(() => this.deadLetter(rec, 'write failed'));
+  }
+
+  /**
+   * One durable append for the batch, then each call's database settlement, not awaited: the
+   * calls are answered now. A failed append (disk full, I/O error) turns the journal off for
+   * this process: its calls, and every later one, wait for the database as without a journal.
+   */
+  private async journalBatch(batch: LlmCallRecord[], journal: SettlementJournal): Promise<undefined[]> {
+    if (this.journalBroken) throw new Error('settlement journal off after a failed append');
+    const rows = settlementRows(this.reservations, this.keyBudgets, batch);
+    try {
+      await journal.append({ at: new Date().toISOString(), rows }, this.unsettled.total === 0);
+    } catch (err) {
+      this.journalBroken = true;
+      this.log.error('settlement journal append failed; calls now wait for the database', {
+        path: journal.path,
+        ...errorFields(err),
+      });
+      throw err;
+    }
+    for (const rec of batch) {
+      this.unsettled.add(rec.accountId);
+      void this.settleNow(rec).finally(() => this.unsettled.done(rec.accountId));
+    }
+    return batch.map(() => undefined);
   }
 
   /** Retries a batch whose failure is the database's, not the data's, until it lands. */
@@ -143,22 +194,33 @@ export class UsageRecorder {
     if (rec.keyHoldId) this.keyBudgets?.release(rec.keyHoldId);
   }
 
-  /** Writes everything queued (shutdown). */
+  /** Writes everything queued (shutdown); with a journal, empties it once all is settled. */
   async stop(): Promise<void> {
     this.stopping = true;
+    await this.journaled?.drain();
     await this.commit.drain();
+    await this.unsettled.none();
+    this.journal?.close(!this.journalBroken);
   }
 }
 
 /** The batch's rows for the settlement statement, each with the hold its call was admitted under. */
-async function settleBatch(
+function settleBatch(
   db: Db,
   prepared: RunPrepared,
   reservations: BalanceReservations,
   keyBudgets: LeasePool | undefined,
   batch: LlmCallRecord[],
 ): Promise<SettledBatch> {
-  const rows: SettlementRow[] = batch.map((r, i) => {
+  return settleLlmCalls(db, prepared, settlementRows(reservations, keyBudgets, batch));
+}
+
+function settlementRows(
+  reservations: BalanceReservations,
+  keyBudgets: LeasePool | undefined,
+  batch: LlmCallRecord[],
+): SettlementRow[] {
+  return batch.map((r, i) => {
     const hold = r.reservationId ? reservations.holdOf(r.reservationId) : undefined;
     const keyHold = r.keyHoldId ? keyBudgets?.holdOf(r.keyHoldId) : undefined;
     return {
@@ -182,5 +244,4 @@ async function settleBatch(
       key_hold_units: keyHold ? fromUnits(keyHold.units) : null,
     };
   });
-  return settleLlmCalls(db, prepared, rows);
 }

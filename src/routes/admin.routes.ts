@@ -33,6 +33,8 @@ export function adminRoutes(ctx: AppContext) {
     const digits = parseOr422(AccountId, rawId, 'user_id').replace(/^0+(?=\d)/, '');
     const id = digits.length <= 10 ? Number(digits) : Number.POSITIVE_INFINITY;
     if (id > MAX_ACCOUNT_ID) throw notFound(`account ${digits} not found`);
+    // The account's calls answered here and settled after the answer (journal) are read too.
+    await ctx.unsettled?.(id);
     const row = await findAccountById(ctx.db, id);
     if (!row) throw notFound(`account ${id} not found`);
     return row;

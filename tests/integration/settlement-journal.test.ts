@@ -1,0 +1,217 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { callsUntilKilled } from '../helpers/calls-until-killed.ts';
+import { type GatewayProcess, MODES, startGateway } from '../helpers/gateway-process.ts';
+import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
+import { SettlementJournal } from '../../src/llm/settlement-journal.ts';
+
+/**
+ * The settlement journal (SETTLEMENT_JOURNAL=true, docs/money.md): a call is answered once its
+ * charge is on local disk, and settled in the database after the answer. Nothing answered may go
+ * unbilled across kill -9, nothing may be billed twice when the journal is replayed over
+ * settlements that did commit, and a read on the process sees the account's own answered calls.
+ */
+const running: GatewayProcess[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((gw) => gw.stop('SIGKILL')));
+});
+
+async function start(env: Record<string, string>) {
+  const gw = await startGateway(env);
+  running.push(gw);
+  return gw;
+}
+
+async function postgresEnv(label: string) {
+  const databaseUrl = await createTestDatabase(label);
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
+    DATA_DIR: await mkdtemp(join(tmpdir(), `gw-${label}-`)),
+    SETTLEMENT_JOURNAL: 'true',
+    LOG_LEVEL: 'warn',
+  };
+  return { env, databaseUrl };
+}
+
+const chat = (gw: GatewayProcess, key: string, content: string) =>
+  fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content }] }),
+  });
+
+describe('settlement journal', () => {
+  for (const mode of MODES) {
+    test(`${mode.name}: kill -9 under load, every call answered in full is billed once after restart, and the journal is emptied`, async () => {
+      const env = {
+        ...(await mode.env('journalkill')),
+        SETTLEMENT_JOURNAL: 'true',
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_PER_MINUTE: '1000000',
+      } as Record<string, string>;
+      env.DATA_DIR ??= await mkdtemp(join(tmpdir(), 'gw-journalkill-'));
+      const gw = await start(env);
+      const { key } = await createAccount(gw, uniqueEmail('journalkill'), 100);
+      const answered = await callsUntilKilled(gw, key, { workers: 16, forMs: 1_500 });
+      expect(answered.length).toBeGreaterThan(50);
+
+      const restarted = await start(env);
+      const tasks = await listLlmTasks(restarted, key);
+      const ids = new Set(tasks.map((t) => t.output?.id));
+      expect(answered.filter((id) => !ids.has(id))).toEqual([]);
+      // Every record is charged once: balance = top-up − the charges of the task records.
+      const charged = tasks.reduce((sum, t) => sum + t.cost, 0);
+      const account = await api(restarted, 'GET', '/v1/account', { key });
+      expect(account.body.data.balance_usd).toBeCloseTo(100 - charged, 9);
+      expect(new Set(tasks.map((t) => t.task_id)).size).toBe(tasks.length);
+      expect((await stat(join(env.DATA_DIR, 'journal', 'settlements-0.log'))).size).toBe(0);
+      expect(restarted.output()).toContain('replayed the settlement journal');
+    }, 120_000);
+  }
+
+  test('a call is answered while its database settlement is held up; killed then, it is billed once after restart', async () => {
+    const { env, databaseUrl } = await postgresEnv('journalheld');
+    const gw = await start(env);
+    const { userId, key } = await createAccount(gw, uniqueEmail('journalheld'), 1);
+    // Settlements insert into tasks; a SHARE lock holds them up (holds and reads do not need it).
+    const blocker = new pg.Client({ connectionString: databaseUrl });
+    await blocker.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table tasks in share mode');
+    const started = performance.now();
+    const res = await chat(gw, key, 'answered before the database knows');
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(performance.now() - started).toBeLessThan(2_000);
+    // The read waits for the account's own settlement (up to 2 s), which the lock holds up.
+    const readStarted = performance.now();
+    const read = api(gw, 'GET', '/v1/account', { key });
+    await Bun.sleep(300);
+    await blocker.query('rollback');
+    const account = await read;
+    expect(performance.now() - readStarted).toBeGreaterThan(250);
+    const [row] = await queryDatabase<{ cost_usd: string }>(
+      databaseUrl,
+      "select cost_usd from tasks where account_id = $1 and output->>'id' = $2",
+      [userId, body.id],
+    );
+    expect(Number(row?.cost_usd)).toBeGreaterThan(0);
+    expect(account.body.data.balance_usd).toBeCloseTo(1 - Number(row?.cost_usd), 9);
+
+    // Held up again, killed with the settlement unsent or in flight: the journal has the charge.
+    await blocker.query('begin');
+    await blocker.query('lock table tasks in share mode');
+    const second = await chat(gw, key, 'answered, then the process dies');
+    expect(second.status).toBe(200);
+    const secondId = (await second.json()).id;
+    gw.proc.kill('SIGKILL');
+    await gw.proc.exited;
+    const journal = await readFile(join(env.DATA_DIR, 'journal', 'settlements-0.log'), 'utf8');
+    expect(journal).toContain(secondId);
+    await blocker.query('rollback');
+    await blocker.end();
+    const restarted = await start(env);
+    const counts = await queryDatabase<{ tasks: string; charges: string; balance: string; ledger: string }>(
+      databaseUrl,
+      `select (select count(*) from tasks where account_id = $1 and category = 'llm') as tasks,
+              (select count(*) from ledger_entries where account_id = $1 and kind = 'charge') as charges,
+              (select balance_usd from accounts where id = $1) as balance,
+              (select sum(amount_usd) from ledger_entries where account_id = $1) as ledger`,
+      [userId],
+    );
+    expect(counts[0]?.tasks).toBe('2');
+    expect(counts[0]?.charges).toBe('2');
+    expect(Number(counts[0]?.balance)).toBeCloseTo(Number(counts[0]?.ledger), 12);
+    const [again] = await queryDatabase<{ n: string }>(
+      databaseUrl,
+      "select count(*) as n from tasks where output->>'id' = $1",
+      [secondId],
+    );
+    expect(again?.n).toBe('1');
+    expect((await api(restarted, 'GET', '/v1/account', { key })).status).toBe(200);
+  }, 60_000);
+
+  test('a journal of a worker slot this run does not have is settled by the primary, once', async () => {
+    const { env, databaseUrl } = await postgresEnv('journalorphan');
+    const gw = await start(env);
+    const { userId, key } = await createAccount(gw, uniqueEmail('journalorphan'), 2);
+    await gw.stop();
+    // As a run with WORKERS=4 would have left it: slot 3's file, one call not settled.
+    const taskId = crypto.randomUUID();
+    const orphan = SettlementJournal.open(join(env.DATA_DIR, 'journal'), 3);
+    await orphan.append(
+      {
+        at: '2026-01-02T03:04:05.000Z',
+        rows: [
+          {
+            ord: 0,
+            id: taskId,
+            account_id: userId,
+            model: 'sandbox/echo',
+            provider: 'sandbox',
+            category: 'llm',
+            status: 'completed',
+            input: { messages: [{ role: 'user', content: 'left by slot 3' }] },
+            output: { id: 'chatcmpl-orphan' },
+            error_message: null,
+            cost: '0.5',
+            created_at: '2026-01-02T03:04:04.000Z',
+            hold_id: null,
+            hold_units: null,
+            request_id: null,
+            key_id: null,
+            key_hold_id: null,
+            key_hold_units: null,
+          },
+        ],
+      },
+      false,
+    );
+    orphan.close(false);
+    for (let run = 0; run < 2; run++) {
+      const restarted = await start(env);
+      const account = await api(restarted, 'GET', '/v1/account', { key });
+      expect(account.body.data.balance_usd).toBe(1.5);
+      await restarted.stop();
+    }
+    const [row] = await queryDatabase<{ cost_usd: string; finished_at: Date }>(
+      databaseUrl,
+      'select cost_usd, finished_at from tasks where id = $1',
+      [taskId],
+    );
+    expect(Number(row?.cost_usd)).toBe(0.5);
+    expect(row?.finished_at.toISOString()).toBe('2026-01-02T03:04:05.000Z');
+  }, 60_000);
+
+  test('a second gateway on the same DATA_DIR is refused while the first runs', async () => {
+    const { env } = await postgresEnv('journallock');
+    await start(env);
+    const second = await startGateway({ ...env }, { waitReady: false });
+    running.push(second);
+    expect(await second.proc.exited).toBe(1);
+    expect(second.output()).toContain('is in use by process');
+  }, 60_000);
+});
+
+interface TaskView {
+  task_id: string;
+  cost: number;
+  output?: { id?: string } | null;
+}
+
+/** Every LLM task record of the account, through the API, page by page. */
+async function listLlmTasks(gw: GatewayProcess, key: string): Promise<TaskView[]> {
+  const all: TaskView[] = [];
+  for (let page = 1; ; page++) {
+    const res = await api(gw, 'GET', `/v1/tasks?category=llm&page_size=100&page=${page}`, { key });
+    if (res.status !== 200) throw new Error(`list tasks: ${res.status} ${JSON.stringify(res.body)}`);
+    all.push(...(res.body.data as TaskView[]));
+    if (!res.body.pagination.has_next) return all;
+  }
+}

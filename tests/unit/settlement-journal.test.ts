@@ -1,0 +1,127 @@
+import { describe, expect, test } from 'bun:test';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../../src/config/config-error.ts';
+import type { SettlementRow } from '../../src/llm/llm-settlement.repository.ts';
+import { SettlementJournal } from '../../src/llm/settlement-journal.ts';
+import { SettledWaits } from '../../src/llm/settled-waits.ts';
+
+const row = (id: string): SettlementRow => ({
+  ord: 0,
+  id,
+  account_id: 1,
+  model: 'sandbox/echo',
+  provider: 'sandbox',
+  category: 'llm',
+  status: 'completed',
+  input: { messages: [{ role: 'user', content: 'a "quoted"\nline' }] },
+  output: null,
+  error_message: null,
+  cost: '0.000001',
+  created_at: new Date(0).toISOString(),
+  hold_id: null,
+  hold_units: null,
+  request_id: null,
+  key_id: null,
+  key_hold_id: null,
+  key_hold_units: null,
+});
+
+describe('SettlementJournal', () => {
+  test('what one process appended, the next process of the slot reads back, in order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const first = SettlementJournal.open(dir, 3);
+    await first.append({ at: 'a', rows: [row('t1'), row('t2')] }, false);
+    await first.append({ at: 'b', rows: [row('t3')] }, false);
+    // No close: the process died. The next one of slot 3 finds both lines.
+    const next = SettlementJournal.open(dir, 3);
+    expect(next.leftOver.map((e) => [e.at, e.rows.map((r) => r.id)])).toEqual([
+      ['a', ['t1', 't2']],
+      ['b', ['t3']],
+    ]);
+    expect(next.leftOver[0]?.rows[0]?.input).toEqual(row('t1').input);
+    expect(next.unreadable).toBe(0);
+    // Another slot has a file of its own.
+    expect(SettlementJournal.open(dir, 4).leftOver).toEqual([]);
+  });
+
+  test('a torn last line (a write that never finished its sync) is cut off, so the next append is a line of its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const first = SettlementJournal.open(dir, 0);
+    await first.append({ at: 'a', rows: [row('t1')] }, false);
+    appendFileSync(join(dir, 'settlements-0.log'), '{"at":"b","rows":[{"id":"t2","acc');
+    const next = SettlementJournal.open(dir, 0);
+    expect(next.leftOver.map((e) => e.at)).toEqual(['a']);
+    expect(next.unreadable).toBe(0);
+    await next.append({ at: 'c', rows: [row('t3')] }, false);
+    expect(SettlementJournal.open(dir, 0).leftOver.map((e) => e.at)).toEqual(['a', 'c']);
+  });
+
+  test('a damaged line in the middle is counted, not read, and the lines around it are', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const line = (at: string) => `${JSON.stringify({ at, rows: [row(at)] })}\n`;
+    writeFileSync(join(dir, 'settlements-0.log'), `${line('a')}{not json\n${line('c')}`);
+    const journal = SettlementJournal.open(dir, 0);
+    expect(journal.leftOver.map((e) => e.at)).toEqual(['a', 'c']);
+    expect(journal.unreadable).toBe(1);
+  });
+
+  test('emptied only when told every entry is settled and the file is large; close(true) empties it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const path = join(dir, 'settlements-0.log');
+    const journal = SettlementJournal.open(dir, 0);
+    const big = { at: 'x', rows: Array.from({ length: 2_000 }, (_, i) => row(`t${i}`.padEnd(1_000, 'x'))) };
+    await journal.append(big, false);
+    await journal.append(big, false);
+    const before = statSync(path).size;
+    expect(before).toBeGreaterThan(4 * 1024 * 1024);
+    await journal.append({ at: 'y', rows: [row('small')] }, false);
+    expect(statSync(path).size).toBeGreaterThan(before);
+    await journal.append({ at: 'z', rows: [row('after')] }, true);
+    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify({ at: 'z', rows: [row('after')] })}\n`);
+    journal.close(true);
+    expect(statSync(path).size).toBe(0);
+  });
+
+  test('a slot held by a live process is refused; a dead holder’s lock is taken over', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const sleeper = Bun.spawn(['sleep', '30']);
+    try {
+      writeFileSync(join(dir, 'settlements-0.lock'), String(sleeper.pid));
+      expect(() => SettlementJournal.open(dir, 0)).toThrow(ConfigError);
+      expect(() => SettlementJournal.open(dir, 0)).toThrow(`in use by process ${sleeper.pid}`);
+    } finally {
+      sleeper.kill();
+    }
+    // A pid no process has (beyond the kernel's pid_max).
+    writeFileSync(join(dir, 'settlements-0.lock'), '99999999');
+    const journal = SettlementJournal.open(dir, 0);
+    expect(readFileSync(join(dir, 'settlements-0.lock'), 'utf8')).toBe(String(process.pid));
+    journal.close(true);
+  });
+});
+
+describe('SettledWaits', () => {
+  test('a read waits for its own account only, and not at all when nothing is pending', async () => {
+    const waits = new SettledWaits();
+    expect(waits.settled(1)).toBeUndefined();
+    waits.add(1);
+    waits.add(1);
+    waits.add(2);
+    let oneDone = false;
+    const one = waits.settled(1)?.then(() => {
+      oneDone = true;
+    });
+    expect(waits.settled(3)).toBeUndefined();
+    waits.done(2);
+    waits.done(1);
+    await Bun.sleep(0);
+    expect(oneDone).toBe(false);
+    waits.done(1);
+    await one;
+    expect(oneDone).toBe(true);
+    expect(waits.total).toBe(0);
+    await waits.none();
+  });
+});
