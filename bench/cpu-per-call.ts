@@ -4,14 +4,16 @@
  * see the same minutes of a shared machine: how bench/README.md measures a change before and after.
  *
  *   bun run bench/cpu-per-call.ts [--stream] [--seconds 8] [--reps 2] [--warmup-seconds 8]
- *                                 [--connections 16] [--against DIR --pairs 3]
+ *                                 [--connections 16] [--against DIR --pairs 3] [--against-env JSON --pairs 3]
  *
  * Each run starts a fresh pinned stack (bench/lib/llm-bench-stack.ts: the fake upstream and h2load
  * on the load core, the gateway alone on its core, Postgres and Redis moved to the load core),
  * drives `--warmup-seconds` of load, then `--reps` measured phases of `--seconds`: the gateway's
  * CPU (all threads, and its main thread alone, from /proc) over the calls answered. With
  * `--against DIR` (e.g. `git worktree add /tmp/before <commit>` with node_modules linked), runs
- * alternate: DIR's gateway, then this one, `--pairs` times. Prints a Markdown table.
+ * alternate: DIR's gateway, then this one, `--pairs` times. With `--against-env '{"NAME":"value"}'`
+ * instead, this checkout alternates with itself started with those variables too (a setting's
+ * cost, e.g. `SETTLEMENT_JOURNAL`). Prints a Markdown table.
  */
 import { resolve } from 'node:path';
 import { closedLoop, requireH2load } from './lib/h2load.ts';
@@ -25,11 +27,30 @@ const REPS = numberArg('--reps', 2);
 const WARMUP = numberArg('--warmup-seconds', 8);
 const CONNECTIONS = numberArg('--connections', 16);
 const AGAINST = stringArg('--against', '');
-const PAIRS = AGAINST ? numberArg('--pairs', 3) : 1;
+const AGAINST_ENV = stringArg('--against-env', '');
+const PAIRS = AGAINST || AGAINST_ENV ? numberArg('--pairs', 3) : 1;
 
 requireH2load();
-const here = resolve(import.meta.dir, '..');
 const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** What is alternated: checkouts, or this checkout without and with extra variables. */
+interface Variant {
+  label: string;
+  root: string;
+  env: Record<string, string>;
+}
+const here = resolve(import.meta.dir, '..');
+const variants: Variant[] = AGAINST
+  ? [
+      { label: resolve(AGAINST), root: resolve(AGAINST), env: {} },
+      { label: 'this checkout', root: here, env: {} },
+    ]
+  : AGAINST_ENV
+    ? [
+        { label: 'this checkout', root: here, env: {} },
+        { label: `with ${AGAINST_ENV}`, root: here, env: JSON.parse(AGAINST_ENV) as Record<string, string> },
+      ]
+    : [{ label: 'this checkout', root: here, env: {} }];
 
 interface Phase {
   checkout: string;
@@ -39,11 +60,11 @@ interface Phase {
 }
 
 /** One fresh stack of `root`'s gateway: warm-up, then the measured phases. */
-async function measure(root: string): Promise<Phase[]> {
+async function measure({ label, root, env }: Variant): Promise<Phase[]> {
   const { startLlmBenchStack } = (await import(`${root}/bench/lib/llm-bench-stack.ts`)) as {
     startLlmBenchStack: typeof StartStack;
   };
-  const stack = await startLlmBenchStack('cpucall', { pin: true, pinServices: true });
+  const stack = await startLlmBenchStack('cpucall', { pin: true, pinServices: true, env });
   try {
     const target = stack.chat('gateway', { key: await stack.newKey('cpucall'), stream: STREAM });
     await closedLoop(target, CONNECTIONS, WARMUP, 0);
@@ -54,7 +75,7 @@ async function measure(root: string): Promise<Phase[]> {
       const run = await closedLoop(target, CONNECTIONS, SECONDS, 0);
       const calls = run.rate * SECONDS;
       phases.push({
-        checkout: root,
+        checkout: label,
         rate: run.rate,
         cpuMs: ((cpuSeconds(pid) - cpu0) * 1000) / calls,
         mainMs: ((mainThreadCpuSeconds(pid) - main0) * 1000) / calls,
@@ -68,8 +89,8 @@ async function measure(root: string): Promise<Phase[]> {
 
 const phases: Phase[] = [];
 for (let pair = 0; pair < PAIRS; pair++)
-  for (const root of AGAINST ? [resolve(AGAINST), here] : [here]) {
-    const got = await measure(root);
+  for (const variant of variants) {
+    const got = await measure(variant);
     for (const p of got) log(`${p.checkout}: ${p.rate.toFixed(0)} req/s, ${p.cpuMs.toFixed(3)} ms CPU per call`);
     phases.push(...got);
   }
@@ -82,9 +103,9 @@ console.log(
   '| checkout | phases | req/s (each) | CPU ms per call (each) | mean CPU ms per call | mean main thread ms per call |',
 );
 console.log('| --- | --- | --- | --- | --- | --- |');
-for (const root of AGAINST ? [resolve(AGAINST), here] : [here]) {
-  const mine = phases.filter((p) => p.checkout === root);
+for (const { label } of variants) {
+  const mine = phases.filter((p) => p.checkout === label);
   console.log(
-    `| ${root === here ? 'this checkout' : root} | ${mine.length} | ${mine.map((p) => p.rate.toFixed(0)).join(' / ')} | ${mine.map((p) => p.cpuMs.toFixed(3)).join(' / ')} | ${mean(mine.map((p) => p.cpuMs)).toFixed(3)} | ${mean(mine.map((p) => p.mainMs)).toFixed(3)} |`,
+    `| ${label} | ${mine.length} | ${mine.map((p) => p.rate.toFixed(0)).join(' / ')} | ${mine.map((p) => p.cpuMs.toFixed(3)).join(' / ')} | ${mean(mine.map((p) => p.cpuMs)).toFixed(3)} | ${mean(mine.map((p) => p.mainMs)).toFixed(3)} |`,
   );
 }
