@@ -14,6 +14,13 @@ import type { SettlementJournal } from './settlement-journal.ts';
 import { SettledWaits } from './settled-waits.ts';
 
 /**
+ * How long the database settlement of journaled calls waits to gather more (bench/README.md:
+ * at a quarter and half of saturation, added p50 −0.3 ms and the gateway's CPU per call −0.05 ms
+ * against starting a statement at once).
+ */
+const JOURNALED_LINGER_MS = 10;
+
+/**
  * One finished LLM (or embeddings) call: becomes a task row of its category (`llm` unless said)
  * and, when it cost anything, a ledger charge of the same category.
  */
@@ -79,7 +86,13 @@ export class UsageRecorder {
     private readonly journal?: SettlementJournal,
   ) {
     this.prepared = prepared ?? runUnprepared(db);
-    this.commit = new GroupCommit((batch) => this.writeDurably(batch), { name: 'llm usage write', log, maxBatch });
+    this.commit = new GroupCommit((batch) => this.writeDurably(batch), {
+      name: 'llm usage write',
+      log,
+      maxBatch,
+      // Nobody waits for it once the journal has the call: gather 10 ms of calls per statement.
+      lingerMs: journal ? JOURNALED_LINGER_MS : 0,
+    });
     if (journal)
       this.journaled = new GroupCommit((batch) => this.journalBatch(batch, journal), {
         name: 'settlement journal append',
@@ -113,16 +126,14 @@ export class UsageRecorder {
       await journal.append({ at: new Date().toISOString(), rows }, this.unsettled.total === 0);
     } catch (err) {
       this.journalBroken = true;
+      this.commit.stopLingering();
       this.log.error('settlement journal append failed; calls now wait for the database', {
         path: journal.path,
         ...errorFields(err),
       });
       throw err;
     }
-    for (const rec of batch) {
-      this.unsettled.add(rec.accountId);
-      void this.settleNow(rec).finally(() => this.unsettled.done(rec.accountId));
-    }
+    for (const rec of batch) this.unsettled.track(rec.accountId, this.settleNow(rec));
     return batch.map(() => undefined);
   }
 

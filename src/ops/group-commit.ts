@@ -9,6 +9,11 @@ export interface GroupCommitOptions {
   maxBatch?: number;
   /** Writes under way at once. */
   maxInFlight?: number;
+  /**
+   * How long a write waits for more items before it starts, when nothing is being written: for
+   * writes nobody waits on (the settlement after a journaled answer), fewer and larger batches.
+   */
+  lingerMs?: number;
 }
 
 interface Waiting<T, R> {
@@ -31,6 +36,8 @@ export class GroupCommit<T, R> {
   private idle: Array<() => void> = [];
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  private lingering: ReturnType<typeof setTimeout> | undefined;
+  private lingerMs: number;
 
   constructor(
     private readonly write: (batch: T[]) => Promise<R[]>,
@@ -38,6 +45,7 @@ export class GroupCommit<T, R> {
   ) {
     this.maxBatch = opts.maxBatch ?? 500;
     this.maxInFlight = opts.maxInFlight ?? 1;
+    this.lingerMs = opts.lingerMs ?? 0;
   }
 
   submit(item: T): Promise<R> {
@@ -52,13 +60,36 @@ export class GroupCommit<T, R> {
     return this.queue.length + this.inFlight;
   }
 
+  /** From now on a write starts at once (its callers wait for it again). */
+  stopLingering(): void {
+    this.lingerMs = 0;
+    if (this.lingering) {
+      clearTimeout(this.lingering);
+      this.lingering = undefined;
+      this.pump();
+    }
+  }
+
   /** Resolves once nothing is queued or being written. */
   drain(): Promise<void> {
+    this.stopLingering();
     if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
   private pump(): void {
+    if (this.lingering) return;
+    if (this.lingerMs > 0 && this.inFlight === 0 && this.queue.length > 0 && this.queue.length < this.maxBatch) {
+      this.lingering = setTimeout(() => {
+        this.lingering = undefined;
+        this.startWrites();
+      }, this.lingerMs);
+      return;
+    }
+    this.startWrites();
+  }
+
+  private startWrites(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length) {
       const batch = this.queue.splice(0, this.maxBatch);
       this.inFlight++;

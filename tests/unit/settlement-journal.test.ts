@@ -103,25 +103,48 @@ describe('SettlementJournal', () => {
 });
 
 describe('SettledWaits', () => {
+  const deferred = () => {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => {
+      resolve = r;
+    });
+    return { promise, resolve };
+  };
+
   test('a read waits for its own account only, and not at all when nothing is pending', async () => {
     const waits = new SettledWaits();
     expect(waits.settled(1)).toBeUndefined();
-    waits.add(1);
-    waits.add(1);
-    waits.add(2);
+    const [a, b, c] = [deferred(), deferred(), deferred()];
+    waits.track(1, a.promise);
+    waits.track(1, b.promise);
+    waits.track(2, c.promise);
     let oneDone = false;
     const one = waits.settled(1)?.then(() => {
       oneDone = true;
     });
     expect(waits.settled(3)).toBeUndefined();
-    waits.done(2);
-    waits.done(1);
+    c.resolve();
+    a.resolve();
     await Bun.sleep(0);
     expect(oneDone).toBe(false);
-    waits.done(1);
+    b.resolve();
     await one;
     expect(oneDone).toBe(true);
     expect(waits.total).toBe(0);
+    expect(waits.settled(1)).toBeUndefined();
+    await waits.none();
+  });
+
+  test('a read waits for what was pending when it came, not for calls answered after it', async () => {
+    const waits = new SettledWaits();
+    const [before, after] = [deferred(), deferred()];
+    waits.track(1, before.promise);
+    const read = waits.settled(1);
+    waits.track(1, after.promise);
+    before.resolve();
+    await read;
+    expect(waits.total).toBe(1);
+    after.resolve();
     await waits.none();
   });
 });
