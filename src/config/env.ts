@@ -63,7 +63,7 @@ const EnvSchema = v.object({
   TASK_EVENTS_HEARTBEAT_MS: v.optional(positiveInt, '15000'),
   WORKERS: v.optional(v.pipe(positiveInt, v.maxValue(256, 'expected at most 256'))),
   DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),
-  SETTLEMENT_JOURNAL: v.optional(boolString, 'false'),
+  SETTLEMENT_JOURNAL: v.optional(boolString),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -172,6 +172,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     workers,
     workerIndex,
     databasePoolSize: e.DATABASE_POOL_SIZE,
-    settlementJournal: e.SETTLEMENT_JOURNAL,
+    // On by default where the database lives in DATA_DIR too (the embedded default): there the
+    // journal is exactly as durable as the database, and cheaper (docs/money.md).
+    settlementJournal: e.SETTLEMENT_JOURNAL ?? e.DATABASE_URL === undefined,
   };
 }

@@ -6,6 +6,7 @@ import { ConfigError } from '../../src/config/config-error.ts';
 import type { SettlementRow } from '../../src/llm/llm-settlement.repository.ts';
 import { SettlementJournal } from '../../src/llm/settlement-journal.ts';
 import { SettledWaits } from '../../src/llm/settled-waits.ts';
+import { loadEnv } from '../../src/config/env.ts';
 
 const row = (id: string): SettlementRow => ({
   ord: 0,
@@ -146,5 +147,16 @@ describe('SettledWaits', () => {
     expect(waits.total).toBe(1);
     after.resolve();
     await waits.none();
+  });
+});
+
+describe('SETTLEMENT_JOURNAL', () => {
+  const PG = 'postgres://postgres@127.0.0.1:5432/x';
+  test('on by default on the embedded default, off with DATABASE_URL; either way when set', () => {
+    expect(loadEnv({}).settlementJournal).toBe(true);
+    expect(loadEnv({ DATABASE_URL: PG }).settlementJournal).toBe(false);
+    expect(loadEnv({ DATABASE_URL: PG, SETTLEMENT_JOURNAL: 'true' }).settlementJournal).toBe(true);
+    expect(loadEnv({ SETTLEMENT_JOURNAL: 'false' }).settlementJournal).toBe(false);
+    expect(() => loadEnv({ SETTLEMENT_JOURNAL: 'maybe' })).toThrow(/SETTLEMENT_JOURNAL/);
   });
 });
