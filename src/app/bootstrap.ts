@@ -26,6 +26,7 @@ import { RoutingTable } from '../routing/routing-table.ts';
 import { UsageRecorder } from '../llm/usage-recorder.ts';
 import { SettlementJournal } from '../llm/settlement-journal.ts';
 import { replayJournal } from '../llm/journal-replay.ts';
+import { readSettlementsWith } from '../observability/metrics.ts';
 import { KeyBudgets } from '../keys/key-budgets.ts';
 import { KeyUsage } from '../keys/key-usage.ts';
 import { KeyRateLimits } from '../keys/key-rate-limits.ts';
@@ -141,6 +142,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     journal,
   );
   if (journal) ctx.unsettled = (accountId) => usage.unsettled.settled(accountId);
+  readSettlementsWith(() => ({ unsettled: usage.unsettled.total, journal: usage.journaling }));
   const keyGate = new LlmKeyGate(keyBudgets, ctx.keyLimits);
   const services = {
     providers,

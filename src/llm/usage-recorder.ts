@@ -205,6 +205,11 @@ export class UsageRecorder {
     if (rec.keyHoldId) this.keyBudgets?.release(rec.keyHoldId);
   }
 
+  /** Whether calls are answered from the journal now (false without one, or after a failed append). */
+  get journaling(): boolean {
+    return this.journaled !== undefined && !this.journalBroken;
+  }
+
   /** Writes everything queued (shutdown); with a journal, empties it once all is settled. */
   async stop(): Promise<void> {
     this.stopping = true;

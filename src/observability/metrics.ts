@@ -112,6 +112,31 @@ export function readTaskQueueDepthWith(reader: () => Promise<number>): void {
   readQueueDepth = reader;
 }
 
+let readSettlements: (() => { unsettled: number; journal: boolean }) | undefined;
+
+export const unsettledCalls = new Gauge({
+  name: 'gateway_llm_unsettled_calls',
+  help: 'LLM calls answered from the settlement journal whose database settlement has not committed yet.',
+  ...inRegistry,
+  collect() {
+    if (readSettlements) this.set(readSettlements().unsettled);
+  },
+});
+
+export const settlementJournal = new Gauge({
+  name: 'gateway_settlement_journal_up',
+  help: 'Processes answering LLM calls from the settlement journal (0: off, or turned off by a failed append).',
+  ...inRegistry,
+  collect() {
+    if (readSettlements) this.set(readSettlements().journal ? 1 : 0);
+  },
+});
+
+/** The two settlement gauges read the usage recorder at scrape time. */
+export function readSettlementsWith(reader: () => { unsettled: number; journal: boolean }): void {
+  readSettlements = reader;
+}
+
 export const webhookDeliveries = new CellCounter({
   name: 'gateway_webhook_deliveries_total',
   help: 'Webhook delivery attempts, by outcome (delivered, failed: a non-2xx answer, error: no answer).',

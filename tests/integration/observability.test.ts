@@ -105,6 +105,8 @@ const CONTRACT_METRICS = [
   'gateway_cost_usd_total',
   'gateway_tasks_total',
   'gateway_task_queue_depth',
+  'gateway_llm_unsettled_calls',
+  'gateway_settlement_journal_up',
   'gateway_webhook_deliveries_total',
   'gateway_fallbacks_total',
   'process_resident_memory_bytes',

@@ -89,6 +89,10 @@ describe('settlement journal', () => {
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(performance.now() - started).toBeLessThan(2_000);
+    // Answered, not yet in the database: the gauges say so.
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/^gateway_llm_unsettled_calls 1$/m);
+    expect(metrics).toMatch(/^gateway_settlement_journal_up 1$/m);
     // The read waits for the account's own settlement (up to 2 s), which the lock holds up.
     const readStarted = performance.now();
     const read = api(gw, 'GET', '/v1/account', { key });
