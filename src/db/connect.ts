@@ -39,6 +39,11 @@ export async function connectDatabase(opts: {
     const size = opts.poolSize ?? 20;
     const hotSize = Math.max(1, Math.min(4, Math.floor(size / 5)));
     const pool = new pg.default.Pool({ connectionString: opts.databaseUrl, max: Math.max(1, size - hotSize) });
+    // An idle connection the server closes (a restart or failover terminates every backend)
+    // is reported here; unheard, node-postgres throws it and the process dies. The pool has
+    // dropped the connection already and opens a new one when asked.
+    // @see https://node-postgres.com/apis/pool#error
+    pool.on('error', (err) => opts.log?.warn('idle database connection lost', errorFields(err)));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const hot = bunSqlPrepared(opts.databaseUrl, hotSize);
     return {
