@@ -67,6 +67,11 @@ export class UsageRecorder {
   /** Calls journaled and answered, not yet settled in the database, by account. */
   readonly unsettled = new SettledWaits();
   private journalBroken = false;
+  /**
+   * A record was neither settled nor set aside (the dead letter's own write failed): the journal,
+   * which may hold it, is then never emptied by this process, and the next one replays it.
+   */
+  private lostRecord = false;
   private stopping = false;
   private readonly prepared: RunPrepared;
 
@@ -123,7 +128,7 @@ export class UsageRecorder {
     if (this.journalBroken) throw new Error('settlement journal off after a failed append');
     const rows = settlementRows(this.reservations, this.keyBudgets, batch);
     try {
-      await journal.append({ at: new Date().toISOString(), rows }, this.unsettled.total === 0);
+      await journal.append({ at: new Date().toISOString(), rows }, this.unsettled.total === 0 && !this.lostRecord);
     } catch (err) {
       this.journalBroken = true;
       this.commit.stopLingering();
@@ -199,6 +204,7 @@ export class UsageRecorder {
     try {
       await setAside(this.db, 'llm_usage', payload, error);
     } catch (err) {
+      this.lostRecord = true;
       this.log.error('dead letter write failed', { task_id: rec.taskId, payload, ...errorFields(err) });
     }
     if (rec.reservationId) this.reservations.release(rec.reservationId);
@@ -216,7 +222,8 @@ export class UsageRecorder {
     await this.journaled?.drain();
     await this.commit.drain();
     await this.unsettled.none();
-    this.journal?.close(!this.journalBroken);
+    // Emptied only when every line is in the database or dead_letters; a kept file is replayed.
+    this.journal?.close(!this.journalBroken && !this.lostRecord);
   }
 }
 

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { callsUntilKilled } from '../helpers/calls-until-killed.ts';
 import { type GatewayProcess, MODES, startGateway } from '../helpers/gateway-process.ts';
-import { REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
+import { POSTGRES_URL, REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
 import { SettlementJournal } from '../../src/llm/settlement-journal.ts';
 
 /**
@@ -139,6 +139,49 @@ describe('settlement journal', () => {
     );
     expect(again?.n).toBe('1');
     expect((await api(restarted, 'GET', '/v1/account', { key })).status).toBe(200);
+  }, 60_000);
+
+  test('stopped while the database is unreachable: the journal keeps the unsettled call, and the next start bills it once', async () => {
+    const { env, databaseUrl } = await postgresEnv('journaldown');
+    const gw = await start(env);
+    const { userId, key } = await createAccount(gw, uniqueEmail('journaldown'), 1);
+    const blocker = new pg.Client({ connectionString: databaseUrl });
+    blocker.on('error', () => undefined); // cut below on purpose
+    await blocker.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table tasks in share mode');
+    const res = await chat(gw, key, 'answered, then the database goes away');
+    expect(res.status).toBe(200);
+    const id = (await res.json()).id;
+    // The database goes away: no new connections, every open one (the held-up settlement's, the
+    // blocker's) cut. The stop then gives up on the settlement after its retries.
+    const name = new URL(databaseUrl).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    try {
+      await admin.query(`alter database "${name}" allow_connections false`);
+      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+      await blocker.end().catch(() => undefined);
+      expect(await gw.stop('SIGTERM')).toBeDefined();
+      const journal = await readFile(join(env.DATA_DIR, 'journal', 'settlements-0.log'), 'utf8');
+      expect(journal).toContain(id);
+    } finally {
+      await admin.query(`alter database "${name}" allow_connections true`);
+      await admin.end();
+    }
+    const restarted = await start(env);
+    const [row] = await queryDatabase<{ tasks: string; charges: string; balance: string; ledger: string }>(
+      databaseUrl,
+      `select (select count(*) from tasks where account_id = $1 and output->>'id' = $2) as tasks,
+              (select count(*) from ledger_entries where account_id = $1 and kind = 'charge') as charges,
+              (select balance_usd from accounts where id = $1) as balance,
+              (select sum(amount_usd) from ledger_entries where account_id = $1) as ledger`,
+      [userId, id],
+    );
+    expect(row?.tasks).toBe('1');
+    expect(row?.charges).toBe('1');
+    expect(Number(row?.balance)).toBeCloseTo(Number(row?.ledger), 12);
+    expect(restarted.output()).toContain('replayed the settlement journal');
   }, 60_000);
 
   test('a journal of a worker slot this run does not have is settled by the primary, once', async () => {
