@@ -87,12 +87,14 @@ export class SettlementJournal {
   }
 
   /**
-   * Appends one line and resolves once it is on disk. `canTruncate`: every entry written before
-   * is settled in the database, so a large file may be emptied first. Callers serialise appends.
+   * Appends one entry, given as its JSON text (the caller encodes it, so a value JSON cannot hold
+   * fails there and not as a write), and resolves once it is on disk. `canTruncate`: every entry
+   * written before is settled in the database, so a large file may be emptied first. Callers
+   * serialise appends.
    */
-  async append(entry: JournalEntry, canTruncate: boolean): Promise<void> {
+  async append(entryJson: string, canTruncate: boolean): Promise<void> {
     if (canTruncate && this.size > TRUNCATE_AT_BYTES) this.truncate();
-    const bytes = Buffer.from(`${JSON.stringify(entry)}\n`);
+    const bytes = Buffer.from(`${entryJson}\n`);
     let written = 0;
     while (written < bytes.length) written += writeSync(this.fd, bytes, written);
     this.size += bytes.length;

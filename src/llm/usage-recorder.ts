@@ -10,7 +10,7 @@ import { errorFields } from '../ops/logger.ts';
 import { isPoisonError } from '../db/db-errors.ts';
 import { setAside } from '../ops/dead-letters.repository.ts';
 import { type SettledBatch, type SettlementRow, settleLlmCalls } from './llm-settlement.repository.ts';
-import type { SettlementJournal } from './settlement-journal.ts';
+import type { JournalEntry, SettlementJournal } from './settlement-journal.ts';
 import { SettledWaits } from './settled-waits.ts';
 
 /**
@@ -126,9 +126,15 @@ export class UsageRecorder {
    */
   private async journalBatch(batch: LlmCallRecord[], journal: SettlementJournal): Promise<undefined[]> {
     if (this.journalBroken) throw new Error('settlement journal off after a failed append');
-    const rows = settlementRows(this.reservations, this.keyBudgets, batch);
+    // Encoded before the write: a record JSON cannot hold fails its batch (split by GroupCommit;
+    // the record then takes the database path and its dead letter), not the journal.
+    const entry: JournalEntry = {
+      at: new Date().toISOString(),
+      rows: settlementRows(this.reservations, this.keyBudgets, batch),
+    };
+    const text = JSON.stringify(entry);
     try {
-      await journal.append({ at: new Date().toISOString(), rows }, this.unsettled.total === 0 && !this.lostRecord);
+      await journal.append(text, this.unsettled.total === 0 && !this.lostRecord);
     } catch (err) {
       this.journalBroken = true;
       this.commit.stopLingering();

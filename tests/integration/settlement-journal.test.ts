@@ -193,7 +193,7 @@ describe('settlement journal', () => {
     const taskId = crypto.randomUUID();
     const orphan = SettlementJournal.open(join(env.DATA_DIR, 'journal'), 3);
     await orphan.append(
-      {
+      JSON.stringify({
         at: '2026-01-02T03:04:05.000Z',
         rows: [
           {
@@ -217,7 +217,7 @@ describe('settlement journal', () => {
             key_hold_units: null,
           },
         ],
-      },
+      }),
       false,
     );
     orphan.close(false);

@@ -33,8 +33,8 @@ describe('SettlementJournal', () => {
   test('what one process appended, the next process of the slot reads back, in order', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-'));
     const first = SettlementJournal.open(dir, 3);
-    await first.append({ at: 'a', rows: [row('t1'), row('t2')] }, false);
-    await first.append({ at: 'b', rows: [row('t3')] }, false);
+    await first.append(JSON.stringify({ at: 'a', rows: [row('t1'), row('t2')] }), false);
+    await first.append(JSON.stringify({ at: 'b', rows: [row('t3')] }), false);
     // No close: the process died. The next one of slot 3 finds both lines.
     const next = SettlementJournal.open(dir, 3);
     expect(next.leftOver.map((e) => [e.at, e.rows.map((r) => r.id)])).toEqual([
@@ -50,12 +50,12 @@ describe('SettlementJournal', () => {
   test('a torn last line (a write that never finished its sync) is cut off, so the next append is a line of its own', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-'));
     const first = SettlementJournal.open(dir, 0);
-    await first.append({ at: 'a', rows: [row('t1')] }, false);
+    await first.append(JSON.stringify({ at: 'a', rows: [row('t1')] }), false);
     appendFileSync(join(dir, 'settlements-0.log'), '{"at":"b","rows":[{"id":"t2","acc');
     const next = SettlementJournal.open(dir, 0);
     expect(next.leftOver.map((e) => e.at)).toEqual(['a']);
     expect(next.unreadable).toBe(0);
-    await next.append({ at: 'c', rows: [row('t3')] }, false);
+    await next.append(JSON.stringify({ at: 'c', rows: [row('t3')] }), false);
     expect(SettlementJournal.open(dir, 0).leftOver.map((e) => e.at)).toEqual(['a', 'c']);
   });
 
@@ -73,13 +73,13 @@ describe('SettlementJournal', () => {
     const path = join(dir, 'settlements-0.log');
     const journal = SettlementJournal.open(dir, 0);
     const big = { at: 'x', rows: Array.from({ length: 2_000 }, (_, i) => row(`t${i}`.padEnd(1_000, 'x'))) };
-    await journal.append(big, false);
-    await journal.append(big, false);
+    await journal.append(JSON.stringify(big), false);
+    await journal.append(JSON.stringify(big), false);
     const before = statSync(path).size;
     expect(before).toBeGreaterThan(4 * 1024 * 1024);
-    await journal.append({ at: 'y', rows: [row('small')] }, false);
+    await journal.append(JSON.stringify({ at: 'y', rows: [row('small')] }), false);
     expect(statSync(path).size).toBeGreaterThan(before);
-    await journal.append({ at: 'z', rows: [row('after')] }, true);
+    await journal.append(JSON.stringify({ at: 'z', rows: [row('after')] }), true);
     expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify({ at: 'z', rows: [row('after')] })}\n`);
     journal.close(true);
     expect(statSync(path).size).toBe(0);
