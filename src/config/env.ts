@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import * as v from 'valibot';
 import { ConfigError } from './config-error.ts';
 import { formatIssues } from '../http/validation.ts';
@@ -64,6 +65,7 @@ const EnvSchema = v.object({
   WORKERS: v.optional(v.pipe(positiveInt, v.maxValue(256, 'expected at most 256'))),
   DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),
   SETTLEMENT_JOURNAL: v.optional(boolString),
+  SETTLEMENT_JOURNAL_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -109,6 +111,8 @@ export interface Env {
   databasePoolSize: number;
   /** Answer LLM calls once their charge is journaled in `DATA_DIR/journal` (docs/money.md). */
   settlementJournal: boolean;
+  /** Where the journal's files are: `DATA_DIR/journal` unless set (a disk of this host's own). */
+  settlementJournalDir: string;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -175,5 +179,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     // On by default where the database lives in DATA_DIR too (the embedded default): there the
     // journal is exactly as durable as the database, and cheaper (docs/money.md).
     settlementJournal: e.SETTLEMENT_JOURNAL ?? e.DATABASE_URL === undefined,
+    settlementJournalDir: e.SETTLEMENT_JOURNAL_DIR ?? join(e.DATA_DIR, 'journal'),
   };
 }

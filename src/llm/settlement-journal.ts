@@ -8,12 +8,10 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  unlinkSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from '../config/config-error.ts';
+import { JournalLock } from './journal-lock.ts';
 import type { SettlementRow } from './llm-settlement.repository.ts';
 
 /** One durable append: the settlement rows of the calls it answered, and when they finished. */
@@ -34,7 +32,7 @@ const TRUNCATE_AT_BYTES = 4 * 1024 * 1024;
  * no money).
  *
  * One file per worker slot, `settlements-<slot>.log`, held by one process at a time through
- * `settlements-<slot>.lock` (its pid). A line is `{"at", "rows"}` in JSON and a newline; a last line without its newline is
+ * `settlements-<slot>.lock` (src/llm/journal-lock.ts). A line is `{"at", "rows"}` in JSON and a newline; a last line without its newline is
  * a write that never finished its sync, so no call of it was answered: it is cut off.
  */
 export class SettlementJournal {
@@ -42,7 +40,7 @@ export class SettlementJournal {
 
   private constructor(
     private readonly fd: number,
-    private readonly lockPath: string,
+    private readonly lock: JournalLock,
     /** What the previous process of this slot left: entries not known to be settled. */
     readonly leftOver: JournalEntry[],
     readonly path: string,
@@ -55,7 +53,7 @@ export class SettlementJournal {
   static open(dir: string, slot: number): SettlementJournal {
     mkdirSync(dir, { recursive: true });
     const lockPath = join(dir, `settlements-${slot}.lock`);
-    takeLock(lockPath, dir, slot);
+    const lock = JournalLock.take(lockPath, `${dir} slot ${slot}`);
     const path = join(dir, `settlements-${slot}.log`);
     const { entries, unreadable, validBytes } = readEntries(path);
     const fd = openSync(path, 'a');
@@ -66,7 +64,7 @@ export class SettlementJournal {
     }
     // The file's name must survive a crash as well as its bytes.
     syncDirectory(dir);
-    return new SettlementJournal(fd, lockPath, entries, path, unreadable);
+    return new SettlementJournal(fd, lock, entries, path, unreadable);
   }
 
   /**
@@ -113,11 +111,7 @@ export class SettlementJournal {
   close(settled: boolean): void {
     if (settled) this.truncate();
     closeSync(this.fd);
-    try {
-      unlinkSync(this.lockPath);
-    } catch {
-      // already gone: nothing to free
-    }
+    this.lock.release();
   }
 }
 
@@ -147,31 +141,6 @@ function readEntries(path: string): { entries: JournalEntry[]; unreadable: numbe
     unreadable++;
   }
   return { entries, unreadable, validBytes };
-}
-
-/** The slot's lock: a file holding the pid of the process using it; a dead holder's lock is taken over. */
-function takeLock(lockPath: string, dir: string, slot: number): void {
-  let holder: number | undefined;
-  try {
-    holder = Number(readFileSync(lockPath, 'utf8').trim()) || undefined;
-  } catch {
-    // no lock yet
-  }
-  if (holder !== undefined && holder !== process.pid && isAlive(holder)) {
-    throw new ConfigError(
-      `SETTLEMENT_JOURNAL: ${dir} slot ${slot} is in use by process ${holder}; give each gateway on this host its own DATA_DIR`,
-    );
-  }
-  writeFileSync(lockPath, String(process.pid));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function syncDirectory(dir: string): void {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/config/config-error.ts';
@@ -98,7 +99,7 @@ describe('SettlementJournal', () => {
     // A pid no process has (beyond the kernel's pid_max).
     writeFileSync(join(dir, 'settlements-0.lock'), '99999999');
     const journal = SettlementJournal.open(dir, 0);
-    expect(readFileSync(join(dir, 'settlements-0.lock'), 'utf8')).toBe(String(process.pid));
+    expect(readFileSync(join(dir, 'settlements-0.lock'), 'utf8')).toBe(`${process.pid}@${hostname()}`);
     journal.close(true);
   });
 });
@@ -158,5 +159,42 @@ describe('SETTLEMENT_JOURNAL', () => {
     expect(loadEnv({ DATABASE_URL: PG, SETTLEMENT_JOURNAL: 'true' }).settlementJournal).toBe(true);
     expect(loadEnv({ SETTLEMENT_JOURNAL: 'false' }).settlementJournal).toBe(false);
     expect(() => loadEnv({ SETTLEMENT_JOURNAL: 'maybe' })).toThrow(/SETTLEMENT_JOURNAL/);
+  });
+});
+
+describe('JournalLock', () => {
+  test('a lock written on another host is refused while fresh and taken once 30 s old', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const path = join(dir, 'settlements-0.lock');
+    writeFileSync(path, '4242@some-other-host');
+    expect(() => SettlementJournal.open(dir, 0)).toThrow('in use by process 4242 on host some-other-host');
+    const old = new Date(Date.now() - 31_000);
+    utimesSync(path, old, old);
+    const journal = SettlementJournal.open(dir, 0);
+    expect(readFileSync(path, 'utf8')).toBe(`${process.pid}@${hostname()}`);
+    journal.close(true);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  test('on this host, a live holder is refused until its lock is 30 s old (a reused pid does not block for good)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const path = join(dir, 'settlements-0.lock');
+    const sleeper = Bun.spawn(['sleep', '30']);
+    try {
+      writeFileSync(path, `${sleeper.pid}@${hostname()}`);
+      expect(() => SettlementJournal.open(dir, 0)).toThrow(ConfigError);
+      const old = new Date(Date.now() - 31_000);
+      utimesSync(path, old, old);
+      SettlementJournal.open(dir, 0).close(true);
+    } finally {
+      sleeper.kill();
+    }
+  });
+
+  test('SETTLEMENT_JOURNAL_DIR moves the files; DATA_DIR/journal otherwise', () => {
+    expect(loadEnv({ DATA_DIR: '/srv/gw' }).settlementJournalDir).toBe('/srv/gw/journal');
+    expect(loadEnv({ DATA_DIR: '/srv/gw', SETTLEMENT_JOURNAL_DIR: '/var/lib/gw-journal' }).settlementJournalDir).toBe(
+      '/var/lib/gw-journal',
+    );
   });
 });
