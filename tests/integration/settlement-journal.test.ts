@@ -8,6 +8,7 @@ import { callsUntilKilled } from '../helpers/calls-until-killed.ts';
 import { type GatewayProcess, MODES, startGateway } from '../helpers/gateway-process.ts';
 import { POSTGRES_URL, REDIS_URL, createTestDatabase, queryDatabase } from '../helpers/services.ts';
 import { SettlementJournal } from '../../src/llm/settlement-journal.ts';
+import { settlementRow } from '../helpers/settlement-row.ts';
 
 /**
  * The settlement journal (SETTLEMENT_JOURNAL=true, docs/money.md): a call is answered once its
@@ -79,11 +80,7 @@ describe('settlement journal', () => {
     const { env, databaseUrl } = await postgresEnv('journalheld');
     const gw = await start(env);
     const { userId, key } = await createAccount(gw, uniqueEmail('journalheld'), 1);
-    // Settlements insert into tasks; a SHARE lock holds them up (holds and reads do not need it).
-    const blocker = new pg.Client({ connectionString: databaseUrl });
-    await blocker.connect();
-    await blocker.query('begin');
-    await blocker.query('lock table tasks in share mode');
+    const blocker = await holdSettlements(databaseUrl);
     const started = performance.now();
     const res = await chat(gw, key, 'answered before the database knows');
     expect(res.status).toBe(200);
@@ -98,6 +95,7 @@ describe('settlement journal', () => {
     const read = api(gw, 'GET', '/v1/account', { key });
     await Bun.sleep(300);
     await blocker.query('rollback');
+    await blocker.end();
     const account = await read;
     expect(performance.now() - readStarted).toBeGreaterThan(250);
     const [row] = await queryDatabase<{ cost_usd: string }>(
@@ -109,8 +107,7 @@ describe('settlement journal', () => {
     expect(account.body.data.balance_usd).toBeCloseTo(1 - Number(row?.cost_usd), 9);
 
     // Held up again, killed with the settlement unsent or in flight: the journal has the charge.
-    await blocker.query('begin');
-    await blocker.query('lock table tasks in share mode');
+    const again = await holdSettlements(databaseUrl);
     const second = await chat(gw, key, 'answered, then the process dies');
     expect(second.status).toBe(200);
     const secondId = (await second.json()).id;
@@ -118,26 +115,18 @@ describe('settlement journal', () => {
     await gw.proc.exited;
     const journal = await readFile(join(env.DATA_DIR, 'journal', 'settlements-0.log'), 'utf8');
     expect(journal).toContain(secondId);
-    await blocker.query('rollback');
-    await blocker.end();
+    await again.query('rollback');
+    await again.end();
     const restarted = await start(env);
-    const counts = await queryDatabase<{ tasks: string; charges: string; balance: string; ledger: string }>(
-      databaseUrl,
-      `select (select count(*) from tasks where account_id = $1 and category = 'llm') as tasks,
-              (select count(*) from ledger_entries where account_id = $1 and kind = 'charge') as charges,
-              (select balance_usd from accounts where id = $1) as balance,
-              (select sum(amount_usd) from ledger_entries where account_id = $1) as ledger`,
-      [userId],
-    );
-    expect(counts[0]?.tasks).toBe('2');
-    expect(counts[0]?.charges).toBe('2');
-    expect(Number(counts[0]?.balance)).toBeCloseTo(Number(counts[0]?.ledger), 12);
-    const [again] = await queryDatabase<{ n: string }>(
+    const m = await moneyOf(databaseUrl, userId);
+    expect([m.tasks, m.charges]).toEqual([2, 2]);
+    expect(m.balance).toBeCloseTo(m.ledger, 12);
+    const [recorded] = await queryDatabase<{ n: string }>(
       databaseUrl,
       "select count(*) as n from tasks where output->>'id' = $1",
       [secondId],
     );
-    expect(again?.n).toBe('1');
+    expect(recorded?.n).toBe('1');
     expect((await api(restarted, 'GET', '/v1/account', { key })).status).toBe(200);
   }, 60_000);
 
@@ -145,11 +134,7 @@ describe('settlement journal', () => {
     const { env, databaseUrl } = await postgresEnv('journaldown');
     const gw = await start(env);
     const { userId, key } = await createAccount(gw, uniqueEmail('journaldown'), 1);
-    const blocker = new pg.Client({ connectionString: databaseUrl });
-    blocker.on('error', () => undefined); // cut below on purpose
-    await blocker.connect();
-    await blocker.query('begin');
-    await blocker.query('lock table tasks in share mode');
+    const blocker = await holdSettlements(databaseUrl);
     const res = await chat(gw, key, 'answered, then the database goes away');
     expect(res.status).toBe(200);
     const id = (await res.json()).id;
@@ -170,17 +155,15 @@ describe('settlement journal', () => {
       await admin.end();
     }
     const restarted = await start(env);
-    const [row] = await queryDatabase<{ tasks: string; charges: string; balance: string; ledger: string }>(
+    const m = await moneyOf(databaseUrl, userId);
+    expect([m.tasks, m.charges]).toEqual([1, 1]);
+    expect(m.balance).toBeCloseTo(m.ledger, 12);
+    const [recorded] = await queryDatabase<{ n: string }>(
       databaseUrl,
-      `select (select count(*) from tasks where account_id = $1 and output->>'id' = $2) as tasks,
-              (select count(*) from ledger_entries where account_id = $1 and kind = 'charge') as charges,
-              (select balance_usd from accounts where id = $1) as balance,
-              (select sum(amount_usd) from ledger_entries where account_id = $1) as ledger`,
-      [userId, id],
+      "select count(*) as n from tasks where output->>'id' = $1",
+      [id],
     );
-    expect(row?.tasks).toBe('1');
-    expect(row?.charges).toBe('1');
-    expect(Number(row?.balance)).toBeCloseTo(Number(row?.ledger), 12);
+    expect(recorded?.n).toBe('1');
     expect(restarted.output()).toContain('replayed the settlement journal');
   }, 60_000);
 
@@ -196,26 +179,14 @@ describe('settlement journal', () => {
       JSON.stringify({
         at: '2026-01-02T03:04:05.000Z',
         rows: [
-          {
-            ord: 0,
+          settlementRow({
             id: taskId,
             account_id: userId,
-            model: 'sandbox/echo',
-            provider: 'sandbox',
-            category: 'llm',
-            status: 'completed',
             input: { messages: [{ role: 'user', content: 'left by slot 3' }] },
             output: { id: 'chatcmpl-orphan' },
-            error_message: null,
             cost: '0.5',
             created_at: '2026-01-02T03:04:04.000Z',
-            hold_id: null,
-            hold_units: null,
-            request_id: null,
-            key_id: null,
-            key_hold_id: null,
-            key_hold_units: null,
-          },
+          }),
         ],
       }),
       false,
@@ -250,6 +221,37 @@ interface TaskView {
   task_id: string;
   cost: number;
   output?: { id?: string } | null;
+}
+
+/**
+ * Holds every settlement up until rolled back: settlements insert into tasks, and a SHARE lock
+ * on it makes them wait (holds and reads do not need it).
+ */
+async function holdSettlements(databaseUrl: string): Promise<pg.Client> {
+  const blocker = new pg.Client({ connectionString: databaseUrl });
+  blocker.on('error', () => undefined); // a test may cut it on purpose
+  await blocker.connect();
+  await blocker.query('begin');
+  await blocker.query('lock table tasks in share mode');
+  return blocker;
+}
+
+/** One account's LLM task rows, charges, balance and ledger sum, from the database. */
+async function moneyOf(databaseUrl: string, userId: number) {
+  const [row] = await queryDatabase<{ tasks: string; charges: string; balance: string; ledger: string }>(
+    databaseUrl,
+    `select (select count(*) from tasks where account_id = $1 and category = 'llm') as tasks,
+            (select count(*) from ledger_entries where account_id = $1 and kind = 'charge') as charges,
+            (select balance_usd from accounts where id = $1) as balance,
+            (select sum(amount_usd) from ledger_entries where account_id = $1) as ledger`,
+    [userId],
+  );
+  return {
+    tasks: Number(row?.tasks),
+    charges: Number(row?.charges),
+    balance: Number(row?.balance),
+    ledger: Number(row?.ledger),
+  };
 }
 
 /** Every LLM task record of the account, through the API, page by page. */

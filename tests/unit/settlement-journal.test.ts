@@ -4,31 +4,12 @@ import { hostname } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/config/config-error.ts';
-import type { SettlementRow } from '../../src/llm/llm-settlement.repository.ts';
+import { settlementRow } from '../helpers/settlement-row.ts';
 import { SettlementJournal } from '../../src/llm/settlement-journal.ts';
 import { SettledWaits } from '../../src/llm/settled-waits.ts';
 import { loadEnv } from '../../src/config/env.ts';
 
-const row = (id: string): SettlementRow => ({
-  ord: 0,
-  id,
-  account_id: 1,
-  model: 'sandbox/echo',
-  provider: 'sandbox',
-  category: 'llm',
-  status: 'completed',
-  input: { messages: [{ role: 'user', content: 'a "quoted"\nline' }] },
-  output: null,
-  error_message: null,
-  cost: '0.000001',
-  created_at: new Date(0).toISOString(),
-  hold_id: null,
-  hold_units: null,
-  request_id: null,
-  key_id: null,
-  key_hold_id: null,
-  key_hold_units: null,
-});
+const row = (id: string) => settlementRow({ id });
 
 describe('SettlementJournal', () => {
   test('what one process appended, the next process of the slot reads back, in order', async () => {
