@@ -101,7 +101,9 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
       if (refusal?.kind === 'rpm') throw errors.rateLimited(refusal.retryAfterSeconds);
     }
     // A read sees the account's own answered calls (settled after the answer with the journal).
-    if (ctx.unsettled && isSafeMethod(request.method)) await ctx.unsettled(auth.accountId);
+    // (No pending call, no promise: the common read does not even yield a tick.)
+    const pending = ctx.unsettled && isSafeMethod(request.method) ? ctx.unsettled(auth.accountId) : undefined;
+    if (pending) await pending;
     return auth;
   };
 
