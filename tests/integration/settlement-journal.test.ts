@@ -113,20 +113,11 @@ describe('settlement journal', () => {
     const secondId = (await second.json()).id;
     gw.proc.kill('SIGKILL');
     await gw.proc.exited;
-    const journal = await readFile(join(env.DATA_DIR, 'journal', 'settlements-0.log'), 'utf8');
-    expect(journal).toContain(secondId);
+    expect(await journalText(env)).toContain(secondId);
     await again.query('rollback');
     await again.end();
     const restarted = await start(env);
-    const m = await moneyOf(databaseUrl, userId);
-    expect([m.tasks, m.charges]).toEqual([2, 2]);
-    expect(m.balance).toBeCloseTo(m.ledger, 12);
-    const [recorded] = await queryDatabase<{ n: string }>(
-      databaseUrl,
-      "select count(*) as n from tasks where output->>'id' = $1",
-      [secondId],
-    );
-    expect(recorded?.n).toBe('1');
+    await expectBilledOnce(databaseUrl, userId, secondId, 2);
     expect((await api(restarted, 'GET', '/v1/account', { key })).status).toBe(200);
   }, 60_000);
 
@@ -148,22 +139,13 @@ describe('settlement journal', () => {
       await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
       await blocker.end().catch(() => undefined);
       expect(await gw.stop('SIGTERM')).toBeDefined();
-      const journal = await readFile(join(env.DATA_DIR, 'journal', 'settlements-0.log'), 'utf8');
-      expect(journal).toContain(id);
+      expect(await journalText(env)).toContain(id);
     } finally {
       await admin.query(`alter database "${name}" allow_connections true`);
       await admin.end();
     }
     const restarted = await start(env);
-    const m = await moneyOf(databaseUrl, userId);
-    expect([m.tasks, m.charges]).toEqual([1, 1]);
-    expect(m.balance).toBeCloseTo(m.ledger, 12);
-    const [recorded] = await queryDatabase<{ n: string }>(
-      databaseUrl,
-      "select count(*) as n from tasks where output->>'id' = $1",
-      [id],
-    );
-    expect(recorded?.n).toBe('1');
+    await expectBilledOnce(databaseUrl, userId, id, 1);
     expect(restarted.output()).toContain('replayed the settlement journal');
   }, 60_000);
 
@@ -234,6 +216,25 @@ async function holdSettlements(databaseUrl: string): Promise<pg.Client> {
   await blocker.query('begin');
   await blocker.query('lock table tasks in share mode');
   return blocker;
+}
+
+/** Slot 0's journal file as text. */
+const journalText = (env: { DATA_DIR: string }) => readFile(join(env.DATA_DIR, 'journal', 'settlements-0.log'), 'utf8');
+
+/**
+ * After a restart: the account has `calls` LLM task rows and as many charges, its balance equals
+ * its ledger, and the call the client saw as `clientId` is recorded exactly once.
+ */
+async function expectBilledOnce(databaseUrl: string, userId: number, clientId: string, calls: number) {
+  const m = await moneyOf(databaseUrl, userId);
+  expect([m.tasks, m.charges]).toEqual([calls, calls]);
+  expect(m.balance).toBeCloseTo(m.ledger, 12);
+  const [recorded] = await queryDatabase<{ n: string }>(
+    databaseUrl,
+    "select count(*) as n from tasks where output->>'id' = $1",
+    [clientId],
+  );
+  expect(recorded?.n).toBe('1');
 }
 
 /** One account's LLM task rows, charges, balance and ledger sum, from the database. */
