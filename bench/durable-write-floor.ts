@@ -1,41 +1,96 @@
 /**
- * The floor any durable write sets on this machine's disk: an append of one call's record
- * (`--bytes`, default 300) followed by `fdatasync`, the least a process can do to know a record
- * survives a crash, `--count` times one after another. Prints p50/p90/p99 in ms (figures, not a test).
+ * The floor any durable write sets on this machine's disk: one call's record (`--bytes`, default
+ * 300) written and `fdatasync`ed, the least a process can do to know a record survives a crash,
+ * `--count` times one after another. Alternated in `--rounds` blocks: appended to a file that
+ * grows (synced on this thread, then on the thread pool as the journal syncs), and written by the
+ * settlement journal's own segment (src/llm/journal-segment.ts) into space it zero-filled ahead,
+ * so the sync has no size change to commit. Prints p50/p90/p99
+ * in ms and the process's CPU per write, all threads (figures, not a test).
  *
- *   bun run bench/durable-write-floor.ts [--count 2000] [--bytes 300] [--dir ./data]
+ *   bun run bench/durable-write-floor.ts [--count 2000] [--bytes 300] [--rounds 2] [--dir ./data]
  *
  * Why it matters (bench/README.md): docs/money.md commits a call's charge before its last byte,
  * so one call alone can never be answered faster than one such flush, whatever writes it:
  * Postgres's commit, a local journal, anything else.
  */
-import { closeSync, fdatasyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { JournalSegment } from '../src/llm/journal-segment.ts';
 import { percentile } from './lib/h2load.ts';
-import { stringArg } from './lib/cli-args.ts';
+import { numberArg, stringArg } from './lib/cli-args.ts';
 
-const COUNT = Number(stringArg('--count', '2000')) || 2000;
-const BYTES = Number(stringArg('--bytes', '300')) || 300;
+const COUNT = numberArg('--count', 2000);
+const BYTES = numberArg('--bytes', 300);
+const ROUNDS = numberArg('--rounds', 2);
 const DIR = stringArg('--dir', './data');
 
 mkdirSync(DIR, { recursive: true });
-const path = join(DIR, `durable-write-floor-${process.pid}.bin`);
-const fd = openSync(path, 'a');
 const record = Buffer.alloc(BYTES, 0x78);
-const times: number[] = [];
-try {
+record[BYTES - 1] = 10;
+
+/** Times `COUNT` writes made by `write`, and the process's CPU over them. */
+async function measure(write: () => void | Promise<void>): Promise<{ times: number[]; cpuMs: number }> {
+  const times: number[] = [];
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < COUNT; i++) {
     const t0 = performance.now();
-    writeSync(fd, record);
-    fdatasyncSync(fd);
+    await write();
     times.push(performance.now() - t0);
   }
-} finally {
-  closeSync(fd);
-  rmSync(path, { force: true });
+  const cpu = process.cpuUsage(cpu0);
+  return { times, cpuMs: (cpu.user + cpu.system) / 1000 / COUNT };
 }
-times.sort((a, b) => a - b);
-const ms = (p: number) => percentile(times, p).toFixed(3);
-console.log(`| write | count | p50 ms | p90 ms | p99 ms |`);
-console.log(`| --- | --- | --- | --- | --- |`);
-console.log(`| ${BYTES}-byte append + fdatasync in ${DIR} | ${COUNT} | ${ms(50)} | ${ms(90)} | ${ms(99)} |`);
+
+/** Appended to a growing file, synced on this thread or, as the journal syncs, on the thread pool. */
+async function appended(pool: boolean) {
+  const path = join(DIR, `durable-write-floor-${process.pid}.bin`);
+  const fd = openSync(path, 'a');
+  try {
+    return await measure(async () => {
+      writeSync(fd, record);
+      if (pool) await new Promise<void>((resolve, reject) => fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+      else fdatasyncSync(fd);
+    });
+  } finally {
+    closeSync(fd);
+    rmSync(path, { force: true });
+  }
+}
+
+async function preallocated() {
+  const path = join(DIR, `durable-write-floor-${process.pid}.seg`);
+  const segment = JournalSegment.open(path);
+  try {
+    return await measure(async () => {
+      segment.write(record);
+      await segment.sync();
+    });
+  } finally {
+    segment.close();
+    rmSync(path, { force: true });
+  }
+}
+
+const results: Record<string, { times: number[]; cpu: number[] }> = {};
+const ways: [string, () => Promise<{ times: number[]; cpuMs: number }>][] = [
+  [`${BYTES}-byte append + fdatasync`, () => appended(false)],
+  [`${BYTES}-byte append + fdatasync on the thread pool (the journal before its segments)`, () => appended(true)],
+  [`${BYTES}-byte write into zero-filled space + fdatasync on the thread pool (the journal's segment)`, preallocated],
+];
+for (let round = 0; round < ROUNDS; round++)
+  for (const [name, run] of ways) {
+    const { times, cpuMs } = await run();
+    const r = (results[name] ??= { times: [], cpu: [] });
+    r.times.push(...times);
+    r.cpu.push(cpuMs);
+  }
+
+console.log(`| write, in ${DIR} | count | p50 ms | p90 ms | p99 ms | CPU ms per write (each round) |`);
+console.log(`| --- | --- | --- | --- | --- | --- |`);
+for (const [name, { times, cpu }] of Object.entries(results)) {
+  times.sort((a, b) => a - b);
+  const ms = (p: number) => percentile(times, p).toFixed(3);
+  console.log(
+    `| ${name} | ${times.length} | ${ms(50)} | ${ms(90)} | ${ms(99)} | ${cpu.map((c) => c.toFixed(3)).join(' / ')} |`,
+  );
+}

@@ -121,12 +121,14 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
   // An edited or revoked key's budget lease is retired on every instance at once (docs/keys.md).
   keys.onChange((keyId) => keyBudgets.retire([keyId]));
   // The journal's left-over calls are settled before this process serves or grants a hold.
-  const journal = env.settlementJournal ? SettlementJournal.open(env.settlementJournalDir, env.workerIndex) : undefined;
+  const journal = env.settlementJournal
+    ? SettlementJournal.open(env.settlementJournalDir, env.workerIndex, env.settlementJournalSegmentBytes)
+    : undefined;
   if (journal) {
     // The primary also settles the files of worker slots this run does not have (fewer WORKERS).
     const orphans = primary ? SettlementJournal.openOrphans(env.settlementJournalDir, env.workers) : [];
     for (const j of [journal, ...orphans]) await replayJournal(database.db, database.prepared, j, accounts, log);
-    for (const orphan of orphans) orphan.close(orphan.unreadable === 0);
+    for (const orphan of orphans) orphan.close(true);
   }
   const usage = new UsageRecorder(
     database.db,

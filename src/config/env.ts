@@ -66,6 +66,10 @@ const EnvSchema = v.object({
   DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),
   SETTLEMENT_JOURNAL: v.optional(boolString),
   SETTLEMENT_JOURNAL_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
+  SETTLEMENT_JOURNAL_SEGMENT_BYTES: v.optional(
+    v.pipe(positiveInt, v.minValue(65_536, 'must be at least 65536')),
+    String(4 * 1024 * 1024),
+  ),
 });
 
 export type EnvInput = v.InferInput<typeof EnvSchema>;
@@ -113,6 +117,8 @@ export interface Env {
   settlementJournal: boolean;
   /** Where the journal's files are: `DATA_DIR/journal` unless set (a disk of this host's own). */
   settlementJournalDir: string;
+  /** When the journal moves to its other segment (docs/money.md). */
+  settlementJournalSegmentBytes: number;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -180,5 +186,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     // journal is exactly as durable as the database, and cheaper (docs/money.md).
     settlementJournal: e.SETTLEMENT_JOURNAL ?? e.DATABASE_URL === undefined,
     settlementJournalDir: e.SETTLEMENT_JOURNAL_DIR ?? join(e.DATA_DIR, 'journal'),
+    settlementJournalSegmentBytes: e.SETTLEMENT_JOURNAL_SEGMENT_BYTES,
   };
 }

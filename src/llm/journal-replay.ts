@@ -24,20 +24,20 @@ export async function replayJournal(
   log: Logger,
 ): Promise<void> {
   if (journal.unreadable)
-    log.error('settlement journal lines could not be read; they are kept in the file', {
+    log.error('settlement journal lines could not be read; the files are kept as copies', {
       path: journal.path,
       lines: journal.unreadable,
+      copies: journal.damagedCopies,
     });
-  if (!journal.leftOver.length) return;
   let calls = 0;
   for (const entry of journal.leftOver) {
     calls += entry.rows.length;
     await settleEntry(db, prepared, entry.rows, entry.at, accounts, log);
   }
   // Calls its process had settled already are among them: those moved no money now.
-  log.warn('replayed the settlement journal a stopped process left', { path: journal.path, calls });
-  // Lines that could not be read stay for an operator; everything else is in the database now.
-  if (!journal.unreadable) journal.truncate();
+  if (calls) log.warn('replayed the settlement journal a stopped process left', { path: journal.path, calls });
+  // Everything readable is in the database now; what was not is in the copies.
+  journal.reset();
 }
 
 async function settleEntry(

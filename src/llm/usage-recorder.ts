@@ -10,7 +10,7 @@ import { errorFields } from '../ops/logger.ts';
 import { isPoisonError } from '../db/db-errors.ts';
 import { setAside } from '../ops/dead-letters.repository.ts';
 import { type SettledBatch, type SettlementRow, settleLlmCalls } from './llm-settlement.repository.ts';
-import type { JournalEntry, SettlementJournal } from './settlement-journal.ts';
+import type { SettlementJournal } from './settlement-journal.ts';
 import { SettledWaits } from './settled-waits.ts';
 
 /**
@@ -128,13 +128,10 @@ export class UsageRecorder {
     if (this.journalBroken) throw new Error('settlement journal off after a failed append');
     // Encoded before the write: a record JSON cannot hold fails its batch (split by GroupCommit;
     // the record then takes the database path and its dead letter), not the journal.
-    const entry: JournalEntry = {
-      at: new Date().toISOString(),
-      rows: settlementRows(this.reservations, this.keyBudgets, batch),
-    };
-    const text = JSON.stringify(entry);
+    const rowsJson = JSON.stringify(settlementRows(this.reservations, this.keyBudgets, batch));
+    let segment: number;
     try {
-      await journal.append(text, this.unsettled.total === 0 && !this.lostRecord);
+      segment = await journal.append(new Date().toISOString(), rowsJson, batch.length);
     } catch (err) {
       this.journalBroken = true;
       this.commit.stopLingering();
@@ -144,7 +141,11 @@ export class UsageRecorder {
       });
       throw err;
     }
-    for (const rec of batch) this.unsettled.track(rec.accountId, this.settleNow(rec));
+    for (const rec of batch) {
+      const settled = this.settleNow(rec);
+      this.unsettled.track(rec.accountId, settled);
+      settled.then(() => journal.settled(segment));
+    }
     return batch.map(() => undefined);
   }
 
@@ -211,6 +212,8 @@ export class UsageRecorder {
       await setAside(this.db, 'llm_usage', payload, error);
     } catch (err) {
       this.lostRecord = true;
+      // The journal may hold the only copy now: it is never reused or emptied by this process.
+      this.journal?.keepAll();
       this.log.error('dead letter write failed', { task_id: rec.taskId, payload, ...errorFields(err) });
     }
     if (rec.reservationId) this.reservations.release(rec.reservationId);

@@ -55,12 +55,18 @@ describe('settlement journal', () => {
         SETTLEMENT_JOURNAL: 'true',
         LOG_LEVEL: 'warn',
         RATE_LIMIT_PER_MINUTE: '1000000',
+        // The smallest segment: the run moves between the two many times, and is killed in any of them.
+        SETTLEMENT_JOURNAL_SEGMENT_BYTES: '65536',
       } as Record<string, string>;
       env.DATA_DIR ??= await mkdtemp(join(tmpdir(), 'gw-journalkill-'));
       const gw = await start(env);
       const { key } = await createAccount(gw, uniqueEmail('journalkill'), 100);
+      const sizes = watchJournalSizes(env.DATA_DIR);
       const answered = await callsUntilKilled(gw, key, { workers: 16, forMs: 1_500 });
+      sizes.stop();
       expect(answered.length).toBeGreaterThan(50);
+      // Both segments were used, and neither grew past its first zero-filled mebibyte.
+      expect(sizes.max).toEqual([1024 * 1024, 1024 * 1024]);
 
       const restarted = await start(env);
       const tasks = await listLlmTasks(restarted, key);
@@ -71,7 +77,8 @@ describe('settlement journal', () => {
       const account = await api(restarted, 'GET', '/v1/account', { key });
       expect(account.body.data.balance_usd).toBeCloseTo(100 - charged, 9);
       expect(new Set(tasks.map((t) => t.task_id)).size).toBe(tasks.length);
-      expect((await stat(join(env.DATA_DIR, 'journal', 'settlements-0.log'))).size).toBe(0);
+      for (const file of ['settlements-0.log', 'settlements-0.1.log'])
+        expect((await stat(join(env.DATA_DIR, 'journal', file))).size).toBe(0);
       expect(restarted.output()).toContain('replayed the settlement journal');
     }, 120_000);
   }
@@ -157,21 +164,20 @@ describe('settlement journal', () => {
     // As a run with WORKERS=4 would have left it: slot 3's file, one call not settled.
     const taskId = crypto.randomUUID();
     const orphan = SettlementJournal.open(join(env.DATA_DIR, 'journal'), 3);
+    orphan.reset();
     await orphan.append(
-      JSON.stringify({
-        at: '2026-01-02T03:04:05.000Z',
-        rows: [
-          settlementRow({
-            id: taskId,
-            account_id: userId,
-            input: { messages: [{ role: 'user', content: 'left by slot 3' }] },
-            output: { id: 'chatcmpl-orphan' },
-            cost: '0.5',
-            created_at: '2026-01-02T03:04:04.000Z',
-          }),
-        ],
-      }),
-      false,
+      '2026-01-02T03:04:05.000Z',
+      JSON.stringify([
+        settlementRow({
+          id: taskId,
+          account_id: userId,
+          input: { messages: [{ role: 'user', content: 'left by slot 3' }] },
+          output: { id: 'chatcmpl-orphan' },
+          cost: '0.5',
+          created_at: '2026-01-02T03:04:04.000Z',
+        }),
+      ]),
+      1,
     );
     orphan.close(false);
     for (let run = 0; run < 2; run++) {
@@ -216,6 +222,22 @@ async function holdSettlements(databaseUrl: string): Promise<pg.Client> {
   await blocker.query('begin');
   await blocker.query('lock table tasks in share mode');
   return blocker;
+}
+
+/** The largest size each of slot 0's two segment files had, sampled every 20 ms until stopped. */
+function watchJournalSizes(dataDir: string) {
+  const max = [0, 0];
+  const paths = ['settlements-0.log', 'settlements-0.1.log'].map((f) => join(dataDir, 'journal', f));
+  const timer = setInterval(() => {
+    paths.forEach((path, i) => {
+      stat(path)
+        .then((s) => {
+          max[i] = Math.max(max[i] ?? 0, s.size);
+        })
+        .catch(() => undefined);
+    });
+  }, 20);
+  return { max, stop: () => clearInterval(timer) };
 }
 
 /** Slot 0's journal file as text. */

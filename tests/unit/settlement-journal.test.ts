@@ -1,22 +1,47 @@
 import { describe, expect, test } from 'bun:test';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import fc from 'fast-check';
 import { hostname } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { settlementRow } from '../helpers/settlement-row.ts';
+import type { SettlementRow } from '../../src/llm/llm-settlement.repository.ts';
 import { SettlementJournal } from '../../src/llm/settlement-journal.ts';
 import { SettledWaits } from '../../src/llm/settled-waits.ts';
 import { loadEnv } from '../../src/config/env.ts';
 
 const row = (id: string) => settlementRow({ id });
 
+/** Appends an entry of `rows` journaled at `at`: what the usage recorder writes. */
+const append = (journal: SettlementJournal, at: string, rows: SettlementRow[]) =>
+  journal.append(at, JSON.stringify(rows), rows.length);
+
+/** A fresh journal, its left-over calls settled (none): ready for appends. */
+function ready(dir: string, slot = 0, segmentBytes?: number) {
+  const journal = SettlementJournal.open(dir, slot, segmentBytes);
+  journal.reset();
+  return journal;
+}
+
+const ats = (journal: SettlementJournal) => journal.leftOver.map((e) => e.at);
+
 describe('SettlementJournal', () => {
   test('what one process appended, the next process of the slot reads back, in order', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-'));
-    const first = SettlementJournal.open(dir, 3);
-    await first.append(JSON.stringify({ at: 'a', rows: [row('t1'), row('t2')] }), false);
-    await first.append(JSON.stringify({ at: 'b', rows: [row('t3')] }), false);
+    const first = ready(dir, 3);
+    await append(first, 'a', [row('t1'), row('t2')]);
+    await append(first, 'b', [row('t3')]);
     // No close: the process died. The next one of slot 3 finds both lines.
     const next = SettlementJournal.open(dir, 3);
     expect(next.leftOver.map((e) => [e.at, e.rows.map((r) => r.id)])).toEqual([
@@ -25,46 +50,140 @@ describe('SettlementJournal', () => {
     ]);
     expect(next.leftOver[0]?.rows[0]?.input).toEqual(row('t1').input);
     expect(next.unreadable).toBe(0);
-    // Another slot has a file of its own.
+    // Another slot has files of its own.
     expect(SettlementJournal.open(dir, 4).leftOver).toEqual([]);
   });
 
-  test('a torn last line (a write that never finished its sync) is cut off, so the next append is a line of its own', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
-    const first = SettlementJournal.open(dir, 0);
-    await first.append(JSON.stringify({ at: 'a', rows: [row('t1')] }), false);
-    appendFileSync(join(dir, 'settlements-0.log'), '{"at":"b","rows":[{"id":"t2","acc');
-    const next = SettlementJournal.open(dir, 0);
-    expect(next.leftOver.map((e) => e.at)).toEqual(['a']);
-    expect(next.unreadable).toBe(0);
-    await next.append(JSON.stringify({ at: 'c', rows: [row('t3')] }), false);
-    expect(SettlementJournal.open(dir, 0).leftOver.map((e) => e.at)).toEqual(['a', 'c']);
+  test('appending before the left-over calls are settled is refused', async () => {
+    const journal = SettlementJournal.open(mkdtempSync(join(tmpdir(), 'journal-')), 0);
+    await expect(append(journal, 'a', [row('t1')])).rejects.toThrow('before its left-over calls were settled');
   });
 
-  test('a damaged line in the middle is counted, not read, and the lines around it are', () => {
+  test('a torn last write (never synced, never answered) is not read back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const first = ready(dir);
+    await append(first, 'a', [row('t1')]);
+    const path = join(dir, 'settlements-0.log');
+    const end = readFileSync(path).indexOf(0);
+    const fd = openSync(path, 'r+');
+    const torn = Buffer.from('{"g":1,"at":"b","rows":[{"id":"t2","acc');
+    writeSync(fd, torn, 0, torn.length, end);
+    closeSync(fd);
+    const next = SettlementJournal.open(dir, 0);
+    expect(ats(next)).toEqual(['a']);
+    expect(next.unreadable).toBe(0);
+  });
+
+  test('a damaged line between readable ones is counted and the file copied aside; the lines around it are read', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const line = (at: string) => `${JSON.stringify({ g: 4, at, rows: [row(at)] })}\n`;
+    const text = `${line('a')}{not json\n${line('c')}`;
+    writeFileSync(join(dir, 'settlements-0.log'), text);
+    const journal = SettlementJournal.open(dir, 0);
+    expect(ats(journal)).toEqual(['a', 'c']);
+    expect(journal.unreadable).toBe(1);
+    expect(journal.damagedCopies).toHaveLength(1);
+    expect(readFileSync(journal.damagedCopies[0] as string, 'utf8')).toBe(text);
+  });
+
+  test('a file of the first format (lines without a generation) is read back', () => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-'));
     const line = (at: string) => `${JSON.stringify({ at, rows: [row(at)] })}\n`;
-    writeFileSync(join(dir, 'settlements-0.log'), `${line('a')}{not json\n${line('c')}`);
-    const journal = SettlementJournal.open(dir, 0);
-    expect(journal.leftOver.map((e) => e.at)).toEqual(['a', 'c']);
-    expect(journal.unreadable).toBe(1);
+    writeFileSync(join(dir, 'settlements-0.log'), `${line('a')}${line('b')}`);
+    expect(ats(SettlementJournal.open(dir, 0))).toEqual(['a', 'b']);
   });
 
-  test('emptied only when told every entry is settled and the file is large; close(true) empties it', async () => {
+  test('past its size, appends move to the other segment only once every call there is settled', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-'));
-    const path = join(dir, 'settlements-0.log');
-    const journal = SettlementJournal.open(dir, 0);
-    const big = { at: 'x', rows: Array.from({ length: 2_000 }, (_, i) => row(`t${i}`.padEnd(1_000, 'x'))) };
-    await journal.append(JSON.stringify(big), false);
-    await journal.append(JSON.stringify(big), false);
-    const before = statSync(path).size;
-    expect(before).toBeGreaterThan(4 * 1024 * 1024);
-    await journal.append(JSON.stringify({ at: 'y', rows: [row('small')] }), false);
-    expect(statSync(path).size).toBeGreaterThan(before);
-    await journal.append(JSON.stringify({ at: 'z', rows: [row('after')] }), true);
-    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify({ at: 'z', rows: [row('after')] })}\n`);
+    const journal = ready(dir, 0, 4_000);
+    const big = (at: string) => [row(at.padEnd(3_000, 'x'))];
+    expect(await append(journal, 'a', big('a'))).toBe(0);
+    // Segment 0 is past 4,000 bytes; segment 1 has nothing unsettled: the append moves there.
+    expect(await append(journal, 'b', big('b'))).toBe(1);
+    // Segment 1 is full too, but segment 0's call is not settled: it stays in segment 1.
+    expect(await append(journal, 'c', big('c'))).toBe(1);
+    expect(statSync(join(dir, 'settlements-0.log')).size).toBe(1024 * 1024);
+    journal.settled(0);
+    // Segment 0's call settled: it is reused from its start, under a higher generation.
+    expect(await append(journal, 'd', [row('d')])).toBe(0);
+    // Killed here: the unsettled calls (b, c, d) are read back; a, settled and partly overwritten, is not.
+    const next = SettlementJournal.open(dir, 0);
+    expect(ats(next)).toEqual(['b', 'c', 'd']);
+    expect(next.unreadable).toBe(0);
+  });
+
+  test('a segment left behind is marked empty once its calls are settled, so a restart does not replay it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const journal = ready(dir, 0, 4_000);
+    const big = (at: string) => [row(at.padEnd(3_000, 'x'))];
+    await append(journal, 'a', big('a'));
+    expect(await append(journal, 'b', big('b'))).toBe(1);
+    expect(ats(SettlementJournal.open(dir, 0))).toEqual(['a', 'b']);
+    journal.settled(0);
+    expect(ats(SettlementJournal.open(dir, 0))).toEqual(['b']);
+  });
+
+  test('after keepAll nothing is reused or emptied: a record may be only there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const journal = ready(dir, 0, 4_000);
+    const big = (at: string) => [row(at.padEnd(3_000, 'x'))];
+    await append(journal, 'a', big('a'));
+    await append(journal, 'b', big('b'));
+    journal.keepAll();
+    journal.settled(0);
+    expect(await append(journal, 'c', big('c'))).toBe(1);
     journal.close(true);
-    expect(statSync(path).size).toBe(0);
+    expect(ats(SettlementJournal.open(dir, 0))).toEqual(['a', 'b', 'c']);
+  });
+
+  test('close(true) empties both segments; close(false) keeps them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const kept = ready(dir);
+    await append(kept, 'a', [row('a')]);
+    kept.close(false);
+    const next = SettlementJournal.open(dir, 0);
+    expect(ats(next)).toEqual(['a']);
+    next.reset();
+    await append(next, 'b', [row('b')]);
+    next.close(true);
+    expect(statSync(join(dir, 'settlements-0.log')).size).toBe(0);
+    expect(statSync(join(dir, 'settlements-0.1.log')).size).toBe(0);
+    expect(SettlementJournal.open(dir, 0).leftOver).toEqual([]);
+  });
+
+  test('property: whatever the appends, settlements and segment size, a restart reads back every unsettled call once and in order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 500, max: 6_000 }),
+        fc.array(
+          fc.record({ size: fc.integer({ min: 0, max: 2_500 }), settle: fc.array(fc.nat(), { maxLength: 3 }) }),
+          {
+            minLength: 1,
+            maxLength: 25,
+          },
+        ),
+        async (segmentBytes, steps) => {
+          const dir = mkdtempSync(join(tmpdir(), 'journal-prop-'));
+          const journal = ready(dir, 0, segmentBytes);
+          const unsettled: { at: string; segment: number }[] = [];
+          for (const [i, step] of steps.entries()) {
+            const at = String(i);
+            unsettled.push({ at, segment: await append(journal, at, [row(at.padEnd(step.size, 'x'))]) });
+            // Settle some calls, any of those still open, in any order.
+            for (const pick of step.settle) {
+              if (!unsettled.length) break;
+              const [done] = unsettled.splice(pick % unsettled.length, 1);
+              if (done) journal.settled(done.segment);
+            }
+          }
+          const read = ats(SettlementJournal.open(dir, 0));
+          expect(new Set(read).size).toBe(read.length);
+          for (const { at } of unsettled) expect(read).toContain(at);
+          expect(read).toEqual([...read].sort((a, b) => Number(a) - Number(b)));
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 
   test('a slot held by a live process is refused; a dead holder’s lock is taken over', () => {
