@@ -132,3 +132,17 @@ export async function lockTaskOfAccount(trx: DbOrTrx, accountId: number, taskId:
     .forUpdate()
     .executeTakeFirst();
 }
+
+/** Which of `ids` have a task row: one indexed lookup per thousand ids. */
+export async function existingTaskIds(db: DbOrTrx, ids: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += 1000) {
+    const rows = await db
+      .selectFrom('tasks')
+      .select('id')
+      .where('id', 'in', ids.slice(i, i + 1000))
+      .execute();
+    for (const row of rows) found.add(row.id);
+  }
+  return found;
+}

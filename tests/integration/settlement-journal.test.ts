@@ -160,11 +160,23 @@ describe('settlement journal', () => {
     const { env, databaseUrl } = await postgresEnv('journalorphan');
     const gw = await start(env);
     const { userId, key } = await createAccount(gw, uniqueEmail('journalorphan'), 2);
+    // A call that is settled: its line is in the file too, as a crash leaves most lines.
+    expect((await chat(gw, key, 'settled before the crash')).status).toBe(200);
+    // The read waits for the call's settlement.
+    const before = (await api(gw, 'GET', '/v1/account', { key })).body.data.balance_usd;
+    const [settled] = await queryDatabase<{ id: string }>(databaseUrl, 'select id from tasks where account_id = $1', [
+      userId,
+    ]);
     await gw.stop();
-    // As a run with WORKERS=4 would have left it: slot 3's file, one call not settled.
+    // As a run with WORKERS=4 would have left it: slot 3's file, one call settled, one not.
     const taskId = crypto.randomUUID();
     const orphan = SettlementJournal.open(join(env.DATA_DIR, 'journal'), 3);
     orphan.reset();
+    await orphan.append(
+      '2026-01-02T03:04:03.000Z',
+      JSON.stringify([settlementRow({ id: settled?.id as string, account_id: userId, cost: '0.25' })]),
+      1,
+    );
     await orphan.append(
       '2026-01-02T03:04:05.000Z',
       JSON.stringify([
@@ -183,8 +195,10 @@ describe('settlement journal', () => {
     for (let run = 0; run < 2; run++) {
       const restarted = await start(env);
       const account = await api(restarted, 'GET', '/v1/account', { key });
-      expect(account.body.data.balance_usd).toBe(1.5);
+      expect(account.body.data.balance_usd).toBeCloseTo(before - 0.5, 9);
       await restarted.stop();
+      // The settled call was found by the lookup and left out; only the other was settled.
+      if (run === 0) expect(restarted.output()).toContain('"calls":1,"already_settled":1');
     }
     const [row] = await queryDatabase<{ cost_usd: string; finished_at: Date }>(
       databaseUrl,
