@@ -141,7 +141,11 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     journal,
   );
   if (journal) ctx.unsettled = (accountId) => usage.unsettled.settled(accountId);
-  readSettlementsWith(() => ({ unsettled: usage.unsettled.total, journal: usage.journaling }));
+  readSettlementsWith(() => ({
+    unsettled: usage.unsettled.total,
+    journal: usage.journaling,
+    journalFileBytes: journal?.fileBytes ?? 0,
+  }));
   const keyGate = new LlmKeyGate(keyBudgets, ctx.keyLimits);
   const services = {
     providers,

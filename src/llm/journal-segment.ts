@@ -54,6 +54,11 @@ export class JournalSegment {
     return new JournalSegment(openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600), path);
   }
 
+  /** The file's size: written lines, zero-filled space, and what earlier generations left. */
+  get size(): number {
+    return this.allocated;
+  }
+
   /** Writes one line at `offset` (the caller syncs): the space is extended with zeros first when short. */
   write(line: Buffer): void {
     const end = this.offset + line.length;

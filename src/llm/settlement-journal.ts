@@ -111,6 +111,11 @@ export class SettlementJournal {
     return index;
   }
 
+  /** What the two segment files take on disk. */
+  get fileBytes(): number {
+    return this.segments[0].size + this.segments[1].size;
+  }
+
   /** One call written to `segment` is settled (or set aside) in the database. */
   settled(segment: number): void {
     const s = this.segments[segment] as JournalSegment;

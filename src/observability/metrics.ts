@@ -112,7 +112,14 @@ export function readTaskQueueDepthWith(reader: () => Promise<number>): void {
   readQueueDepth = reader;
 }
 
-let readSettlements: (() => { unsettled: number; journal: boolean }) | undefined;
+interface SettlementReading {
+  unsettled: number;
+  journal: boolean;
+  /** What the journal's segment files take on disk (0 without one). */
+  journalFileBytes: number;
+}
+
+let readSettlements: (() => SettlementReading) | undefined;
 
 export const unsettledCalls = new Gauge({
   name: 'gateway_llm_unsettled_calls',
@@ -132,8 +139,17 @@ export const settlementJournal = new Gauge({
   },
 });
 
-/** The two settlement gauges read the usage recorder at scrape time. */
-export function readSettlementsWith(reader: () => { unsettled: number; journal: boolean }): void {
+export const settlementJournalBytes = new Gauge({
+  name: 'gateway_settlement_journal_file_bytes',
+  help: 'Bytes the settlement journal files take on disk; grows past twice the segment size only while the database falls behind.',
+  ...inRegistry,
+  collect() {
+    if (readSettlements) this.set(readSettlements().journalFileBytes);
+  },
+});
+
+/** The settlement gauges read the usage recorder at scrape time. */
+export function readSettlementsWith(reader: () => SettlementReading): void {
   readSettlements = reader;
 }
 

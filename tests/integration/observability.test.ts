@@ -107,6 +107,7 @@ const CONTRACT_METRICS = [
   'gateway_task_queue_depth',
   'gateway_llm_unsettled_calls',
   'gateway_settlement_journal_up',
+  'gateway_settlement_journal_file_bytes',
   'gateway_webhook_deliveries_total',
   'gateway_fallbacks_total',
   'process_resident_memory_bytes',

@@ -97,6 +97,8 @@ describe('settlement journal', () => {
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(/^gateway_llm_unsettled_calls 1$/m);
     expect(metrics).toMatch(/^gateway_settlement_journal_up 1$/m);
+    // The first append zero-filled the first mebibyte of segment 0; segment 1 is still empty.
+    expect(metrics).toMatch(/^gateway_settlement_journal_file_bytes 1048576$/m);
     // The read waits for the account's own settlement (up to 2 s), which the lock holds up.
     const readStarted = performance.now();
     const read = api(gw, 'GET', '/v1/account', { key });
