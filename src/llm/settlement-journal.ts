@@ -100,6 +100,8 @@ export class SettlementJournal {
       const other = this.segments[1 - index] as JournalSegment;
       if (other.pending === 0 && !this.keeping) {
         other.reuse(segment.generation + 1);
+        // Left with every call settled already: marked empty now (otherwise by `settled`).
+        if (segment.pending === 0) segment.retire();
         index = this.active = 1 - index;
         segment = other;
       }

@@ -121,6 +121,10 @@ describe('SettlementJournal', () => {
     expect(ats(SettlementJournal.open(dir, 0))).toEqual(['a', 'b']);
     journal.settled(0);
     expect(ats(SettlementJournal.open(dir, 0))).toEqual(['b']);
+    // Left with its calls settled already: marked at the move.
+    journal.settled(1);
+    expect(await append(journal, 'c', big('c'))).toBe(0);
+    expect(ats(SettlementJournal.open(dir, 0))).toEqual(['c']);
   });
 
   test('after keepAll nothing is reused or emptied: a record may be only there', async () => {
