@@ -75,9 +75,17 @@ export class JournalSegment {
     this.offset = 0;
   }
 
-  /** Marks the segment empty for a reader (a zero first byte), without syncing. */
+  /**
+   * Marks the segment empty for a reader (a zero first byte), without syncing. Best effort: a
+   * mark that fails only leaves settled lines for a restart after a crash to look up.
+   */
   retire(): void {
-    if (this.allocated > 0) writeSync(this.fd, Buffer.alloc(1), 0, 1, 0);
+    if (this.allocated === 0) return;
+    try {
+      writeSync(this.fd, Buffer.alloc(1), 0, 1, 0);
+    } catch {
+      // see above
+    }
   }
 
   /** Resolves once what was written is on disk; on the thread pool, so the event loop goes on. */
