@@ -14,9 +14,9 @@ import type { SettlementJournal } from './settlement-journal.ts';
  * empties the journal; run before the process serves. Calls that already have their task row are
  * left out (one lookup); each entry's other calls are settled as one batch at the time it was
  * journaled. Should a call be recorded in between anyway, the statement moves no money for it (a
- * batch partly recorded fails with a data error and is settled call by call), and a call that can never be
- * written is set aside in `dead_letters`, as a live settlement would. A database that is
- * unreachable is waited for: the journal is the only copy of these charges.
+ * batch partly recorded fails with a data error and is settled call by call), and a call that
+ * can never be written is set aside in `dead_letters`, as a live settlement would. A database
+ * that is unreachable is waited for: the journal is the only copy of these charges.
  */
 export async function replayJournal(
   db: Db,

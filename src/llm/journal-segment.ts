@@ -20,8 +20,8 @@ export interface JournalEntry {
 /**
  * A segment grows by this much zero-filled space at a time. An append into space that is already
  * the file's, written with zeros and synced, leaves `fdatasync` no size or extent change to
- * commit: 0.12 ms per sync instead of 0.17 appending (bench/README.md), as a database's
- * preallocated WAL segments do.
+ * commit, as a database's preallocated WAL segments do: p50 0.17 ms per sync instead of 0.20
+ * appending (bench/README.md, `bench/durable-write-floor.ts`).
  */
 const EXTEND_BYTES = 1024 * 1024;
 let zeros: Buffer | undefined;
