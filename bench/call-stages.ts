@@ -3,21 +3,30 @@
  * difference between two rows of the same run (a profile's samples over-weight native calls;
  * these are the process's own CPU counters):
  *
- *   1. refused after its key, body and model lookup (an unknown model: 404);
- *   2. `sandbox/echo`: the whole LLM path (decode, hold, key checks, metrics, settlement and
+ *   0. the floors, through a bare Bun server pinned to the gateway's core (bench/lib/bare-proxy.ts):
+ *      a GET it answers itself, and a chat call it relays to the fake with `fetch`;
+ *   1. the gateway's serving alone: `GET /healthz` (Bun.serve, the request wrapper, Elysia's
+ *      routing; no key), then `GET /v1/account` (the key, its rate limit, the account read);
+ *   2. refused after its key, body and model lookup (an unknown model: 404, an error's path);
+ *   3. `sandbox/echo`: the whole LLM path (decode, hold, key checks, metrics, settlement and
  *      record) with no upstream call, non-streamed and streamed;
- *   3. relayed to the zero-latency fake upstream, non-streamed, then streamed (20 chunks).
+ *   4. relayed to the zero-latency fake upstream, non-streamed, then streamed (20 chunks).
  *
  *   bun run bench/call-stages.ts [--seconds 6] [--rounds 2] [--connections 16]
  *
- * One pinned stack (bench/lib/llm-bench-stack.ts, gateway alone on its core); each row warms up
- * for 3 s, then runs `--seconds` of closed-loop load; rows alternate for `--rounds`. Prints a
- * Markdown table with every round's figure and the medians.
+ * One pinned stack (bench/lib/llm-bench-stack.ts, gateway alone on its core; the bare server on
+ * the same core, idle while the gateway is measured); each row warms up for 3 s, then runs
+ * `--seconds` of closed-loop load; rows alternate for `--rounds`. Prints a Markdown table with
+ * every round's figure and the medians.
  */
+import { resolve } from 'node:path';
 import { closedLoop, median, requireH2load, type H2loadTarget } from './lib/h2load.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { numberArg } from './lib/cli-args.ts';
+import { GATEWAY_CORE, pin } from './lib/cpu-pin.ts';
 import { chatBody, startLlmBenchStack } from './lib/llm-bench-stack.ts';
+import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
+import { stopProcesses } from './lib/stop-processes.ts';
 
 const SECONDS = numberArg('--seconds', 6);
 const ROUNDS = numberArg('--rounds', 2);
@@ -25,10 +34,33 @@ const CONNECTIONS = numberArg('--connections', 16);
 
 requireH2load();
 const stack = await startLlmBenchStack('stages', { pin: true, pinServices: true, sandbox: true });
+const bare = await spawnPortPrinter(resolve(import.meta.dir, 'lib/bare-proxy.ts'), 'bare proxy', {
+  UPSTREAM: `http://127.0.0.1:${stack.upstreamPort}`,
+});
+if (stack.pinned) pin(bare.proc.pid, GATEWAY_CORE);
+// The stack's own Ctrl-C handler exits the process; the bare server must not outlive it.
+process.once('exit', () => bare.proc.kill());
 try {
   const key = await stack.newKey('stages');
   const relayed = stack.chat('gateway', { key });
-  const stages: Array<{ name: string; status: number; target: H2loadTarget }> = [
+  const direct = stack.chat('direct');
+  const bareUrl = `http://127.0.0.1:${bare.port}`;
+  const gatewayUrl = new URL(relayed.url).origin;
+  const get = (url: string, headers: Record<string, string> = {}): H2loadTarget => ({ url, headers, body: '' });
+  const stages: Array<{ name: string; status: number; target: H2loadTarget; pid?: number }> = [
+    { name: 'floor: bare Bun server, GET answered', status: 200, target: get(`${bareUrl}/`), pid: bare.proc.pid },
+    {
+      name: 'floor: bare Bun server, relayed non-streamed',
+      status: 200,
+      target: { ...direct, url: direct.url.replace(`:${stack.upstreamPort}/`, `:${bare.port}/`) },
+      pid: bare.proc.pid,
+    },
+    { name: 'GET /healthz (serving, routing; no key)', status: 200, target: get(`${gatewayUrl}/healthz`) },
+    {
+      name: 'GET /v1/account (key, rate limit, account)',
+      status: 200,
+      target: get(`${gatewayUrl}/v1/account`, { authorization: `Bearer ${key}` }),
+    },
     { name: 'refused: unknown model (404)', status: 404, target: { ...relayed, body: chatBody('nope/none', false) } },
     { name: 'sandbox/echo (no upstream)', status: 200, target: { ...relayed, body: chatBody('sandbox/echo', false) } },
     {
@@ -39,10 +71,11 @@ try {
     { name: 'relayed, non-streamed', status: 200, target: relayed },
     { name: 'relayed, streamed (20 chunks)', status: 200, target: stack.chat('gateway', { key, stream: true }) },
   ];
-  const pid = stack.gateway.proc.pid;
+  const gatewayPid = stack.gateway.proc.pid;
   const figures = stages.map(() => ({ rate: [] as number[], cpu: [] as number[], main: [] as number[] }));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, stage] of stages.entries()) {
+      const pid = stage.pid ?? gatewayPid;
       await closedLoop(stage.target, CONNECTIONS, 3, 0);
       const [cpu0, main0] = [cpuSeconds(pid), mainThreadCpuSeconds(pid)];
       const run = await closedLoop(stage.target, CONNECTIONS, SECONDS, 0);
@@ -70,5 +103,6 @@ try {
     );
   }
 } finally {
+  await stopProcesses([], [bare.proc], 5000);
   await stack.stop();
 }

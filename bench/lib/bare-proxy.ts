@@ -1,7 +1,7 @@
 /**
  * The floor a relaying gateway cannot go below on this machine: a bare Bun server that forwards
  * each POST to the upstream with `fetch` and streams the answer back, with nothing else (no
- * auth, parsing, billing or records). Run as its own process, pinned like the gateway, so its
+ * auth, parsing, billing or records), and answers a GET itself with a small JSON body. Run as its own process, pinned like the gateway, so its
  * CPU per call under the same load is the HTTP work any Bun proxy pays (bench/hot-path.ts).
  *
  *   UPSTREAM=http://127.0.0.1:N PORT=0 bun run bench/lib/bare-proxy.ts
@@ -15,6 +15,8 @@ const proxy = Bun.serve({
   hostname: '127.0.0.1',
   port: Number(process.env.PORT ?? 0),
   async fetch(req) {
+    // A GET is answered here, without the upstream: the floor of serving a request at all.
+    if (req.method === 'GET') return Response.json({ status: 'ok' });
     const url = new URL(req.url);
     const res = await fetch(`${upstream}${url.pathname}`, {
       method: req.method,

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 export interface H2loadTarget {
   url: string;
   headers: Record<string, string>;
+  /** POSTed as JSON; `''` sends a GET instead. */
   body: string;
 }
 
@@ -87,13 +88,25 @@ async function run(args: string[], target: H2loadTarget, seconds: number): Promi
   try {
     const bodyPath = join(dir, 'body.json');
     const logPath = join(dir, 'log.tsv');
-    await writeFile(bodyPath, target.body);
-    const headers = Object.entries({ 'content-type': 'application/json', ...target.headers }).flatMap(([k, v]) => [
-      '-H',
-      `${k}: ${v}`,
-    ]);
+    const post = target.body !== '';
+    if (post) await writeFile(bodyPath, target.body);
+    const headers = Object.entries({
+      ...(post ? { 'content-type': 'application/json' } : {}),
+      ...target.headers,
+    }).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
     const proc = Bun.spawn(
-      [requireH2load(), '--h1', '-t', '1', ...args, '-d', bodyPath, ...headers, '--log-file', logPath, target.url],
+      [
+        requireH2load(),
+        '--h1',
+        '-t',
+        '1',
+        ...args,
+        ...(post ? ['-d', bodyPath] : []),
+        ...headers,
+        '--log-file',
+        logPath,
+        target.url,
+      ],
       { stdout: 'pipe', stderr: 'pipe' },
     );
     // Bounded: h2load is killed if it overruns its schedule by 30 s.
