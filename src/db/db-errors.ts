@@ -23,3 +23,11 @@ export function isPoisonError(err: unknown): boolean {
   // Our own serialization of the rows failed (a value JSON cannot hold): no retry will help.
   return err instanceof RangeError || err instanceof TypeError;
 }
+
+/**
+ * The pause before try `attempt` + 1 of a write that failed for the database's sake: doubling
+ * from 200 ms, at most 5 s, so a database that comes back is used within seconds.
+ */
+export function pauseBeforeRetry(attempt: number): Promise<void> {
+  return Bun.sleep(Math.min(5_000, 100 * 2 ** attempt));
+}

@@ -1,5 +1,5 @@
 import type { AccountCache } from '../accounts/account-cache.ts';
-import { isPoisonError } from '../db/db-errors.ts';
+import { isPoisonError, pauseBeforeRetry } from '../db/db-errors.ts';
 import type { Db } from '../db/database.ts';
 import type { RunPrepared } from '../db/prepared.ts';
 import { setAside } from '../ops/dead-letters.repository.ts';
@@ -63,7 +63,7 @@ async function settledAlready(db: Db, journal: SettlementJournal, log: Logger): 
     } catch (err) {
       if (isPoisonError(err)) return new Set();
       log.error('reading which journaled calls are settled failed; will retry', { attempt, ...errorFields(err) });
-      await Bun.sleep(Math.min(5_000, 100 * 2 ** attempt));
+      await pauseBeforeRetry(attempt);
     }
   }
 }
@@ -93,7 +93,7 @@ async function settleEntry(
         return;
       }
       log.error('settling the journal failed; will retry', { attempt, ...errorFields(err) });
-      await Bun.sleep(Math.min(5_000, 100 * 2 ** attempt));
+      await pauseBeforeRetry(attempt);
     }
   }
 }

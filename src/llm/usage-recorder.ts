@@ -7,7 +7,7 @@ import { runUnprepared, type RunPrepared } from '../db/prepared.ts';
 import { GroupCommit } from '../ops/group-commit.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
-import { isPoisonError } from '../db/db-errors.ts';
+import { isPoisonError, pauseBeforeRetry } from '../db/db-errors.ts';
 import { setAside } from '../ops/dead-letters.repository.ts';
 import { type SettledBatch, type SettlementRow, settleLlmCalls } from './llm-settlement.repository.ts';
 import type { SettlementJournal } from './settlement-journal.ts';
@@ -166,7 +166,7 @@ export class UsageRecorder {
         this.keyBudgets?.retire(batch.flatMap((r) => (r.keyHoldId && r.keyId !== undefined ? [r.keyId] : [])));
         if (this.stopping && attempt >= 5) throw err;
         this.log.error('llm usage write failed; will retry', { records: batch.length, attempt, ...errorFields(err) });
-        await Bun.sleep(Math.min(5_000, 100 * 2 ** attempt));
+        await pauseBeforeRetry(attempt);
       }
     }
   }
