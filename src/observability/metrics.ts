@@ -121,32 +121,35 @@ interface SettlementReading {
 
 let readSettlements: (() => SettlementReading) | undefined;
 
-export const unsettledCalls = new Gauge({
-  name: 'gateway_llm_unsettled_calls',
-  help: 'LLM calls answered from the settlement journal whose database settlement has not committed yet.',
-  ...inRegistry,
-  collect() {
-    if (readSettlements) this.set(readSettlements().unsettled);
-  },
-});
+/** A gauge that reads one figure of the usage recorder at scrape time (none before it is wired). */
+function settlementGauge(name: string, help: string, figure: (r: SettlementReading) => number): Gauge {
+  return new Gauge({
+    name,
+    help,
+    ...inRegistry,
+    collect() {
+      if (readSettlements) this.set(figure(readSettlements()));
+    },
+  });
+}
 
-export const settlementJournal = new Gauge({
-  name: 'gateway_settlement_journal_up',
-  help: 'Processes answering LLM calls from the settlement journal (0: off, or turned off by a failed append).',
-  ...inRegistry,
-  collect() {
-    if (readSettlements) this.set(readSettlements().journal ? 1 : 0);
-  },
-});
+export const unsettledCalls = settlementGauge(
+  'gateway_llm_unsettled_calls',
+  'LLM calls answered from the settlement journal whose database settlement has not committed yet.',
+  (r) => r.unsettled,
+);
 
-export const settlementJournalBytes = new Gauge({
-  name: 'gateway_settlement_journal_file_bytes',
-  help: 'Bytes the settlement journal files take on disk; grows past twice the segment size only while the database falls behind.',
-  ...inRegistry,
-  collect() {
-    if (readSettlements) this.set(readSettlements().journalFileBytes);
-  },
-});
+export const settlementJournal = settlementGauge(
+  'gateway_settlement_journal_up',
+  'Processes answering LLM calls from the settlement journal (0: off, or turned off by a failed append).',
+  (r) => (r.journal ? 1 : 0),
+);
+
+export const settlementJournalBytes = settlementGauge(
+  'gateway_settlement_journal_file_bytes',
+  'Bytes the settlement journal files take on disk; grows past twice the segment size only while the database falls behind.',
+  (r) => r.journalFileBytes,
+);
 
 /** The settlement gauges read the usage recorder at scrape time. */
 export function readSettlementsWith(reader: () => SettlementReading): void {
