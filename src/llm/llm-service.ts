@@ -37,6 +37,7 @@ import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
 import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { unitsToUsd } from '../accounts/money.ts';
+import { type CallTiming, SERVER_TIMING_HEADER, serverTiming } from '../observability/server-timing.ts';
 
 /** A stream whose upstream sends nothing for this long ends with the format's error event. */
 const DEFAULT_STREAM_IDLE_MS = 60_000;
@@ -67,6 +68,10 @@ interface Served {
   adapter: LlmAdapter;
   model: ModelRef;
 }
+
+/** Where the call's time went, when it came through the server (serve.ts). */
+const timingHeader = (timing: CallTiming | undefined): Record<string, string> =>
+  timing ? { [SERVER_TIMING_HEADER]: serverTiming(timing) } : {};
 
 /** The call's charge in USD (docs/keys.md): exact on a JSON answer, the held ceiling on a stream. */
 const costHeader = (usd: number): Record<string, string> => ({ 'x-gateway-cost-usd': String(usd) });
@@ -137,8 +142,9 @@ export class LlmService {
         call.idFromUpstream = answer.idFromUpstream;
         await this.store(call, response, answer.json);
         // Billed before answered: a crash after this line cannot lose the charge.
+        const settling = performance.now();
         await this.record(call, 'completed', response);
-        call.watch.answered();
+        const timing = call.watch.answered(performance.now() - settling);
         const cost = response.usage ? llmCost(call.served.entry.config.pricing, response.usage) : 0;
         const headers = {
           ...warningHeaders([...call.decoded.warnings, ...warnings]),
@@ -146,7 +152,10 @@ export class LlmService {
           ...costHeader(cost),
         };
         if (capture) void capture.put({ kind: 'json-text', text: answer.text, headers });
-        return new Response(answer.text, { headers: { ...JSON_HEADERS, ...headers, ...cacheHeaders } });
+        // Not in `headers`: a cached copy must not replay this call's timing.
+        return new Response(answer.text, {
+          headers: { ...JSON_HEADERS, ...headers, ...cacheHeaders, ...timingHeader(timing) },
+        });
       }
       // The first event is awaited inside the loop: a stream that fails at once still fails over.
       const { value: upstream } = await this.route(call, signal, async (args) =>
@@ -179,7 +188,7 @@ export class LlmService {
         final = response;
       };
       const idleTimeoutMs = this.idleMs(call);
-      call.watch.answered();
+      const timing = call.watch.answered();
       const stream = clientStream({
         upstream,
         format,
@@ -190,7 +199,7 @@ export class LlmService {
         idleTimeoutMs,
       });
       return new Response(capture ? capturedStream(stream, capture, headers) : stream, {
-        headers: { ...headers, ...cacheHeaders },
+        headers: { ...headers, ...cacheHeaders, ...timingHeader(timing) },
       });
     } catch (err) {
       request.signal.removeEventListener('abort', onClientGone);

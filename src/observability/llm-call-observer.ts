@@ -9,6 +9,7 @@ import {
   llmTokens,
   upstreamRequestDuration,
 } from './metrics.ts';
+import type { CallTiming } from './server-timing.ts';
 import { type Span, tracing } from './tracing.ts';
 
 export interface LlmCallLabels {
@@ -104,15 +105,20 @@ export class LlmCallWatch {
     };
   }
 
-  /** The response (or a stream's headers) is about to go out: what the gateway itself took so far. */
-  answered(): void {
-    if (!this.obs) return;
-    const total = (performance.now() - this.obs.startedAt) / 1000;
+  /**
+   * The response (or a stream's headers) is about to go out: what the gateway itself took so far,
+   * and where the time went (server-timing.ts), `settleMs` being the wait for the charge's commit.
+   */
+  answered(settleMs?: number): CallTiming | undefined {
+    if (!this.obs) return undefined;
+    const totalMs = performance.now() - this.obs.startedAt;
+    const upstreamMs = this.upstreamSeconds * 1000;
     llmGatewayOverhead.observe(
       { client_format: this.labels.clientFormat, stream: String(this.labels.stream) },
-      Math.max(0, total - this.upstreamSeconds),
+      Math.max(0, totalMs - upstreamMs) / 1000,
     );
     if (this.labels.stream && this.obs.span) this.obs.spanEndsWithStream = true;
+    return { totalMs, upstreamMs, settleMs };
   }
 
   /** A content delta is going to the client; the first one times the call's first token. */

@@ -49,6 +49,8 @@ export const SCENARIOS = [
   'slow-stream',
   /** Response headers only after SLOW_HEADERS_MS. */
   'slow-headers',
+  /** The text answer, its headers after LATE_HEADERS_MS: an upstream that thinks before it answers. */
+  'late-headers',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -83,6 +85,7 @@ export const FULL_TEXT = TEXT_DELTAS.join('');
 /** Input tokens every fake answer reports: a figure no gateway-side estimate would produce. */
 export const FAKE_INPUT_TOKENS = 1234;
 export const SLOW_HEADERS_MS = 3_000;
+export const LATE_HEADERS_MS = 150;
 export const SLOW_STREAM_INTERVAL_MS = 100;
 /** The tool calls of the `tools` scenario: tool 0 and tool 1 of the request (or tool 0 twice). */
 export const TOOL_ARGS = [{ city: 'Paris' }, { city: 'Tokyo' }] as const;
@@ -698,8 +701,8 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
           : 'Number of request tokens has exceeded your per-minute rate limit',
       );
     }
-    if (scenario === 'slow-headers') {
-      await sleep(SLOW_HEADERS_MS, req.signal);
+    if (scenario === 'slow-headers' || scenario === 'late-headers') {
+      await sleep(scenario === 'slow-headers' ? SLOW_HEADERS_MS : LATE_HEADERS_MS, req.signal);
       if (req.signal.aborted) {
         rec.abortedAt ??= now();
         return new Response(null, { status: 499 });

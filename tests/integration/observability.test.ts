@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import {
   FAKE_INPUT_TOKENS,
+  LATE_HEADERS_MS,
   TEXT_DELTAS,
   startFakeLlmUpstream,
   type FakeLlmUpstream,
@@ -67,6 +68,7 @@ beforeAll(async () => {
       model('fakeoai', 'flaky-429'),
       model('fakeoai', 'always-500'),
       model('fakeoai', 'slow-stream'),
+      model('fakeoai', 'late-headers'),
       model('fakeant', 'text'),
     ],
   };
@@ -255,6 +257,48 @@ for (const mode of MODES) {
       expect(unauth.headers.get('x-request-id')).toBe(`${own}-401`);
       await Bun.sleep(50);
       expect(gw.output()).toContain(`"request_id":"${own}"`);
+    }, 30_000);
+
+    test('Server-Timing: the gateway, upstream and settlement parts of each answer, never a cached copy', async () => {
+      const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      const messages = [{ role: 'user' as const, content: `timing ${hex(4)}` }];
+      const started = performance.now();
+      const json = await client.chat.completions
+        .create({ model: 'fakeoai/late-headers', messages }, { headers: { 'x-gateway-cache': 'ttl=60' } })
+        .withResponse();
+      const elapsed = performance.now() - started;
+      expect(json.data.choices[0]?.message.content).toBeTruthy();
+      const parts = serverTimingOf(json.response.headers);
+      expect(Object.keys(parts)).toEqual(['gateway', 'upstream', 'settle']);
+      // The upstream's own delay is the upstream's; the three parts add up to no more than the client saw.
+      expect(parts.upstream).toBeGreaterThanOrEqual(LATE_HEADERS_MS);
+      expect((parts.gateway ?? 0) + (parts.upstream ?? 0) + (parts.settle ?? 0)).toBeLessThanOrEqual(elapsed + 1);
+
+      // The same request again is a cache hit: it carries no timing, least of all the first call's.
+      const hit = await client.chat.completions
+        .create({ model: 'fakeoai/late-headers', messages }, { headers: { 'x-gateway-cache': 'ttl=60' } })
+        .withResponse();
+      expect(hit.response.headers.get('x-gateway-cache')).toBe('hit');
+      expect(hit.response.headers.get('server-timing')).toBeNull();
+
+      // A stream's headers go out before its end: no settlement part; the first event waited on is the upstream's.
+      const stream = await client.chat.completions
+        .create({ model: 'fakeoai/late-headers', messages, stream: true })
+        .withResponse();
+      const streamed = serverTimingOf(stream.response.headers);
+      expect(Object.keys(streamed)).toEqual(['gateway', 'upstream']);
+      expect(streamed.upstream).toBeGreaterThanOrEqual(LATE_HEADERS_MS);
+      let text = '';
+      for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? '';
+      expect(text.length).toBeGreaterThan(0);
+
+      // A refused call has no upstream part to report: no header.
+      const refused = await api(gw, 'POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'fakeoai/no-such-model', messages },
+      });
+      expect(refused.status).toBe(404);
+      expect(refused.headers.get('server-timing')).toBeNull();
     }, 30_000);
 
     test('traces: the client’s traceparent continued; one client span per upstream attempt, passed on upstream', async () => {
@@ -451,6 +495,19 @@ describe('traces over OTLP/protobuf by default; tracing off sends no traceparent
     expect(plain.output()).not.toContain('tracing on');
   }, 30_000);
 });
+
+/** `Server-Timing` as name → milliseconds, in the header's order (each entry must carry a `dur`). */
+function serverTimingOf(headers: Headers): Record<string, number> {
+  const value = headers.get('server-timing');
+  expect(value).not.toBeNull();
+  const parts: Record<string, number> = {};
+  for (const entry of (value ?? '').split(',')) {
+    const match = /^\s*([\w-]+);dur=(\d+(?:\.\d+)?)\s*$/.exec(entry);
+    expect(match).not.toBeNull();
+    if (match) parts[match[1] as string] = Number(match[2]);
+  }
+  return parts;
+}
 
 function otlp_wait(receiver: OtlpReceiver, traceId: string) {
   return receiver.waitFor(
