@@ -15,7 +15,8 @@
  *    per-request log. "Added" = gateway − direct.
  * 4. Time to the first streamed byte at 50 %: while h2load keeps the 50 % load on, a probe sends
  *    a streamed chat call every 20 ms on a pool of keep-alive connections
- *    (bench/lib/first-byte-probe.ts), through the gateway and direct.
+ *    (bench/lib/first-byte-probe.ts), through the gateway and direct, with the medians of the
+ *    gateway's own `Server-Timing` parts (bench/time-split.ts splits every part, at each load).
  * `--accounts N` spreads every load over N accounts (one h2load process per account's key, the
  * rate split evenly; the direct baseline split over as many processes): all calls of one account
  * settle against its one balance row, so one account measures that row's serialisation too.
@@ -23,7 +24,15 @@
  */
 import { machine } from './lib/cpu-pin.ts';
 import { probeFirstByte } from './lib/first-byte-probe.ts';
-import { closedLoop, openLoop, percentile, requireH2load, type H2loadTarget, type LoadRun } from './lib/h2load.ts';
+import {
+  closedLoop,
+  median,
+  openLoop,
+  percentile,
+  requireH2load,
+  type H2loadTarget,
+  type LoadRun,
+} from './lib/h2load.ts';
 import { checkTarget, HOST, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { withCpuShare } from './lib/proc-cpu.ts';
 import { table } from './lib/wrk.ts';
@@ -156,7 +165,13 @@ try {
     });
     const loadRun = await background;
     const sorted = (xs: number[]) => Float64Array.from(xs).sort();
-    return { head: sorted(probed.headMs), event: sorted(probed.firstEventMs), skipped: probed.skipped, load: loadRun };
+    return {
+      head: sorted(probed.headMs),
+      event: sorted(probed.firstEventMs),
+      timing: probed.serverTiming,
+      skipped: probed.skipped,
+      load: loadRun,
+    };
   };
   const fbGateway = await firstByte(gatewayChats, gatewayStream);
   const fbDirect = await firstByte(directChats, directStream);
@@ -172,6 +187,10 @@ try {
     'first event p50 ms': ms(percentile(r.event, 50)),
     'first event p99 ms': ms(percentile(r.event, 99)),
     'head p50 ms': ms(percentile(r.head, 50)),
+    // The gateway's own account of each answer (docs/observability.md); the fake sends none.
+    'Server-Timing p50 gateway / upstream ms': r.timing.some((t) => 'gateway' in t)
+      ? `${ms(median(r.timing.map((t) => t.gateway ?? 0)))} / ${ms(median(r.timing.map((t) => t.upstream ?? 0)))}`
+      : '—',
     'background req/s (non-200)': `${Math.round(r.load.rate)} (${non200(r.load)})`,
   }));
   const addedFirstP50 = percentile(fbGateway.event, 50) - percentile(fbDirect.event, 50);

@@ -5,15 +5,26 @@
  * the moment its request is written to the moment the first byte of the first SSE event of the
  * body (`data:` or `event:` after the response head) arrives. Meant to run while h2load drives the
  * background load. A tick that finds every connection busy is skipped and counted. Bounded by
- * `samples` and `deadlineMs`; a non-200 answer ends the probe with an error.
+ * `samples` and `deadlineMs`; a non-200 answer ends the probe with an error. A JSON answer (one
+ * with a `content-length`) is timed the same way, its "first event" being its head.
  */
 export interface FirstByteSamples {
   /** ms to the response head (status line and headers). */
   headMs: number[];
   /** ms to the first byte of the first event. */
   firstEventMs: number[];
+  /** Each answer's `Server-Timing` as name → ms (docs/observability.md), `{}` when it had none. */
+  serverTiming: Array<Record<string, number>>;
   /** Ticks skipped because every connection was still busy with an earlier stream. */
   skipped: number;
+}
+
+/** `server-timing: a;dur=1.5, b;dur=2` in a response head → `{a: 1.5, b: 2}`. */
+export function serverTimingIn(head: string): Record<string, number> {
+  const value = /\r\nserver-timing: *([^\r]*)/i.exec(head)?.[1] ?? '';
+  const parts: Record<string, number> = {};
+  for (const m of value.matchAll(/([\w-]+);dur=([\d.]+)/g)) parts[m[1] as string] = Number(m[2]);
+  return parts;
 }
 
 interface ProbeOptions {
@@ -32,8 +43,8 @@ interface ProbeOptions {
 /** One keep-alive connection carrying one streamed request at a time. */
 interface ProbeConnection {
   busy: boolean;
-  /** Sends the request; resolves with [head ms, first event ms] once the stream has ended. */
-  send(): Promise<[number, number]>;
+  /** Sends the request; resolves with [head ms, first event ms, server timing] once the answer has ended. */
+  send(): Promise<[number, number, Record<string, number>]>;
   end(): void;
 }
 
@@ -43,6 +54,8 @@ async function openConnection(opts: ProbeOptions, request: Buffer): Promise<Prob
   let headAt = 0;
   let eventAt = 0;
   let bodyFrom = -1;
+  /** A JSON answer's length; -1 for a chunked stream. */
+  let length = -1;
   let done: (error?: Error) => void = () => undefined;
   const socket = await Bun.connect({
     hostname: opts.host,
@@ -58,6 +71,12 @@ async function openConnection(opts: ProbeOptions, request: Buffer): Promise<Prob
           bodyFrom = end + 4;
           const status = /^HTTP\/1\.1 (\d{3})/.exec(text)?.[1];
           if (status !== '200') return done(new Error(`probe: status ${status}: ${text.slice(0, 400)}`));
+          length = Number(/\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1] ?? -1);
+          if (length >= 0) eventAt = now;
+        }
+        if (length >= 0) {
+          if (text.length - bodyFrom >= length) done();
+          return;
         }
         if (!eventAt && /(^|\n)(data|event):/.test(text.slice(bodyFrom))) eventAt = now;
         // The chunked body's last chunk: the answer is complete and the connection free again.
@@ -70,10 +89,11 @@ async function openConnection(opts: ProbeOptions, request: Buffer): Promise<Prob
   const conn: ProbeConnection = {
     busy: false,
     send: () =>
-      new Promise<[number, number]>((resolve, reject) => {
+      new Promise<[number, number, Record<string, number>]>((resolve, reject) => {
         conn.busy = true;
         text = '';
         bodyFrom = -1;
+        length = -1;
         headAt = 0;
         eventAt = 0;
         const timer = setTimeout(() => done(new Error('probe: no complete answer within 10 s')), 10_000);
@@ -83,7 +103,7 @@ async function openConnection(opts: ProbeOptions, request: Buffer): Promise<Prob
           conn.busy = false;
           if (error) return reject(error);
           if (!eventAt) return reject(new Error(`probe: a stream without an event: ${text.slice(0, 400)}`));
-          resolve([headAt - t0, eventAt - t0]);
+          resolve([headAt - t0, eventAt - t0, serverTimingIn(text.slice(0, bodyFrom))]);
         };
         t0 = performance.now();
         socket.write(request);
@@ -103,7 +123,7 @@ export async function probeFirstByte(opts: ProbeOptions): Promise<FirstByteSampl
       `\r\n${opts.body}`,
   );
   const pool = await Promise.all(Array.from({ length: opts.connections ?? 8 }, () => openConnection(opts, request)));
-  const out: FirstByteSamples = { headMs: [], firstEventMs: [], skipped: 0 };
+  const out: FirstByteSamples = { headMs: [], firstEventMs: [], serverTiming: [], skipped: 0 };
   const inFlight = new Set<Promise<void>>();
   let failure: Error | undefined;
   const deadline = Date.now() + opts.deadlineMs;
@@ -120,9 +140,10 @@ export async function probeFirstByte(opts: ProbeOptions): Promise<FirstByteSampl
       }
       const p: Promise<void> = conn
         .send()
-        .then(([head, event]) => {
+        .then(([head, event, timing]) => {
           out.headMs.push(head);
           out.firstEventMs.push(event);
+          out.serverTiming.push(timing);
         })
         .catch((err: Error) => {
           failure ??= err;
