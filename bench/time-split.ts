@@ -5,11 +5,12 @@
  * the client saw outside all three (reading the request, writing the answer, the client's own
  * wake-ups). Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/time-split.ts [--seconds 8] [--fractions 0,25,50] [--saturation N] [--journal]
+ *   bun run bench/time-split.ts [--seconds 8] [--fractions 0,25,50] [--saturation N] [--journal] [--free-services]
  *
  * 1. The pinned stack of bench/lib/llm-bench-stack.ts (gateway alone on core 1; the fake upstream,
  *    Postgres, Redis, h2load and this script on core 0), Postgres+Redis; `--journal` starts the
- *    gateway with `SETTLEMENT_JOURNAL=true`.
+ *    gateway with `SETTLEMENT_JOURNAL=true`; `--free-services` leaves Postgres and Redis on every core
+ *    (they then also run on the gateway's core, in its idle time).
  * 2. Closed loop (64 connections, 10 s) to warm the JIT; its rate is the saturation unless
  *    `--saturation N` gives it.
  * 3. At each fraction of saturation (0: no background load), h2load's open loop of non-streamed
@@ -43,7 +44,7 @@ const ms = (n: number | undefined) => (n !== undefined && Number.isFinite(n) ? n
 
 const stack = await startLlmBenchStack('split', {
   pin: true,
-  pinServices: true,
+  pinServices: !process.argv.includes('--free-services'),
   // The journal's files in a directory of their own (the stack's Postgres mode has no DATA_DIR).
   env: JOURNAL ? { SETTLEMENT_JOURNAL: 'true', DATA_DIR: await mkdtemp(join(tmpdir(), 'bench-split-')) } : {},
 });
