@@ -18,6 +18,8 @@ import { llmCost } from '../llm/pricing.ts';
 import { defaultTokenCounter, type TokenCounter } from '../llm/token-counter.ts';
 import type { UsageRecorder } from '../llm/usage-recorder.ts';
 import { warningHeaders } from '../llm/warning-headers.ts';
+import { observationOf } from '../observability/http-observer.ts';
+import { serverTimingHeaders } from '../observability/server-timing.ts';
 import { errorFields } from '../ops/logger.ts';
 import { embeddingHold } from './embedding-hold.ts';
 import { recordableEmbeddingInput } from './embedding-record.ts';
@@ -61,16 +63,24 @@ export class EmbeddingService {
     const reservationId = await this.reserve(decoded, entry, auth);
     const call: Call = { decoded, entry, model, auth, startedAt: new Date(), reservationId };
     let result: Awaited<ReturnType<EmbeddingAdapter['embed']>>;
+    const upstreamStarted = performance.now();
     try {
       result = await adapter.embed({ request: decoded.request, model, signal: request.signal });
     } catch (err) {
       throw this.failure(call, err);
     }
+    const upstreamMs = performance.now() - upstreamStarted;
     const inputTokens = result.response.inputTokens ?? this.estimate(decoded);
     // Billed before answered: a crash after this line cannot lose the charge.
+    const settling = performance.now();
     await this.record(call, 'completed', result.response, inputTokens);
+    const settleMs = performance.now() - settling;
     const json = encodeEmbeddingResponse(result.response, model.id, decoded.encoding, inputTokens);
-    return Response.json(json, { headers: warningHeaders([...warnings, ...result.warnings]) });
+    const arrived = observationOf(request)?.startedAt;
+    const timing = arrived === undefined ? undefined : { totalMs: performance.now() - arrived, upstreamMs, settleMs };
+    return Response.json(json, {
+      headers: { ...warningHeaders([...warnings, ...result.warnings]), ...serverTimingHeaders(timing) },
+    });
   }
 
   private prepare(body: unknown) {

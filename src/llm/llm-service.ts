@@ -37,7 +37,7 @@ import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
 import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { unitsToUsd } from '../accounts/money.ts';
-import { type CallTiming, SERVER_TIMING_HEADER, serverTiming } from '../observability/server-timing.ts';
+import { serverTimingHeaders } from '../observability/server-timing.ts';
 
 /** A stream whose upstream sends nothing for this long ends with the format's error event. */
 const DEFAULT_STREAM_IDLE_MS = 60_000;
@@ -68,10 +68,6 @@ interface Served {
   adapter: LlmAdapter;
   model: ModelRef;
 }
-
-/** Where the call's time went, when it came through the server (serve.ts). */
-const timingHeader = (timing: CallTiming | undefined): Record<string, string> =>
-  timing ? { [SERVER_TIMING_HEADER]: serverTiming(timing) } : {};
 
 /** The call's charge in USD (docs/keys.md): exact on a JSON answer, the held ceiling on a stream. */
 const costHeader = (usd: number): Record<string, string> => ({ 'x-gateway-cost-usd': String(usd) });
@@ -154,7 +150,7 @@ export class LlmService {
         if (capture) void capture.put({ kind: 'json-text', text: answer.text, headers });
         // Not in `headers`: a cached copy must not replay this call's timing.
         return new Response(answer.text, {
-          headers: { ...JSON_HEADERS, ...headers, ...cacheHeaders, ...timingHeader(timing) },
+          headers: { ...JSON_HEADERS, ...headers, ...cacheHeaders, ...serverTimingHeaders(timing) },
         });
       }
       // The first event is awaited inside the loop: a stream that fails at once still fails over.
@@ -199,7 +195,7 @@ export class LlmService {
         idleTimeoutMs,
       });
       return new Response(capture ? capturedStream(stream, capture, headers) : stream, {
-        headers: { ...headers, ...cacheHeaders, ...timingHeader(timing) },
+        headers: { ...headers, ...cacheHeaders, ...serverTimingHeaders(timing) },
       });
     } catch (err) {
       request.signal.removeEventListener('abort', onClientGone);

@@ -1,5 +1,5 @@
 /**
- * Where one LLM call's time went before its answer, as the standard `Server-Timing` response
+ * Where one LLM or embeddings call's time went before its answer, as the standard `Server-Timing` response
  * header, so a client can tell the gateway's overhead from its upstream's on every call, in its
  * own environment, without a metrics scrape. The three parts never overlap and add up to the
  * time from the request's arrival to its answer (a stream: to its headers):
@@ -21,6 +21,11 @@ export const SERVER_TIMING_HEADER = 'server-timing';
 
 /** Milliseconds with microseconds, the precision `performance.now()` gives here. */
 const ms = (value: number) => Math.max(0, value).toFixed(3);
+
+/** The header for an answer, none when the call did not come through the server (serve.ts). */
+export function serverTimingHeaders(t: CallTiming | undefined): Record<string, string> {
+  return t ? { [SERVER_TIMING_HEADER]: serverTiming(t) } : {};
+}
 
 export function serverTiming(t: CallTiming): string {
   const settle = t.settleMs ?? 0;

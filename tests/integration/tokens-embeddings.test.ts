@@ -280,8 +280,19 @@ for (const mode of MODES) {
       expect(float.data.map((d) => d.embedding)).toEqual([f32(fakeVector(0, 4)), f32(fakeVector(1, 4))]);
       expect(float.usage.prompt_tokens).toBe(2 * FAKE_EMBED_TOKENS_PER_INPUT);
 
-      const b64 = await openai.embeddings.create({ model: 'fakeoai/embed', input: [`third ${marker}`] });
+      const started = performance.now();
+      const { data: b64, response } = await openai.embeddings
+        .create({ model: 'fakeoai/embed', input: [`third ${marker}`] })
+        .withResponse();
+      const elapsed = performance.now() - started;
       expect(b64.data[0]?.embedding).toEqual(f32(fakeVector(0, FAKE_EMBED_DIMENSIONS)));
+      // Where its time went (docs/observability.md): three parts, adding up to no more than the client saw.
+      const timing = response.headers.get('server-timing') ?? '';
+      const parts = Object.fromEntries(
+        [...timing.matchAll(/(\w+);dur=(\d+\.\d{3})/g)].map((m) => [m[1] as string, Number(m[2])]),
+      );
+      expect(Object.keys(parts)).toEqual(['gateway', 'upstream', 'settle']);
+      expect(Object.values(parts).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(elapsed + 1);
       expect(oai.find(marker)[1]?.body.encoding_format).toBe('float');
 
       const expected =
