@@ -1,3 +1,5 @@
+import { parseServerTiming } from '../../tests/helpers/server-timing.ts';
+
 /**
  * Time to the first streamed byte, sampled: one streamed POST every `intervalMs` on a pool of
  * keep-alive raw sockets (so no connect time is in the figure, and a stream whose end is slow —
@@ -19,12 +21,10 @@ export interface FirstByteSamples {
   skipped: number;
 }
 
-/** `server-timing: a;dur=1.5, b;dur=2` in a response head → `{a: 1.5, b: 2}`. */
-export function serverTimingIn(head: string): Record<string, number> {
-  const value = /\r\nserver-timing: *([^\r]*)/i.exec(head)?.[1] ?? '';
-  const parts: Record<string, number> = {};
-  for (const m of value.matchAll(/([\w-]+);dur=([\d.]+)/g)) parts[m[1] as string] = Number(m[2]);
-  return parts;
+/** `server-timing: a;dur=1.5, b;dur=2` in a response head → `{a: 1.5, b: 2}`; `{}` when it has none. */
+function serverTimingIn(head: string): Record<string, number> {
+  const value = /\r\nserver-timing: *([^\r]*)/i.exec(head)?.[1];
+  return value === undefined ? {} : parseServerTiming(value);
 }
 
 interface ProbeOptions {

@@ -17,7 +17,7 @@ export interface CallTiming {
   settleMs?: number;
 }
 
-export const SERVER_TIMING_HEADER = 'server-timing';
+const SERVER_TIMING_HEADER = 'server-timing';
 
 /** Milliseconds with microseconds, the precision `performance.now()` gives here. */
 const ms = (value: number) => Math.max(0, value).toFixed(3);

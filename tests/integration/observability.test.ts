@@ -14,6 +14,7 @@ import {
 } from '../helpers/fake-llm-upstream.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { OtlpReceiver, SPAN_KIND } from '../helpers/otlp-receiver.ts';
+import { serverTimingOf } from '../helpers/server-timing.ts';
 import { parsePrometheusText, sampleSum, type Sample } from '../helpers/prometheus-text.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -495,19 +496,6 @@ describe('traces over OTLP/protobuf by default; tracing off sends no traceparent
     expect(plain.output()).not.toContain('tracing on');
   }, 30_000);
 });
-
-/** `Server-Timing` as name → milliseconds, in the header's order (each entry must carry a `dur`). */
-function serverTimingOf(headers: Headers): Record<string, number> {
-  const value = headers.get('server-timing');
-  expect(value).not.toBeNull();
-  const parts: Record<string, number> = {};
-  for (const entry of (value ?? '').split(',')) {
-    const match = /^\s*([\w-]+);dur=(\d+(?:\.\d+)?)\s*$/.exec(entry);
-    expect(match).not.toBeNull();
-    if (match) parts[match[1] as string] = Number(match[2]);
-  }
-  return parts;
-}
 
 function otlp_wait(receiver: OtlpReceiver, traceId: string) {
   return receiver.waitFor(

@@ -15,6 +15,7 @@ import {
 } from '../helpers/fake-token-endpoints.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { rejection } from '../helpers/rejection.ts';
+import { serverTimingOf } from '../helpers/server-timing.ts';
 
 /**
  * `POST /v1/messages/count_tokens` and `POST /v1/embeddings` through the official SDKs, against
@@ -287,10 +288,7 @@ for (const mode of MODES) {
       const elapsed = performance.now() - started;
       expect(b64.data[0]?.embedding).toEqual(f32(fakeVector(0, FAKE_EMBED_DIMENSIONS)));
       // Where its time went (docs/observability.md): three parts, adding up to no more than the client saw.
-      const timing = response.headers.get('server-timing') ?? '';
-      const parts = Object.fromEntries(
-        [...timing.matchAll(/(\w+);dur=(\d+\.\d{3})/g)].map((m) => [m[1] as string, Number(m[2])]),
-      );
+      const parts = serverTimingOf(response.headers);
       expect(Object.keys(parts)).toEqual(['gateway', 'upstream', 'settle']);
       expect(Object.values(parts).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(elapsed + 1);
       expect(oai.find(marker)[1]?.body.encoding_format).toBe('float');
