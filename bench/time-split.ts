@@ -5,12 +5,13 @@
  * the client saw outside all three (reading the request, writing the answer, the client's own
  * wake-ups). Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/time-split.ts [--seconds 8] [--fractions 0,25,50] [--saturation N] [--journal] [--free-services]
+ *   bun run bench/time-split.ts [--seconds 8] [--fractions 0,25,50] [--saturation N] [--journal] [--free-services] [--embedded]
  *
  * 1. The pinned stack of bench/lib/llm-bench-stack.ts (gateway alone on core 1; the fake upstream,
  *    Postgres, Redis, h2load and this script on core 0), Postgres+Redis; `--journal` starts the
  *    gateway with `SETTLEMENT_JOURNAL=true`; `--free-services` leaves Postgres and Redis on every core
- *    (they then also run on the gateway's core, in its idle time).
+ *    (they then also run on the gateway's core, in its idle time); `--embedded` runs the embedded
+ *    default instead (PGlite in the gateway's process, its settlement journal on by default).
  * 2. Closed loop (64 connections, 10 s) to warm the JIT; its rate is the saturation unless
  *    `--saturation N` gives it.
  * 3. At each fraction of saturation (0: no background load), h2load's open loop of non-streamed
@@ -36,6 +37,7 @@ const FRACTIONS = stringArg('--fractions', '0,25,50')
   .filter((f) => f >= 0 && f < 1);
 const GIVEN_SATURATION = Number(stringArg('--saturation', '0'));
 const JOURNAL = process.argv.includes('--journal');
+const EMBEDDED = process.argv.includes('--embedded');
 const PROBE_INTERVAL_MS = 40;
 
 requireH2load();
@@ -43,6 +45,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const ms = (n: number | undefined) => (n !== undefined && Number.isFinite(n) ? n.toFixed(3) : '—');
 
 const stack = await startLlmBenchStack('split', {
+  mode: EMBEDDED ? 'embedded' : 'postgres+redis',
   pin: true,
   pinServices: !process.argv.includes('--free-services'),
   // The journal's files in a directory of their own (the stack's Postgres mode has no DATA_DIR).
@@ -54,7 +57,9 @@ try {
     gateway: { json: stack.chat('gateway', { key }), stream: stack.chat('gateway', { key, stream: true }) },
     direct: { json: stack.chat('direct'), stream: stack.chat('direct', { stream: true }) },
   };
-  console.log(`Machine: ${machine()}; pinned: ${stack.pinned}; settlement journal: ${JOURNAL ? 'on' : 'off'}\n`);
+  console.log(
+    `Machine: ${machine()}; pinned: ${stack.pinned}; ${EMBEDDED ? 'embedded default' : 'Postgres+Redis'}; settlement journal: ${JOURNAL || EMBEDDED ? 'on' : 'off'}\n`,
+  );
   const warm = await closedLoop(targets.gateway.json, 64, 10, 0);
   const saturation = GIVEN_SATURATION || warm.rate;
   log(`warm-up: ${Math.round(warm.rate)} req/s; saturation taken as ${Math.round(saturation)}`);
