@@ -260,7 +260,7 @@ for (const mode of MODES) {
       expect(gw.output()).toContain(`"request_id":"${own}"`);
     }, 30_000);
 
-    test('Server-Timing: the gateway, upstream and settlement parts of each answer, never a cached copy', async () => {
+    test('Server-Timing: the gateway, upstream and settlement parts of each answer, in every format, never a cached copy', async () => {
       const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
       const messages = [{ role: 'user' as const, content: `timing ${hex(4)}` }];
       const started = performance.now();
@@ -292,6 +292,17 @@ for (const mode of MODES) {
       let text = '';
       for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? '';
       expect(text.length).toBeGreaterThan(0);
+
+      // The Messages format and the Responses API answer through the same service: the same parts.
+      const anthropic = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 });
+      const message = await anthropic.messages
+        .create({ model: 'fakeant/text', max_tokens: 64, messages: [{ role: 'user', content: `timing ${hex(4)}` }] })
+        .withResponse();
+      expect(Object.keys(serverTimingOf(message.response.headers))).toEqual(['gateway', 'upstream', 'settle']);
+      const responses = await client.responses
+        .create({ model: 'fakeoai/text', input: `timing ${hex(4)}` })
+        .withResponse();
+      expect(Object.keys(serverTimingOf(responses.response.headers))).toEqual(['gateway', 'upstream', 'settle']);
 
       // A refused call has no upstream part to report: no header.
       const refused = await api(gw, 'POST', '/v1/chat/completions', {
