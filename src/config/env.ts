@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { ConfigError } from './config-error.ts';
 import { formatIssues } from '../http/validation.ts';
 import { readWorkerIndex, resolveWorkers } from '../cluster/worker-role.ts';
+import { SEGMENT_BYTES } from '../llm/settlement-journal.ts';
 
 const boolString = v.pipe(
   v.picklist(['true', 'false', '1', '0', 'yes', 'no']),
@@ -68,7 +69,7 @@ const EnvSchema = v.object({
   SETTLEMENT_JOURNAL_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
   SETTLEMENT_JOURNAL_SEGMENT_BYTES: v.optional(
     v.pipe(positiveInt, v.minValue(65_536, 'must be at least 65536')),
-    String(4 * 1024 * 1024),
+    String(SEGMENT_BYTES),
   ),
 });
 

@@ -9,7 +9,7 @@ export type { JournalEntry } from './journal-segment.ts';
  * Past this size the next append moves to the other segment, if every call there is settled
  * (`SETTLEMENT_JOURNAL_SEGMENT_BYTES`).
  */
-const SEGMENT_BYTES = 4 * 1024 * 1024;
+export const SEGMENT_BYTES = 4 * 1024 * 1024;
 
 /**
  * The settlement journal (docs/money.md, "The settlement journal"): local files in which a process
