@@ -53,3 +53,24 @@ test('requests counted but still on their way to the store count against the bud
   expect(limiter.check('busy', 3).allowed).toBe(false);
   limiter.stop();
 });
+
+test('counts reach the store by themselves within syncMs, and a store that failed is tried again', async () => {
+  const store = new MemoryStore();
+  let failures = 1;
+  const flaky = Object.assign(Object.create(store), {
+    incr: async (key: string, by: number, ttlMs: number) => {
+      if (failures-- > 0) throw new Error('store unreachable');
+      return store.incr(key, by, ttlMs);
+    },
+  });
+  const limiter = new RateLimiter(flaky, 20);
+  const key = `rl:self:${Math.floor(Date.now() / 60_000)}`;
+  expect(limiter.check('self', 10).allowed).toBe(true);
+  expect(limiter.check('self', 10).allowed).toBe(true);
+  // The first flush fails; the counts stay pending and the next flush, scheduled by the first, sends them.
+  const deadline = Date.now() + 2000;
+  while ((await store.get(key)) !== '2' && Date.now() < deadline) await Bun.sleep(5);
+  expect(await store.get(key)).toBe('2');
+  expect(failures).toBe(-1);
+  limiter.stop();
+});
