@@ -112,7 +112,8 @@ export class LeasePool {
   private readonly holds = new Map<string, HoldRef & { since: number }>();
   private readonly growing: GroupCommit<LeaseGrowth, LeaseGrown>;
   private timer?: ReturnType<typeof setInterval>;
-  private idleTimer?: ReturnType<typeof setInterval>;
+  private idleTimer?: ReturnType<typeof setTimeout>;
+  private started = false;
   protected readonly ttlMs: number;
   private readonly tickMs: number;
   private readonly idleMs: number;
@@ -157,6 +158,7 @@ export class LeasePool {
           grownAt: 0,
         };
         this.leases.set(ownerId, lease);
+        this.watchIdle();
       }
       const current = lease;
       const min = units - (current.units - current.used);
@@ -256,14 +258,32 @@ export class LeasePool {
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.tickMs);
     this.timer.unref?.();
-    this.idleTimer = setInterval(() => void this.returnIdle(), Math.max(10, this.idleMs / 2));
+    this.started = true;
+    this.watchIdle();
+  }
+
+  /**
+   * Looks for idle leases every `idleMs / 2` while this instance holds any, and not otherwise: a
+   * gateway with no lease is not woken for them.
+   */
+  private watchIdle(): void {
+    if (!this.started || this.idleTimer || this.leases.size === 0) return;
+    this.idleTimer = setTimeout(
+      async () => {
+        await this.returnIdle();
+        this.idleTimer = undefined;
+        this.watchIdle();
+      },
+      Math.max(10, this.idleMs / 2),
+    );
     this.idleTimer.unref?.();
   }
 
   /** Returns every lease (none may hold a call by now: the recorder was stopped first). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.started = false;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     await this.returnLeases([...this.leases.values(), ...this.closing.values()]);
     this.closing.clear();
   }

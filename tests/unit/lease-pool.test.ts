@@ -87,6 +87,25 @@ describe('lease pool', () => {
     expect(state.statements).toBe(fixed.growths + adaptive.growths);
   });
 
+  test('a started pool gives an idle lease back by itself, each time one is taken after the last went back', async () => {
+    const { book, state } = memoryBook(1000n);
+    const pool = new LeasePool(book, 'test', log, { idleMs: 20 });
+    pool.start();
+    try {
+      for (let round = 0; round < 2; round++) {
+        const hold = await pool.reserve(1, 10n);
+        if (!hold.ok) throw new Error('refused');
+        expect(state.spendable).toBeLessThan(1000n);
+        pool.release(hold.id);
+        const deadline = Date.now() + 2000;
+        while (state.spendable !== 1000n && Date.now() < deadline) await Bun.sleep(5);
+        expect(state.spendable).toBe(1000n);
+      }
+    } finally {
+      await pool.stop();
+    }
+  });
+
   test('a retired lease goes back to its owner once its last call has settled', async () => {
     const { book, state } = memoryBook(10_000n);
     const pool = new LeasePool(book, 'test', log);
