@@ -162,8 +162,10 @@ export class TaskRunner {
     } else this.log.warn('task was finished elsewhere', { task_id: task.id });
   }
 
-  private release(taskId: string, next: { operation?: unknown; runAfterMs: number }): Promise<void> {
-    return releaseTask(this.db, taskId, this.opts.instanceId, next);
+  /** Hands the task back to the queue, due in `runAfterMs`; this instance looks for it then. */
+  private async release(taskId: string, next: { operation?: unknown; runAfterMs: number }): Promise<void> {
+    await releaseTask(this.db, taskId, this.opts.instanceId, next);
+    this.loop.wakeAt(next.runAfterMs);
   }
 
   private async renewLease(taskId: string): Promise<void> {

@@ -31,10 +31,15 @@ function retryOf(r: DeliveryResult, retryDelaysSec: number[]): Retry | undefined
 
 /**
  * Records a set of attempts in one transaction: the log rows (`callback_result`), the deliveries
- * marked done, and the retries they earn — until the delays run out or the log is full.
+ * marked done, and the retries they earn — until the delays run out or the log is full. Returns
+ * when each retry it may have scheduled is due (epoch ms), so the instance can look then.
  */
-export async function recordResults(trx: DbOrTrx, results: DeliveryResult[], retryDelaysSec: number[]): Promise<void> {
-  if (results.length === 0) return;
+export async function recordResults(
+  trx: DbOrTrx,
+  results: DeliveryResult[],
+  retryDelaysSec: number[],
+): Promise<number[]> {
+  if (results.length === 0) return [];
   await appendAttempts(
     trx,
     results.map((r) => ({
@@ -50,9 +55,10 @@ export async function recordResults(trx: DbOrTrx, results: DeliveryResult[], ret
     results.map((r) => r.delivery.id),
   );
   const retries = results.map((r) => retryOf(r, retryDelaysSec)).filter((r) => r !== undefined);
-  if (retries.length === 0) return;
+  if (retries.length === 0) return [];
   // The log's cap counts automatic and manual attempts together: under the same task row lock
   // redelivery takes, a retry is only scheduled while fewer than the cap are made or pending.
   await lockTasks(trx, [...new Set(retries.map((r) => r.taskId))]);
   await scheduleRetries(trx, retries, MAX_CALLBACK_ATTEMPTS);
+  return retries.map((r) => r.base.getTime() + r.delaySec * 1000);
 }

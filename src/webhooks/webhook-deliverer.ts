@@ -100,7 +100,8 @@ export class WebhookDeliverer {
       const batch = this.results.splice(0);
       if (batch.length === 0) return;
       try {
-        await this.db.transaction().execute((trx) => recordResults(trx, batch, this.opts.retryDelaysSec));
+        const dues = await this.db.transaction().execute((trx) => recordResults(trx, batch, this.opts.retryDelaysSec));
+        for (const due of dues) this.loop.wakeAt(due - Date.now());
       } catch (err) {
         this.log.error('webhook results write failed; will retry', { results: batch.length, ...errorFields(err) });
         this.results.unshift(...batch);
