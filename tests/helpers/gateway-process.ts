@@ -40,7 +40,17 @@ export async function freePort(): Promise<number> {
 /** Starts `bun src/main.ts` as its own process and waits until `/healthz` answers. */
 export async function startGateway(
   env: Record<string, string>,
-  opts: { waitReady?: boolean /** Flags for Bun itself (a benchmark's `--cpu-prof`). */; bunArgs?: string[] } = {},
+  opts: {
+    waitReady?: boolean;
+    /** Flags for Bun itself (a benchmark's `--cpu-prof`). */
+    bunArgs?: string[];
+    /** A command Bun runs under (a benchmark's `valgrind --tool=callgrind …`). */
+    wrapper?: string[];
+    /** How long to wait for `/healthz` (a gateway under valgrind starts 50 times slower). */
+    readyTimeoutMs?: number;
+    /** Another checkout whose `src/main.ts` runs instead of this one's (a before/after benchmark). */
+    root?: string;
+  } = {},
 ): Promise<GatewayProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const fullEnv: Record<string, string> = {
@@ -56,8 +66,16 @@ export async function startGateway(
     WORKERS: '1',
     ...env,
   };
-  const proc = Bun.spawn([process.execPath, ...(opts.bunArgs ?? []), 'run', join(ROOT, 'src/main.ts')], {
-    cwd: ROOT,
+  const root = opts.root ?? ROOT;
+  const command = [
+    ...(opts.wrapper ?? []),
+    process.execPath,
+    ...(opts.bunArgs ?? []),
+    'run',
+    join(root, 'src/main.ts'),
+  ];
+  const proc = Bun.spawn(command, {
+    cwd: root,
     env: fullEnv,
     stdin: 'ignore',
     stdout: 'pipe',
@@ -84,7 +102,8 @@ export async function startGateway(
     },
   };
   if (opts.waitReady === false) return gateway;
-  const deadline = Date.now() + 30_000;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 30_000;
+  const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`gateway exited with ${proc.exitCode}:\n${text}`);
     try {
@@ -96,7 +115,7 @@ export async function startGateway(
     await Bun.sleep(50);
   }
   await gateway.stop('SIGKILL');
-  throw new Error(`gateway did not become healthy within 30 s:\n${text}`);
+  throw new Error(`gateway did not become healthy within ${readyTimeoutMs / 1000} s:\n${text}`);
 }
 
 export interface Mode {
