@@ -143,6 +143,23 @@ export async function closedLoop(
 }
 
 /**
+ * Exactly `requests` requests over `connections` connections, each sent when the last answer on
+ * its connection is in (for counts, not rates: a gateway under valgrind). Throws unless every
+ * request got `status`.
+ */
+export async function countedRequests(
+  target: H2loadTarget,
+  connections: number,
+  requests: number,
+  status = 200,
+  timeoutS = 3600,
+): Promise<void> {
+  const { log } = await run(['-c', String(connections), '-n', String(requests)], target, timeoutS);
+  const got = summarizeLog(log).statuses.get(status) ?? 0;
+  if (got !== requests) throw new Error(`${target.url}: ${got} of ${requests} requests answered ${status}`);
+}
+
+/**
  * Open loop at `rate` req/s in all for `seconds`, the first `warmUp` seconds not counted. Clients
  * each get at most `perClientRps` (default 10: a 100 ms period, above the gateway's p99 here) and
  * start 1 ms apart, `k` per ms, so their schedules are spread over the period instead of firing together. Several targets (the
