@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { machine } from './lib/cpu-pin.ts';
 import { closedLoop, requireH2load, type LoadRun } from './lib/h2load.ts';
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
-import pg from 'pg';
+import { backendCpu, backendCpuSince } from './lib/postgres-backend-cpu.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { rssKb, sampleRss } from './lib/rss-sampler.ts';
 import { table } from './lib/wrk.ts';
@@ -42,38 +42,6 @@ const non200 = (run: LoadRun) =>
     .filter(([s]) => s !== 200)
     .map(([s, n]) => `${s}×${n}`)
     .join(' ') || '—';
-
-/**
- * CPU seconds of the Postgres server processes serving `databaseUrl`'s database (by pid, from
- * pg_stat_activity), so the Postgres mode's figure can include its database as the embedded
- * one's does. A backend that exits during a phase is missed: the figure is a floor.
- */
-async function backendCpu(databaseUrl: string): Promise<Map<number, number>> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>(
-      'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
-    );
-    const cpu = new Map<number, number>();
-    for (const { pid } of rows) {
-      try {
-        cpu.set(pid, cpuSeconds(pid));
-      } catch {
-        // exited meanwhile
-      }
-    }
-    return cpu;
-  } finally {
-    await client.end();
-  }
-}
-
-function backendDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
-  return total;
-}
 
 const rows: Array<Record<string, string | number>> = [];
 for (const mode of MODES) {
@@ -104,7 +72,7 @@ for (const mode of MODES) {
       const cpu0 = cpuSeconds(pid);
       const main0 = mainThreadCpuSeconds(pid);
       const { result: run, peakKb } = await sampleRss(pid, () => closedLoop(target, CONNECTIONS, SECONDS));
-      const dbCpu = databaseUrl ? backendDelta(db0, await backendCpu(databaseUrl)) : 0;
+      const dbCpu = databaseUrl ? backendCpuSince(db0, await backendCpu(databaseUrl)) : 0;
       // h2load's log holds the warm-up's requests too: CPU is divided by every request it timed.
       const calls = run.requests;
       const cpuMs = ((cpuSeconds(pid) - cpu0) * 1000) / calls;

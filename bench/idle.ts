@@ -14,14 +14,15 @@
  * DIR's gateway the same way first, mode by mode.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { MODES, startGateway, type Mode } from '../tests/helpers/gateway-process.ts';
-import { POSTGRES_URL, dropTestDatabases } from '../tests/helpers/services.ts';
+import { dropTestDatabases } from '../tests/helpers/services.ts';
 import { numberArg, stringArg } from './lib/cli-args.ts';
+import { backendCpu, backendCpuSince } from './lib/postgres-backend-cpu.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
+import { writeSandboxConfig } from './lib/sandbox-config.ts';
 
 const SECONDS = numberArg('--seconds', 30);
 const SETTLE_SECONDS = numberArg('--settle-seconds', 5);
@@ -32,36 +33,6 @@ const AGAINST = stringArg('--against', '');
 function wakeUps(pid: number): number {
   const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
   return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN);
-}
-
-/** CPU seconds of each Postgres backend connected to `database`, by pid (they are this machine's processes). */
-async function backendCpu(database: string): Promise<Map<number, number>> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>(
-      'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
-      [database],
-    );
-    const cpu = new Map<number, number>();
-    for (const { pid } of rows) {
-      try {
-        cpu.set(pid, cpuSeconds(pid));
-      } catch {
-        // the backend ended between the query and the read
-      }
-    }
-    return cpu;
-  } finally {
-    await client.end();
-  }
-}
-
-/** What the backends alive at the end used since `before` (one opened meanwhile: all of it; one closed meanwhile is missed). */
-function backendCpuSince(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
-  return total;
 }
 
 interface Rest {
@@ -75,23 +46,13 @@ interface Rest {
 
 async function measure(mode: Mode, root: string, checkout: string): Promise<Rest> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-idle-'));
-  const config = join(dir, 'gateway.yaml');
-  await writeFile(
-    config,
-    [
-      'providers:',
-      '  - {id: sandbox, kind: sandbox}',
-      'models:',
-      '  - {id: sandbox/echo, category: llm, display_name: Echo, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
-      '',
-    ].join('\n'),
-  );
+  const config = await writeSandboxConfig(dir);
   const env = await mode.env('bench_idle');
   const gateway = await startGateway({ ...env, GATEWAY_CONFIG: config, LOG_LEVEL: 'warn' }, { root });
   try {
     await Bun.sleep(SETTLE_SECONDS * 1000);
     const pid = gateway.proc.pid;
-    const database = env.DATABASE_URL ? new URL(env.DATABASE_URL).pathname.slice(1) : undefined;
+    const database = env.DATABASE_URL;
     const before = {
       cpu: cpuSeconds(pid),
       main: mainThreadCpuSeconds(pid),

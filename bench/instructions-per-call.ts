@@ -31,7 +31,7 @@
  * linked) runs DIR's `src/main.ts` the same way, alternated with this checkout `--pairs` times.
  * Needs valgrind (`callgrind_control`), h2load, and the Postgres and Redis of the tests.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createAccount, uniqueEmail } from '../tests/helpers/api.ts';
@@ -40,6 +40,7 @@ import { dropTestDatabases } from '../tests/helpers/services.ts';
 import { numberArg, stringArg } from './lib/cli-args.ts';
 import { countedRequests, requireH2load, type H2loadTarget } from './lib/h2load.ts';
 import { chatBody } from './lib/llm-bench-stack.ts';
+import { writeSandboxConfig } from './lib/sandbox-config.ts';
 
 const CALLS = numberArg('--calls', 2000);
 const WARM = numberArg('--warm', 2000);
@@ -118,17 +119,7 @@ async function dumpTotal(gateway: GatewayProcess, dir: string): Promise<number> 
 /** One gateway of `root` under callgrind: instructions per call of every case. */
 async function measure(root: string): Promise<Map<string, number>> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-icount-'));
-  const config = join(dir, 'gateway.yaml');
-  await writeFile(
-    config,
-    [
-      'providers:',
-      '  - {id: sandbox, kind: sandbox}',
-      'models:',
-      '  - {id: sandbox/echo, category: llm, display_name: Echo, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
-      '',
-    ].join('\n'),
-  );
+  const config = await writeSandboxConfig(dir);
   const modeEnv = await MODES[0]!.env('bench_icount');
   let gateway: GatewayProcess | undefined;
   try {
