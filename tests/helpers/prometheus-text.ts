@@ -12,10 +12,17 @@ export interface Sample {
   value: number;
 }
 
+/**
+ * A sample value as the format defines it, by Go's `strconv.ParseFloat`: NaN and the infinities in
+ * any case (prom-client writes `Nan`, as it does for a gauge with nothing measured yet).
+ * @see https://pkg.go.dev/strconv#ParseFloat
+ */
 function parseValue(text: string): number {
-  if (text === '+Inf') return Number.POSITIVE_INFINITY;
-  if (text === '-Inf') return Number.NEGATIVE_INFINITY;
-  if (text === 'NaN') return Number.NaN;
+  const special = text.toLowerCase();
+  if (special === 'nan') return Number.NaN;
+  if (special === '+inf' || special === 'inf' || special === '+infinity' || special === 'infinity')
+    return Number.POSITIVE_INFINITY;
+  if (special === '-inf' || special === '-infinity') return Number.NEGATIVE_INFINITY;
   const n = Number(text);
   if (text === '' || Number.isNaN(n)) throw new Error(`not a sample value: ${text}`);
   return n;
