@@ -48,6 +48,8 @@ export function buildApp(
     tokenCount: TokenCountService;
     tasks: TaskService;
     webhooks: WebhookDeliverer;
+    /** The media task runner, woken when an upstream's webhook makes a task due. */
+    runner?: { wake(): void };
     canceller: TaskCanceller;
     events: TaskEvents;
   },
@@ -67,7 +69,7 @@ export function buildApp(
     .use(errorHandler(ctx.log, [...llmErrorShapers, ...motionErrorShapers(motionProducts)]))
     .use(healthRoutes(ctx, services.providers, services.router))
     .use(metricsRoutes(ctx.env.metricsToken, opts.metricsText))
-    .use(providerWebhookRoutes(ctx, services.providers))
+    .use(providerWebhookRoutes(ctx, services.providers, () => services.runner?.wake()))
     .use(fileRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(openApiRoutes())

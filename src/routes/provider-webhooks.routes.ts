@@ -15,9 +15,14 @@ const ANSWER_WITHIN_MS = 2_000;
  * `POST /upstream-webhooks/<provider id>?task=<task id>`: upstreams (Replicate) report finished
  * jobs here. No API key: the provider's adapter verifies the upstream's own signature over the
  * raw body (401 when it does not match, and nothing is stored). A verified result is stored on
- * the task for its next poll step, which finishes the task (src/upstreams/store-webhook-result.ts).
+ * the task for its next poll step, which finishes the task (src/upstreams/store-webhook-result.ts);
+ * `wakeRunner` has this instance's runner look for it at once rather than after its idle wait.
  */
-export function providerWebhookRoutes(ctx: AppContext, providers: ReadonlyMap<string, Provider>) {
+export function providerWebhookRoutes(
+  ctx: AppContext,
+  providers: ReadonlyMap<string, Provider>,
+  wakeRunner: () => void,
+) {
   return new Elysia({ name: 'provider-webhooks' }).post(
     '/upstream-webhooks/:provider_id',
     async ({ params, request }) => {
@@ -42,7 +47,10 @@ export function providerWebhookRoutes(ctx: AppContext, providers: ReadonlyMap<st
         outcome.taskId,
         outcome.operationId,
         outcome.result,
-      );
+      ).then((stored) => {
+        if (stored === 'stored') wakeRunner();
+        return stored;
+      });
       const answer = await Promise.race([storing, Bun.sleep(ANSWER_WITHIN_MS).then(() => 'pending' as const)]);
       ctx.log.info('upstream webhook received', {
         provider: params.provider_id,

@@ -284,12 +284,16 @@ for (const mode of MODES) {
       const p = await fake.waitFor(prompt);
       expect(p.webhook).toBe(`${gw.url}/upstream-webhooks/rephook?task=${encodeURIComponent(id)}`);
       expect(p.webhookFilter).toEqual(['completed']);
-      await Bun.sleep(300);
+      // Long enough for the runner's idle wait to grow past a second (claims that find nothing).
+      await Bun.sleep(1_500);
       expect((await getTask(id)).status).toBe('processing');
+      const sentAt = performance.now();
       const sent = await fake.finish(p.id);
       expect(sent?.status).toBe(200);
       const task = await settle(id, 5_000);
       expect(task.status).toBe('completed');
+      // The stored result wakes the runner: finished at once, not at its next idle claim.
+      expect(performance.now() - sentAt).toBeLessThan(800);
       expect(task.output.image_urls).toHaveLength(2);
       for (let i = 0; i < 2; i++) await expectSameBytes(task.output.image_urls[i], p.files[i]!);
       // Finished by the webhook: the 30 s safety-net poll never ran.
