@@ -36,6 +36,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gateway-process.ts';
+import { runCommand } from '../tests/helpers/run-command.ts';
 import { dropTestDatabases } from '../tests/helpers/services.ts';
 import { numberArg, stringArg } from './lib/cli-args.ts';
 import { countedRequests, requireH2load, type H2loadTarget } from './lib/h2load.ts';
@@ -87,16 +88,7 @@ function target(name: string, url: string, key: string): H2loadTarget & { status
 /** callgrind_control finds the process by a file named after the USER and HOST it started with. */
 async function control(gateway: GatewayProcess, flag: '-z' | '-d'): Promise<void> {
   const env = { PATH: process.env.PATH ?? '', HOST: gateway.env.HOST ?? '' };
-  const proc = Bun.spawn(['callgrind_control', flag, String(gateway.proc.pid)], {
-    env,
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const { out, err, code } = await runCommand(['callgrind_control', flag, String(gateway.proc.pid)], { env });
   if (code !== 0 || err.includes('error')) throw new Error(`callgrind_control ${flag}: ${out}${err}`);
 }
 

@@ -3,6 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { ADMIN_TOKEN, MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { runCommand } from '../helpers/run-command.ts';
 
 /**
  * Named API keys (docs/keys.md): the self-service and admin endpoints, the model allow-list in
@@ -151,20 +152,11 @@ for (const mode of MODES) {
 
     test('the admin CLI lists, creates, changes and revokes keys', async () => {
       const acct = await createAccount(gw, uniqueEmail('keys-cli'));
-      const run = async (...args: string[]) => {
-        const proc = Bun.spawn([process.execPath, 'run', 'src/cli/admin.ts', ...args], {
+      const run = (...args: string[]) =>
+        runCommand([process.execPath, 'run', 'src/cli/admin.ts', ...args], {
           cwd: `${import.meta.dir}/../..`,
           env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN, GATEWAY_URL: gw.url },
-          stdout: 'pipe',
-          stderr: 'pipe',
         });
-        const [out, err, code] = await Promise.all([
-          new Response(proc.stdout).text(),
-          new Response(proc.stderr).text(),
-          proc.exited,
-        ]);
-        return { out, err, code };
-      };
       const user = String(acct.userId);
       const made = await run('key-create', user, 'batch', '{"budget_usd":2,"budget_period":"week"}');
       expect(made.code).toBe(0);

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { resolve } from 'node:path';
 import { api, awayFromMinuteBoundary, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { ADMIN_TOKEN, MODES, startGateway } from '../helpers/gateway-process.ts';
+import { runCommand } from '../helpers/run-command.ts';
 
 const ROOT = resolve(import.meta.dir, '../..');
 
@@ -65,20 +66,11 @@ describe('operations', () => {
   test('the admin CLI creates, tops up and shows accounts', async () => {
     const gw = await startGateway(await MODES[1]!.env('cli'));
     try {
-      const run = async (...args: string[]) => {
-        const proc = Bun.spawn([process.execPath, 'run', 'src/cli/admin.ts', ...args], {
+      const run = (...args: string[]) =>
+        runCommand([process.execPath, 'run', 'src/cli/admin.ts', ...args], {
           cwd: ROOT,
           env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN, GATEWAY_URL: gw.url },
-          stdout: 'pipe',
-          stderr: 'pipe',
         });
-        const [out, err, code] = await Promise.all([
-          new Response(proc.stdout).text(),
-          new Response(proc.stderr).text(),
-          proc.exited,
-        ]);
-        return { out, err, code };
-      };
       const email = uniqueEmail('cli');
       const created = await run('create', email, '3');
       expect(created.code).toBe(0);
