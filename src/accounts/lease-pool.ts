@@ -284,6 +284,7 @@ export class LeasePool {
     if (this.timer) clearInterval(this.timer);
     this.started = false;
     if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     await this.returnLeases([...this.leases.values(), ...this.closing.values()]);
     this.closing.clear();
   }
