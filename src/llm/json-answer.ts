@@ -1,4 +1,5 @@
 import type { LlmGenerated } from '../../providers/types.ts';
+import { bodyWithId } from '../../translators/passthrough/index.ts';
 import { passthroughContext, type ClientFormat, type EncodeContext } from './client-format.ts';
 
 /** A non-streamed answer as the client receives it. */
@@ -26,10 +27,10 @@ export function jsonAnswer(format: ClientFormat, generated: LlmGenerated, ctx: E
   }
   const forwardBody = passthrough?.rules.forwardBody;
   if (raw && forwardBody && raw.format === passthrough.format) {
-    return {
-      text: forwardBody(raw.text, passthroughContext(ctx)),
-      idFromUpstream: passthrough.rules.keepsUpstreamId,
-    };
+    const keepsId = passthrough.rules.keepsUpstreamId;
+    const text = forwardBody(raw.text, passthroughContext(ctx));
+    // An upstream that sent no id: the answer gets the one its record keeps (fill-missing-id.ts).
+    return { text: keepsId ? bodyWithId(text, response.id) : text, idFromUpstream: keepsId };
   }
   const json = format.encodeResponse({ ...response, id: ctx.id, model: ctx.model }, ctx);
   return { text: JSON.stringify(json), json, idFromUpstream: false };

@@ -125,6 +125,8 @@ function passedThrough(
       if (waiting) await waiting;
     }
   };
+  /** The id the client's events get when the upstream sent none (fill-missing-id.ts): the record's. */
+  let fill: string | undefined;
   const end = async (text: string, tail: StreamEvent[]): Promise<Step> => {
     // `text` ends with the stream's last event: all of it waits for the charge.
     await observe(tail);
@@ -153,6 +155,7 @@ function passedThrough(
         // Inline rather than a helper: this runs per event, and an ending that waits for its
         // charge first hands what precedes it to the client.
         for (const event of events) {
+          if (event.type === 'message-start' && rules.fillId?.(message, event.id) !== undefined) fill = event.id;
           const waiting = tap.accept(event);
           if (waiting) {
             if (text) send(text);
@@ -160,7 +163,9 @@ function passedThrough(
             await waiting;
           }
         }
-        text += rules.forward(message, passCtx) ?? '';
+        const filled = fill === undefined ? undefined : rules.fillId?.(message, fill);
+        const forwarded = filled === undefined ? message : { id: message.id, event: message.event, data: filled };
+        text += rules.forward(forwarded, passCtx) ?? '';
         if (kind === 'terminal') {
           // Before the finish reaches the tap, whose store step saves the object the client saw.
           const final = rules.finalObject?.(message, passCtx);

@@ -51,6 +51,11 @@ export const SCENARIOS = [
   'slow-headers',
   /** The text answer, its headers after LATE_HEADERS_MS: an upstream that thinks before it answers. */
   'late-headers',
+  /**
+   * The text answer without a response id, as some OpenAI-compatible servers send it (OpenAI:
+   * no `id` in the body or any chunk; Anthropic: an empty `id`).
+   */
+  'no-ids',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -109,6 +114,11 @@ export function scenarioOf(model: unknown): Scenario | undefined {
 }
 
 const now = () => Date.now();
+
+/** An event's text with its response id gone: OpenAI chunks lose `id`, Anthropic's message_start gets `""`. */
+function withoutResponseIds(text: string): string {
+  return text.replaceAll(/"id":"chatcmpl-[^"]*",/g, '').replace(/("message":\{"id":)"msg_[^"]*"/, '$1""');
+}
 
 function randomId(length: number): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -711,6 +721,7 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
     const p = plan(kind, scenario, norm);
     if (rec.body.stream === true) {
       const events = kind === 'openai' ? openaiEvents(rec.body, p) : anthropicEvents(rec.body, p, scenario);
+      if (scenario === 'no-ids') for (const e of events) e.text = withoutResponseIds(e.text);
       return scriptedSse(rec, req, events, {
         scenario,
         breakAfter: p.breakAfter,
@@ -731,9 +742,12 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
         status: 200,
         headers: { 'content-type': 'application/json' },
       });
-    return Response.json(kind === 'openai' ? openaiJson(rec.body, p) : anthropicJson(rec.body, p), {
-      headers: requestIdHeader(),
-    });
+    const json: Record<string, unknown> = kind === 'openai' ? openaiJson(rec.body, p) : anthropicJson(rec.body, p);
+    if (scenario === 'no-ids') {
+      if (kind === 'openai') delete json.id;
+      else json.id = '';
+    }
+    return Response.json(json, { headers: requestIdHeader() });
   };
 
   const server = startRecordingServer<RecordedRequest>({

@@ -591,50 +591,54 @@ for (const mode of MODES) {
       );
     });
 
-    test("a same-format answer is the upstream's own (model renamed), streamed or not; every task records the id its client saw", async () => {
-      const acct = await createAccount(gw, uniqueEmail('llmids'), 1);
-      const cl = clientsFor(acct.key);
-      const seen = new Map<string, string>();
-      const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
-      await matrix(
-        cases,
-        ([cl_, up, st]) => `${cl_} → ${up} ${st ? 'stream' : 'json'}`,
-        async ([client, up, stream]) => {
-          const marker = newMarker('ids');
-          const out = await call(cl, client, modelId(up, 'text'), { marker }, { stream });
-          const id = out.final?.id ?? out.events.find((e) => typeof e?.id === 'string')?.id;
-          check(typeof id === 'string' && id.length > 0, 'the client saw no response id');
-          seen.set(marker, id);
-          if (stream) return;
-          // Fields the gateway does not model reach a client of the upstream's own format.
-          if (client === 'chat' && up === 'oai') {
-            expect(out.final).toMatchObject({ system_fingerprint: 'fp_fake0001', service_tier: 'default' });
-            expect(out.final.choices[0].message.annotations).toEqual([]);
-          }
-          if (client === 'messages' && up === 'ant') expect(out.final.usage.service_tier).toBe('standard');
-          // Translated answers are the gateway's own: its id prefix, no upstream-only fields.
-          if (client === 'chat' && up === 'ant') {
-            expect(out.final.id).toStartWith('chatcmpl-');
-            expect(out.final.system_fingerprint).toBeUndefined();
-          }
-          if (client === 'messages' && up === 'oai') expect(out.final.id).toStartWith('msg_');
-        },
-      );
-      const listed = await eventually(
-        async () => {
-          const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
-          return Array.isArray(res.body?.data) && res.body.data.length >= cases.length ? res.body.data : undefined;
-        },
-        5_000,
-        50,
-      );
-      expect(listed).toHaveLength(cases.length);
-      for (const [marker, id] of seen) {
-        const task = listed.find((t: any) => JSON.stringify(t.input).includes(marker));
-        check(task, `no task for ${marker}`);
-        expect({ marker, id: task.output?.id }).toEqual({ marker, id });
-      }
-    });
+    // `no-ids`: an upstream that sends no response id (or an empty one) gets the recorded id filled in.
+    for (const scenario of ['text', 'no-ids'] as const)
+      test(`${scenario}: a same-format answer is the upstream's own (model renamed), streamed or not; every task records the id its client saw`, async () => {
+        const acct = await createAccount(gw, uniqueEmail('llmids'), 1);
+        const cl = clientsFor(acct.key);
+        const seen = new Map<string, string>();
+        const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
+        await matrix(
+          cases,
+          ([cl_, up, st]) => `${cl_} → ${up} ${st ? 'stream' : 'json'}`,
+          async ([client, up, stream]) => {
+            const marker = newMarker('ids');
+            const out = await call(cl, client, modelId(up, scenario), { marker }, { stream });
+            const id = out.final?.id ?? out.events.find((e) => typeof e?.id === 'string' && e.id)?.id;
+            check(typeof id === 'string' && id.length > 0, 'the client saw no response id');
+            // Every chunk of a chat stream names the same completion.
+            if (client === 'chat' && stream) expect(new Set(out.events.map((e) => e?.id))).toEqual(new Set([id]));
+            seen.set(marker, id);
+            if (stream) return;
+            // Fields the gateway does not model reach a client of the upstream's own format.
+            if (client === 'chat' && up === 'oai') {
+              expect(out.final).toMatchObject({ system_fingerprint: 'fp_fake0001', service_tier: 'default' });
+              expect(out.final.choices[0].message.annotations).toEqual([]);
+            }
+            if (client === 'messages' && up === 'ant') expect(out.final.usage.service_tier).toBe('standard');
+            // Translated answers are the gateway's own: its id prefix, no upstream-only fields.
+            if (client === 'chat' && up === 'ant') {
+              expect(out.final.id).toStartWith('chatcmpl-');
+              expect(out.final.system_fingerprint).toBeUndefined();
+            }
+            if (client === 'messages' && up === 'oai') expect(out.final.id).toStartWith('msg_');
+          },
+        );
+        const listed = await eventually(
+          async () => {
+            const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
+            return Array.isArray(res.body?.data) && res.body.data.length >= cases.length ? res.body.data : undefined;
+          },
+          5_000,
+          50,
+        );
+        expect(listed).toHaveLength(cases.length);
+        for (const [marker, id] of seen) {
+          const task = listed.find((t: any) => JSON.stringify(t.input).includes(marker));
+          check(task, `no task for ${marker}`);
+          expect({ marker, id: task.output?.id }).toEqual({ marker, id });
+        }
+      });
 
     test("max_tokens ends with each format's length reason, and the cap reaches the upstream", async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);

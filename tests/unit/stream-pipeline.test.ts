@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import type { LlmStream } from '../../providers/types.ts';
+import type { LlmStream, UpstreamStreamFormat } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import { anthropicMessagesFormat } from '../../src/llm/formats/anthropic-messages-format.ts';
 import { chatCompletionsFormat } from '../../src/llm/formats/chat-completions-format.ts';
@@ -19,11 +19,16 @@ const FIXTURES = `${import.meta.dir}/../fixtures/chat-completions`;
 const MODEL = 'acme/chat';
 const body = { model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 16, stream: true };
 
-function wire(bytes: Uint8Array, split: number[]): LlmStream {
-  return { kind: 'wire', format: 'chat-completions', body: replayBytes(bytes, split), warnings: [] };
+function wire(bytes: Uint8Array, split: number[], upstream: UpstreamStreamFormat = 'chat-completions'): LlmStream {
+  return { kind: 'wire', format: upstream, body: replayBytes(bytes, split), warnings: [] };
 }
 
-async function run(format: ClientFormat, bytes: Uint8Array, split: number[]) {
+async function run(
+  format: ClientFormat,
+  bytes: Uint8Array,
+  split: number[],
+  upstream: UpstreamStreamFormat = 'chat-completions',
+) {
   const clientBody = format === chatCompletionsFormat ? body : { ...body, stream: true };
   const decoded = format.decode(clientBody);
   const ctx: EncodeContext = { id: `${format.idPrefix}test`, model: MODEL, created: 1, decoded };
@@ -31,7 +36,7 @@ async function run(format: ClientFormat, bytes: Uint8Array, split: number[]) {
   const tap = new OutcomeTap(MODEL, 3, (outcome) => {
     outcomes.push(outcome);
   });
-  const first = await awaitFirstEvent(wire(bytes, split), MODEL, 5_000);
+  const first = await awaitFirstEvent(wire(bytes, split, upstream), MODEL, 5_000);
   const stream = clientStream({ upstream: first, format, ctx, tap, abort: new AbortController() });
   return { text: await new Response(stream).text(), outcomes };
 }
@@ -74,6 +79,51 @@ describe('the client stream after the first-event check', () => {
     expect(contents(text)).toEqual(contents(upstream));
     expect(text).toContain(`"model":"${MODEL}"`);
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+});
+
+describe('a passed-through stream whose upstream sent no response id', () => {
+  const ids = (text: string) => [...text.matchAll(/^data: (\{.*\})$/gm)].map((m) => JSON.parse(m[1] as string));
+
+  test('chat: every chunk gets the id its record keeps, the rest byte for byte', async () => {
+    const upstream = new TextDecoder().decode(await readFixture(`${FIXTURES}/text.sse`));
+    const stripped = upstream.replaceAll(/"id":"chatcmpl-[^"]*",/g, '');
+    expect(stripped).not.toContain('"id"');
+    for (const split of [SPLITS.whole, SPLITS.primes] as number[][]) {
+      const { text, outcomes } = await run(chatCompletionsFormat, new TextEncoder().encode(stripped), split);
+      const recorded = outcomes[0]?.response?.id;
+      expect(recorded).toStartWith('chatcmpl-');
+      const chunks = ids(text);
+      expect(chunks.length).toBeGreaterThan(2);
+      for (const chunk of chunks) expect(chunk.id).toBe(recorded);
+      // Nothing else moved: the same chunks as the upstream's own stream, id and model aside.
+      const withOwn = await run(chatCompletionsFormat, await readFixture(`${FIXTURES}/text.sse`), split);
+      expect(chunks.map(({ id: _, ...rest }) => rest)).toEqual(ids(withOwn.text).map(({ id: _, ...rest }) => rest));
+    }
+  });
+
+  test('anthropic: an empty id in message_start becomes the one its record keeps', async () => {
+    const upstream = new TextDecoder().decode(await readFixture(`${FIXTURES}/../anthropic-messages/text.sse`));
+    const emptied = upstream.replace('"id":"msg_01TextFixture"', '"id":""');
+    expect(emptied).not.toContain('msg_01TextFixture');
+    const { text, outcomes } = await run(
+      anthropicMessagesFormat,
+      new TextEncoder().encode(emptied),
+      SPLITS.primes as number[],
+      'anthropic-messages',
+    );
+    const recorded = outcomes[0]?.response?.id;
+    expect(recorded).toStartWith('msg_');
+    expect(ids(text)[0]).toMatchObject({ type: 'message_start', message: { id: recorded } });
+    // An upstream id of its own is kept as it is.
+    const own = await run(
+      anthropicMessagesFormat,
+      new TextEncoder().encode(upstream),
+      SPLITS.whole as number[],
+      'anthropic-messages',
+    );
+    expect(ids(own.text)[0].message.id).toBe('msg_01TextFixture');
+    expect(own.outcomes[0]?.response?.id).toBe('msg_01TextFixture');
   });
 });
 

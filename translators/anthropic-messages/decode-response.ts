@@ -51,7 +51,7 @@ export function decodeAnthropicResponse(
   }
   const stopReason = asString(message.stop_reason);
   const response: CanonicalResponse = {
-    id: asString(message.id) ?? mintId('msg_'),
+    id: asString(message.id) || mintId('msg_'),
     model: gatewayModel,
     created: opts.created ?? Math.floor(Date.now() / 1000),
     content: decodeContent(message.content),

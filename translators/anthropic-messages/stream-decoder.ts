@@ -62,7 +62,7 @@ export function createAnthropicStreamDecoder(
       return [
         {
           type: 'message-start',
-          id: asString(message.id) ?? mintId('msg_'),
+          id: asString(message.id) || mintId('msg_'),
           model: opts.model,
           created: opts.created ?? Math.floor(Date.now() / 1000),
           usage: inputUsage(usage),

@@ -1,4 +1,6 @@
 import { formatSse } from '../shared/sse.ts';
+import { asObject } from '../shared/validation.ts';
+import { lacksId, withId } from './fill-missing-id.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
 import { renameBodyModel } from './rename-body-model.ts';
 
@@ -20,4 +22,11 @@ export const anthropicPassthrough: PassthroughRules = {
   errorEvent: (_code, message) => formatSse({ type: 'error', error: { type: 'api_error', message } }, 'error'),
   forwardBody: (text, ctx) => renameBodyModel(text, ctx.gatewayModel),
   keepsUpstreamId: true,
+  // Only `message_start` names the message.
+  fillId(message, id) {
+    if (message.event !== 'message_start') return undefined;
+    const event = objectOf(message);
+    const inner = asObject(event?.message);
+    return event && inner && lacksId(inner.id) ? JSON.stringify({ ...event, message: withId(inner, id) }) : undefined;
+  },
 };

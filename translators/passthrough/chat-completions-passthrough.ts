@@ -1,5 +1,6 @@
 import { formatSse } from '../shared/sse.ts';
 import { repairChatChunk } from './chat-chunk-repair.ts';
+import { lacksId, withId } from './fill-missing-id.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
 import { renameBodyModel } from './rename-body-model.ts';
 
@@ -28,4 +29,9 @@ export const chatPassthrough: PassthroughRules = {
   errorEvent: (code, message) => formatSse({ error: { message, type: 'server_error', param: null, code } }),
   forwardBody: (text, ctx) => renameBodyModel(text, ctx.gatewayModel),
   keepsUpstreamId: true,
+  // Every chunk carries the completion's id.
+  fillId(message, id) {
+    const chunk = objectOf(message);
+    return chunk && lacksId(chunk.id) ? JSON.stringify(withId(chunk, id)) : undefined;
+  },
 };

@@ -5,3 +5,4 @@ export { responsesPassthroughRequest } from './responses-passthrough-request.ts'
 export type { PassthroughContext, PassthroughRules } from './passthrough-rules.ts';
 export { createChatChunkRepair, type ChatChunkRepair } from './chat-chunk-repair.ts';
 export { responsesCanonicalView } from './responses-canonical-view.ts';
+export { bodyWithId } from './fill-missing-id.ts';

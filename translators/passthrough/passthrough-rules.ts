@@ -35,6 +35,12 @@ export interface PassthroughRules {
    * keeps the id the client saw.
    */
   keepsUpstreamId: boolean;
+  /**
+   * For rules that keep the upstream's id: this event's data with the response id set to `id`
+   * where the upstream left it out or empty (fill-missing-id.ts), or undefined when the event
+   * has an id of its own or carries none in this format.
+   */
+  fillId?(message: ParsedMessage, id: string): string | undefined;
 }
 
 export interface PassthroughContext {
