@@ -41,26 +41,25 @@ function closingIfBodyUnread(request: Request, response: Response): Response {
   }
 }
 
+/** What the request handler needs of the server: the peer's address (`Server.requestIP`). */
+export interface PeerSource {
+  requestIP(request: Request): { address: string } | null;
+}
+
 /**
- * Bun.serve around the Elysia app: one JSON log line per request (written in batches by the
- * logger) with its `x-request-id`, its metrics and span (src/observability/), and a count of in-flight requests so shutdown can wait for them. Each request's
- * client address is recorded for the failed-authentication throttle.
+ * The gateway's handling of one request around the Elysia app: one JSON log line per request
+ * (written in batches by the logger) with its `x-request-id`, its metrics and span
+ * (src/observability/), and a count of in-flight requests so shutdown can wait for them. Each
+ * request's client address is recorded for the failed-authentication throttle. Apart from
+ * `serve` so that a benchmark can run it without sockets (bench/in-process.ts).
  */
-export function serve(ctx: AppContext, app: App) {
+export function requestHandler(ctx: AppContext, app: App) {
   const handle = app.fetch;
   const trustProxy = ctx.env.trustProxy;
   let inFlight = 0;
-  const server = Bun.serve({
-    port: ctx.env.port,
-    hostname: ctx.env.host,
-    // Several workers listen on one port; the kernel spreads new connections between them.
-    // Off with one process, so a second gateway started on a taken port still fails loudly.
-    reusePort: ctx.env.workers > 1,
-    // Streams (LLM SSE, downloads) can be long; Bun's default 10 s idle timeout would cut them.
-    // Request bodies of the JSON routes have their own, shorter deadline (BODY_TIMEOUT_MS).
-    idleTimeout: 255,
-    maxRequestBodySize: maxRequestBodySize(ctx.env.maxUploadBytes),
-    async fetch(request, server) {
+  return {
+    inFlight: () => inFlight,
+    async fetch(request: Request, server: PeerSource): Promise<Response> {
       const started = performance.now();
       const observed = beginRequest(request);
       inFlight++;
@@ -87,16 +86,33 @@ export function serve(ctx: AppContext, app: App) {
         });
       }
     },
+  };
+}
+
+/** Bun.serve with the gateway's request handler (`requestHandler`). */
+export function serve(ctx: AppContext, app: App) {
+  const handler = requestHandler(ctx, app);
+  const server = Bun.serve({
+    port: ctx.env.port,
+    hostname: ctx.env.host,
+    // Several workers listen on one port; the kernel spreads new connections between them.
+    // Off with one process, so a second gateway started on a taken port still fails loudly.
+    reusePort: ctx.env.workers > 1,
+    // Streams (LLM SSE, downloads) can be long; Bun's default 10 s idle timeout would cut them.
+    // Request bodies of the JSON routes have their own, shorter deadline (BODY_TIMEOUT_MS).
+    idleTimeout: 255,
+    maxRequestBodySize: maxRequestBodySize(ctx.env.maxUploadBytes),
+    fetch: handler.fetch,
   });
   return {
     server,
-    inFlight: () => inFlight,
+    inFlight: handler.inFlight,
     /** Stops accepting, then waits for in-flight requests (bounded by `graceMs`). */
     async stop(graceMs = 10_000): Promise<void> {
       const closing = server.stop(false);
       const deadline = Date.now() + graceMs;
-      while (inFlight > 0 && Date.now() < deadline) await Bun.sleep(20);
-      if (inFlight > 0) server.stop(true);
+      while (handler.inFlight() > 0 && Date.now() < deadline) await Bun.sleep(20);
+      if (handler.inFlight() > 0) server.stop(true);
       await closing;
     },
   };
