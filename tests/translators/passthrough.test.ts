@@ -56,6 +56,11 @@ describe('passthrough', () => {
     );
     expect(chatPassthrough.forward(msg(usage), off)).toBeNull();
     expect(chatPassthrough.forward(msg(usage), ctx)).toContain('"prompt_tokens":1');
+    // Read from the chunk's parse, not its layout: a spaced usage-only chunk is held back too.
+    expect(chatPassthrough.forward(msg('{"id": "c", "choices": [], "usage": {"prompt_tokens": 1}}'), off)).toBeNull();
+    // A chunk whose parse its reader made already (the stream's case) is read from that parse.
+    const parsed = { ...msg(chunk), json: { ...JSON.parse(chunk), choices: [] } };
+    expect(chatPassthrough.forward(parsed, off)).toBeNull();
     expect(chatPassthrough.classify(msg('[DONE]'))).toBe('terminal');
     expect(chatPassthrough.classify(msg('{"error":{"message":"x"}}'))).toBe('error');
     expect(chatPassthrough.classify(msg('not json'))).toBe('garbage');

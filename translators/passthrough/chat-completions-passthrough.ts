@@ -1,6 +1,7 @@
 import { formatSse } from '../shared/sse.ts';
 import { repairChatChunk } from './chat-chunk-repair.ts';
 import { lacksId, withId } from './fill-missing-id.ts';
+import { asObject } from '../shared/validation.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
 import { renameBodyModel } from './rename-body-model.ts';
 
@@ -19,10 +20,16 @@ export const chatPassthrough: PassthroughRules = {
   },
   forward(message, ctx) {
     if (message.data === '[DONE]') return 'data: [DONE]\n\n';
-    let data = renameModel(ctx.chatRepair ? repairChatChunk(message.data, ctx.chatRepair) : message.data, ctx);
+    // Read from the event's parse (its reader made one), not by scanning the text: this runs per chunk.
+    const chunk = objectOf(message);
+    const choices = chunk?.choices;
+    const repair = ctx.chatRepair;
+    let data = message.data;
+    if (repair && (!repair.roleSent || hasToolCalls(choices))) data = repairChatChunk(data, repair);
+    data = renameModel(data, ctx);
     if (!ctx.includeUsage) {
-      if (data.includes('"choices":[]')) return null;
-      data = data.replaceAll(',"usage":null', '');
+      if (Array.isArray(choices) && choices.length === 0) return null;
+      if (chunk?.usage === null) data = data.replaceAll(',"usage":null', '');
     }
     return formatSse(data);
   },
@@ -35,3 +42,10 @@ export const chatPassthrough: PassthroughRules = {
     return chunk && lacksId(chunk.id) ? JSON.stringify(withId(chunk, id)) : undefined;
   },
 };
+
+/** Whether a chunk's first choice carries tool-call deltas (the only ones the repair looks at after the first). */
+function hasToolCalls(choices: unknown): boolean {
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) if (asObject(asObject(choice)?.delta)?.tool_calls !== undefined) return true;
+  return false;
+}
