@@ -16,9 +16,23 @@ export interface JsonAnswer {
  * The body of a non-streamed answer, the way streams are answered: an upstream of the client's
  * own format is passed through (chat and Messages as the upstream wrote them, model renamed;
  * Responses with its id, model and conversation state renamed), any other is encoded from the
- * decoded response.
+ * decoded response. A same-format body the gateway cannot write again (nested deeper than
+ * `JSON.stringify` goes, though `JSON.parse` read it) is encoded from the decoded response too:
+ * the client gets a well-formed answer rather than an error for the upstream's oddity.
  */
 export function jsonAnswer(format: ClientFormat, generated: LlmGenerated, ctx: EncodeContext): JsonAnswer {
+  try {
+    const passed = passedThrough(format, generated, ctx);
+    if (passed) return passed;
+  } catch {
+    // encoded below
+  }
+  const json = format.encodeResponse({ ...generated.response, id: ctx.id, model: ctx.model }, ctx);
+  return { text: JSON.stringify(json), json, idFromUpstream: false };
+}
+
+/** The upstream's own answer, renamed, when it is of the client's format; else undefined. */
+function passedThrough(format: ClientFormat, generated: LlmGenerated, ctx: EncodeContext): JsonAnswer | undefined {
   const passthrough = format.passthrough;
   const { wire, raw, response } = generated;
   if (wire && passthrough?.response) {
@@ -32,6 +46,5 @@ export function jsonAnswer(format: ClientFormat, generated: LlmGenerated, ctx: E
     // An upstream that sent no id: the answer gets the one its record keeps (fill-missing-id.ts).
     return { text: keepsId ? bodyWithId(text, response.id) : text, idFromUpstream: keepsId };
   }
-  const json = format.encodeResponse({ ...response, id: ctx.id, model: ctx.model }, ctx);
-  return { text: JSON.stringify(json), json, idFromUpstream: false };
+  return undefined;
 }

@@ -40,6 +40,18 @@ const readFailure = (err: unknown): StreamEvent => ({
   error: { code: 'upstream_stream_failed', message: `upstream stream failed: ${(err as Error).message}` },
 });
 
+/**
+ * An event the gateway could not pass on or encode (one nested deeper than `JSON.stringify`
+ * goes, say): the stream ends with the format's error event and the call settles as failed.
+ */
+const passFailure = (err: unknown): Extract<StreamEvent, { type: 'error' }> => ({
+  type: 'error',
+  error: {
+    code: 'invalid_upstream_stream',
+    message: `upstream sent a stream event the gateway could not pass on: ${(err as Error).message ?? String(err)}`,
+  },
+});
+
 /** Canonical events from an upstream, one read at a time; a read failure is thrown to the caller. */
 interface EventSource {
   next(): Promise<{ events: StreamEvent[]; done: boolean }>;
@@ -97,6 +109,10 @@ function translated(
         return finish([readFailure(err)]);
       }
       return read.done ? finish(read.events) : { text: await emit(read.events), done: false };
+    },
+    fail: async (err: unknown) => {
+      await source.cancel(err);
+      return finish([passFailure(err)]);
     },
     cancel: source.cancel,
   };
@@ -180,6 +196,10 @@ function passedThrough(
         );
       return { text, done: false };
     },
+    fail: (err: unknown) => {
+      const failure = passFailure(err);
+      return end(rules.errorEvent(failure.error.code, failure.error.message), [failure]);
+    },
     cancel: source.cancel,
   };
 }
@@ -218,6 +238,16 @@ export function clientStream(opts: {
       ? passedThrough(upstream, rules, ctx, tap, send, opts.keepFinal)
       : translated(upstream, format, ctx, tap, send, opts.idleTimeoutMs);
   let finished = false;
+  /** The engine's own ending for a step that threw; should that throw too, the call still settles. */
+  const failed = async (err: unknown): Promise<Step> => {
+    try {
+      return await engine.fail(err);
+    } catch (again) {
+      await tap.accept(passFailure(again));
+      opts.abort.abort(again);
+      return { text: '', done: true };
+    }
+  };
   return new ReadableStream<Uint8Array>({
     start(c) {
       controller = c;
@@ -225,7 +255,13 @@ export function clientStream(opts: {
     async pull(controller) {
       // Keep reading until there is something to send: an upstream read may complete no event.
       while (!finished) {
-        const step = await engine.next();
+        let step: Step;
+        try {
+          step = await engine.next();
+        } catch (err) {
+          // Never a cut stream and an unsettled call: the format's own error event ends it.
+          step = await failed(err);
+        }
         finished = step.done;
         if (step.text) controller.enqueue(utf8.encode(step.text));
         if (step.text) break;

@@ -56,7 +56,16 @@ export const SCENARIOS = [
    * no `id` in the body or any chunk; Anthropic: an empty `id`).
    */
   'no-ids',
+  /**
+   * `no-ids`, and the first event (a body: the top level) also carries a field nested
+   * DEEP_NESTING levels deep: JSON.parse reads it, JSON.stringify cannot write it again.
+   */
+  'deep-no-ids',
 ] as const;
+
+/** How deep `deep-no-ids` nests its extra field. */
+export const DEEP_NESTING = 200_000;
+const deepJson = () => `${'['.repeat(DEEP_NESTING)}${']'.repeat(DEEP_NESTING)}`;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** The text scenarios' answer, exactly as streamed (24 deltas = 24 output tokens). */
@@ -721,7 +730,11 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
     const p = plan(kind, scenario, norm);
     if (rec.body.stream === true) {
       const events = kind === 'openai' ? openaiEvents(rec.body, p) : anthropicEvents(rec.body, p, scenario);
-      if (scenario === 'no-ids') for (const e of events) e.text = withoutResponseIds(e.text);
+      if (scenario === 'no-ids' || scenario === 'deep-no-ids')
+        for (const e of events) e.text = withoutResponseIds(e.text);
+      const first = events[0];
+      if (scenario === 'deep-no-ids' && first)
+        first.text = first.text.replace(/\}\n\n$/, `,"x_deep":${deepJson()}}\n\n`);
       return scriptedSse(rec, req, events, {
         scenario,
         breakAfter: p.breakAfter,
@@ -743,11 +756,14 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
         headers: { 'content-type': 'application/json' },
       });
     const json: Record<string, unknown> = kind === 'openai' ? openaiJson(rec.body, p) : anthropicJson(rec.body, p);
-    if (scenario === 'no-ids') {
+    if (scenario === 'no-ids' || scenario === 'deep-no-ids') {
       if (kind === 'openai') delete json.id;
       else json.id = '';
     }
-    return Response.json(json, { headers: requestIdHeader() });
+    const text = JSON.stringify(json);
+    return new Response(scenario === 'deep-no-ids' ? text.replace(/\}$/, `,"x_deep":${deepJson()}}`) : text, {
+      headers: { 'content-type': 'application/json', ...requestIdHeader() },
+    });
   };
 
   const server = startRecordingServer<RecordedRequest>({

@@ -1080,6 +1080,58 @@ for (const mode of MODES) {
       );
     });
 
+    test('a same-format answer the gateway cannot write again: JSON as the gateway encodes it, a stream ended by its error event; every call recorded', async () => {
+      const acct = await createAccount(gw, uniqueEmail('deep'), 1);
+      const cl = clientsFor(acct.key);
+      const answered = new Map<string, string>();
+      for (const [client, up] of [
+        ['chat', 'oai'],
+        ['messages', 'ant'],
+      ] as const) {
+        const marker = newMarker('deep');
+        const out = await call(cl, client, modelId(up, 'deep-no-ids'), { marker }, { stream: false });
+        expect(out.text).toBe(FULL_TEXT);
+        expect(out.final.id).toStartWith(client === 'chat' ? 'chatcmpl-' : 'msg_');
+        answered.set(marker, out.final.id);
+        const streamed = newMarker('deep');
+        let thrown: unknown;
+        try {
+          for await (const _ of await openStream(
+            cl,
+            client,
+            requestBody(client, modelId(up, 'deep-no-ids'), { marker: streamed }),
+          ));
+        } catch (err) {
+          thrown = err;
+        }
+        const ApiError = client === 'chat' ? OpenAI.APIError : Anthropic.APIError;
+        const ConnectionError = client === 'chat' ? OpenAI.APIConnectionError : Anthropic.APIConnectionError;
+        check(
+          thrown instanceof ApiError && !(thrown instanceof ConnectionError),
+          `${client}: the SDK did not raise the stream's error event (got ${thrown ? `${(thrown as Error).constructor.name}: ${(thrown as Error).message}` : 'a clean end'})`,
+        );
+        answered.set(streamed, '');
+      }
+      // Nothing lost: each call is a task, the JSON ones completed under the id their client saw.
+      const tasks = await eventually(
+        async () => {
+          const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
+          return Array.isArray(res.body?.data) && res.body.data.length >= answered.size ? res.body.data : undefined;
+        },
+        5_000,
+        50,
+      );
+      for (const [marker, id] of answered) {
+        const task = tasks.find((t: any) => JSON.stringify(t.input).includes(marker));
+        check(task, `no task for ${marker}`);
+        expect({ marker, status: task.status, id: id ? task.output?.id : '' }).toEqual({
+          marker,
+          status: id ? 'completed' : 'failed',
+          id,
+        });
+      }
+    });
+
     test('429 then success is retried transparently (the upstream saw two attempts)', async () => {
       const cases = triples(CLIENTS, UPSTREAMS, [false, true]);
       await matrix(

@@ -14,8 +14,12 @@ import type { UpstreamStreamFormat } from '../../providers/types.ts';
 const FIXTURES = `${import.meta.dir}/../fixtures`;
 const MODEL = 'acme/chat';
 
-async function answer(format: ClientFormat, upstream: UpstreamStreamFormat, body: Record<string, unknown>) {
-  const text = JSON.stringify(body);
+async function answer(
+  format: ClientFormat,
+  upstream: UpstreamStreamFormat,
+  body: Record<string, unknown>,
+  text = JSON.stringify(body),
+) {
   const response =
     upstream === 'chat-completions' ? decodeChatResponse(body, MODEL) : decodeAnthropicResponse(body, MODEL);
   const request = { model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
@@ -49,4 +53,18 @@ describe('a passed-through JSON answer', () => {
         expect({ ...filled.client, id: undefined }).toEqual({ ...missing, id: undefined, model: MODEL });
       }
     });
+});
+
+test('a same-format body the gateway cannot write again is answered as the gateway encodes it', async () => {
+  // JSON.parse reads it; JSON.stringify, which filling in the missing id needs, throws.
+  const { id: _, ...body } = (await Bun.file(`${FIXTURES}/chat-completions/response-text.json`).json()) as Record<
+    string,
+    unknown
+  >;
+  const text = JSON.stringify({ ...body, x: 0 }).replace('"x":0', `"x":${'['.repeat(200_000)}${']'.repeat(200_000)}`);
+  const { out, client } = await answer(chatCompletionsFormat, 'chat-completions', JSON.parse(text), text);
+  expect(out.idFromUpstream).toBe(false);
+  expect(client.id).toBe('chatcmpl-gateway');
+  expect(client.model).toBe(MODEL);
+  expect(client.x).toBeUndefined();
 });

@@ -127,6 +127,44 @@ describe('a passed-through stream whose upstream sent no response id', () => {
   });
 });
 
+describe('an upstream event the gateway cannot pass on', () => {
+  // JSON.parse reads it; JSON.stringify, which a repaired or filled-in chunk needs, throws.
+  const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+  const chunk = (fields: string) => `data: {${fields},"object":"chat.completion.chunk","model":"m",`;
+  const upstream = (first: string) =>
+    new TextEncoder().encode(
+      [
+        `${first}"choices":[{"index":0,"delta":{"content":"hi"}}],"x":${deep}}\n\n`,
+        `${chunk('"id":"c1"')}"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n`,
+        `${chunk('"id":"c1"')}"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}\n\n`,
+        'data: [DONE]\n\n',
+      ].join(''),
+    );
+
+  for (const [name, first] of [
+    ['a chunk the role repair rewrites', chunk('"id":"c1"')],
+    ['a chunk without an id', chunk('"created":1')],
+  ] as Array<[string, string]>)
+    test(`${name}: the chat client's stream ends with its error event, and the call settles as failed`, async () => {
+      const { text, outcomes } = await run(chatCompletionsFormat, upstream(first), SPLITS.whole as number[]);
+      const events = text.split('\n\n').filter(Boolean);
+      expect(JSON.parse((events.at(-1) as string).slice('data: '.length))).toMatchObject({
+        error: { code: 'invalid_upstream_stream' },
+      });
+      expect(outcomes.map((o) => o.status)).toEqual(['failed']);
+    });
+
+  test('translated for a Messages client, the same chunk is read for what it means and the call completes', async () => {
+    const { text, outcomes } = await run(
+      anthropicMessagesFormat,
+      upstream(chunk('"id":"c1"')),
+      SPLITS.whole as number[],
+    );
+    expect(text).toContain('event: message_stop');
+    expect(outcomes.map((o) => o.status)).toEqual(['completed']);
+  });
+});
+
 async function runSplit(bytes: Uint8Array, split: number[]) {
   return run(chatCompletionsFormat, bytes, split);
 }
