@@ -3,7 +3,7 @@ import { createChatChunkRepair, type PassthroughRules } from '../../translators/
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import { passthroughContext, type ClientFormat, type EncodeContext } from './client-format.ts';
 import type { OutcomeTap } from './outcome-tap.ts';
-import { readWithin, type StartedStream, type UpstreamEvents } from './upstream-events.ts';
+import { idleWatch, type StartedStream, type UpstreamEvents } from './upstream-events.ts';
 
 const utf8 = new TextEncoder();
 
@@ -60,13 +60,18 @@ interface EventSource {
 
 /** A provider that emits canonical events itself (the sandbox). */
 function canonicalSource(events: ReadableStream<StreamEvent>, idleMs?: number): EventSource {
-  const reader = events.getReader();
+  const underlying = events.getReader();
+  const reader = idleWatch(underlying, idleMs);
   return {
     async next() {
-      const read = await readWithin(reader, idleMs);
+      const read = await reader.read();
+      if (read.done) reader.stop();
       return read.done ? { events: [], done: true } : { events: [read.value], done: false };
     },
-    cancel: (reason) => reader.cancel(reason).catch(() => undefined),
+    cancel: (reason) => {
+      reader.stop();
+      return underlying.cancel(reason).catch(() => undefined);
+    },
   };
 }
 

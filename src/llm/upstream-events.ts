@@ -25,6 +25,62 @@ export function readWithin<T>(reader: ReadableStreamDefaultReader<T>, idleMs: nu
   return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
 }
 
+type ReadResult<T> = Awaited<ReturnType<ReadableStreamDefaultReader<T>['read']>>;
+
+/** Reads that fail with IdleTimeout once one has waited `idleMs` for the upstream (see `idleWatch`). */
+export interface IdleWatchedReader<T> {
+  read(): Promise<ReadResult<T>>;
+  /** The stream is over or given up: the watch's timer goes. */
+  stop(): void;
+}
+
+/**
+ * `readWithin` for every read of one stream, without a timer and a race per read (one per
+ * upstream event on a real LLM stream): one timer, armed by the first read, looks when it fires
+ * whether a read has been waiting `idleMs` and re-arms for the rest of the wait if one is pending.
+ * Only time spent waiting on the upstream counts, as with `readWithin`: not the time between
+ * reads, when the client's own pace holds the next read back. Undefined or 0: no limit.
+ */
+export function idleWatch<T>(reader: ReadableStreamDefaultReader<T>, idleMs: number | undefined): IdleWatchedReader<T> {
+  if (!idleMs) return { read: () => reader.read(), stop: () => undefined };
+  /** When the pending read began (performance.now()); -1 while none is pending. */
+  let pendingSince = -1;
+  let timedOut: IdleTimeout | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const check = () => {
+    timer = undefined;
+    if (pendingSince < 0) return; // no read waits; the next one arms the timer again
+    const waited = performance.now() - pendingSince;
+    if (waited < idleMs) {
+      timer = setTimeout(check, idleMs - waited);
+      return;
+    }
+    timedOut = new IdleTimeout(`upstream sent nothing for ${idleMs} ms`);
+    reader.cancel(timedOut).catch(() => undefined);
+  };
+  return {
+    async read() {
+      if (timedOut) throw timedOut;
+      pendingSince = performance.now();
+      timer ??= setTimeout(check, idleMs);
+      let read: ReadResult<T>;
+      try {
+        read = await reader.read();
+      } finally {
+        pendingSince = -1;
+      }
+      // Cancelled by the watch, the pending read ends as `done`: it is the timeout.
+      if (timedOut) throw timedOut;
+      return read;
+    },
+    stop() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      pendingSince = -1;
+    },
+  };
+}
+
 /** One SSE message of an upstream stream, and the canonical events it decoded to. */
 export interface DecodedMessage {
   message: ParsedMessage;
@@ -63,7 +119,8 @@ export function upstreamEvents(
   model: string,
   idleMs?: number,
 ): UpstreamEvents {
-  const reader = body.getReader();
+  const underlying = body.getReader();
+  const reader = idleWatch(underlying, idleMs);
   const text = new TextDecoder();
   const decoder = upstreamDecoder(format, model);
   let parsed: EventSourceMessage[] = [];
@@ -73,9 +130,11 @@ export function upstreamEvents(
     async next() {
       const put = backlog.shift();
       if (put) return put;
-      const { done, value } = await readWithin(reader, idleMs);
-      if (done) parser.reset({ consume: true });
-      else parser.feed(text.decode(value, { stream: true }));
+      const { done, value } = await reader.read();
+      if (done) {
+        reader.stop();
+        parser.reset({ consume: true });
+      } else parser.feed(text.decode(value, { stream: true }));
       const complete = parsed;
       parsed = [];
       // Parsed here once for the decoder and the passthrough classifier alike (`ParsedMessage`).
@@ -91,6 +150,9 @@ export function upstreamEvents(
       backlog.unshift(read);
     },
     end: () => decoder.end(),
-    cancel: (reason) => reader.cancel(reason).catch(() => undefined),
+    cancel: (reason) => {
+      reader.stop();
+      return underlying.cancel(reason).catch(() => undefined);
+    },
   };
 }

@@ -1,0 +1,65 @@
+import { describe, expect, test } from 'bun:test';
+import { IdleTimeout, idleWatch } from '../../src/llm/upstream-events.ts';
+
+/** A stream whose n-th chunk comes `gaps[n]` ms after it is asked for; records its cancellation. */
+function paced(gaps: number[]) {
+  let cancelled: unknown;
+  let i = 0;
+  const stream = new ReadableStream<number>({
+    async pull(c) {
+      if (i >= gaps.length) return c.close();
+      await Bun.sleep(gaps[i] as number);
+      c.enqueue(i++);
+    },
+    cancel(reason) {
+      cancelled = reason;
+    },
+  });
+  return { reader: stream.getReader(), cancelled: () => cancelled };
+}
+
+describe('idleWatch: one timer per stream, counting only the time a read waits for the upstream', () => {
+  test('a read that waits past the limit fails with IdleTimeout, and the upstream is cancelled', async () => {
+    const source = paced([5, 400]);
+    const watched = idleWatch(source.reader, 100);
+    expect((await watched.read()).value).toBe(0);
+    const started = performance.now();
+    const err = await watched.read().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IdleTimeout);
+    expect(performance.now() - started).toBeLessThan(300);
+    expect(source.cancelled()).toBeInstanceOf(IdleTimeout);
+    // Every later read fails the same way.
+    expect(await watched.read().catch((e: unknown) => e)).toBe(err);
+  });
+
+  test('time between reads does not count: a slow consumer of a prompt upstream never times out', async () => {
+    const source = paced([1, 1, 1, 1]);
+    const watched = idleWatch(source.reader, 60);
+    const seen: number[] = [];
+    for (;;) {
+      const read = await watched.read();
+      if (read.done) break;
+      seen.push(read.value);
+      await Bun.sleep(90); // longer than the limit, between reads
+    }
+    watched.stop();
+    expect(seen).toEqual([0, 1, 2, 3]);
+    expect(source.cancelled()).toBeUndefined();
+  });
+
+  test('many prompt reads adding up past the limit never time out; a timer left behind does nothing', async () => {
+    const source = paced(Array.from({ length: 30 }, () => 8));
+    const watched = idleWatch(source.reader, 50);
+    let reads = 0;
+    while (!(await watched.read()).done) reads++;
+    expect(reads).toBe(30);
+    // Not stopped: its timer fires once more with no read pending, and lets go.
+    await Bun.sleep(120);
+    expect(source.cancelled()).toBeUndefined();
+  });
+
+  test('no limit: plain reads', async () => {
+    const source = paced([150]);
+    expect((await idleWatch(source.reader, 0).read()).value).toBe(0);
+  });
+});
