@@ -8,7 +8,7 @@
  * move less with this VM's regime than the closed-loop ones do, and `--profile` can say which
  * function a change made cheaper. Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/in-process.ts [--cases account,refused,echo,echo-stream,relayed,relayed-stream]
+ *   bun run bench/in-process.ts [--cases account,refused,echo,echo-stream,relayed,relayed-stream,relayed-paced]
  *                               [--requests 20000] [--warmup 5000] [--rounds 3] [--concurrency 16]
  *                               [--profile [--top 25]]
  *
@@ -16,8 +16,10 @@
  * unknown model: key, body, lookup, 404), `echo` and `echo-stream` (the built-in `sandbox/echo`:
  * the whole LLM path — hold, settlement, records — with no upstream), `relayed` and
  * `relayed-stream` (chat relayed to the zero-latency fake upstream of bench/lib, 20 chunks when
- * streamed; the only sockets are the upstream's, Postgres's and Redis's). Rounds run every case in
- * turn, so a drift of the machine reaches them all alike.
+ * streamed; the only sockets are the upstream's, Postgres's and Redis's), `relayed-paced` (the
+ * same stream with each event written on its own 1 ms after the last, as a real LLM sends tokens:
+ * one read, decode and client write per event; fewer calls per second, the same CPU measure).
+ * Rounds run every case in turn, so a drift of the machine reaches them all alike.
  *
  * `--profile` runs the same in a child started with `bun --cpu-prof` and sums up its profile
  * (bench/lib/cpu-profile-summary.ts): pass one case, so the profile is that case's (set-up and
@@ -38,7 +40,7 @@ import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { table } from './lib/wrk.ts';
 
-const ALL_CASES = ['account', 'refused', 'echo', 'echo-stream', 'relayed', 'relayed-stream'] as const;
+const ALL_CASES = ['account', 'refused', 'echo', 'echo-stream', 'relayed', 'relayed-stream', 'relayed-paced'] as const;
 type Case = (typeof ALL_CASES)[number];
 const CASES = stringArg('--cases', ALL_CASES.join(','))
   .split(',')
@@ -86,6 +88,7 @@ await writeFile(
     ...(upstream
       ? [
           '  - {id: fake/bench, category: llm, upstream_model: bench, display_name: Bench, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
+          '  - {id: fake/paced, category: llm, upstream_model: bench-paced, display_name: Paced, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
         ]
       : []),
     '',
@@ -133,6 +136,7 @@ const requests: Record<Case, { make: () => Promise<Response>; status: number }> 
   'echo-stream': { make: post('sandbox/echo', true), status: 200 },
   relayed: { make: post('fake/bench', false), status: 200 },
   'relayed-stream': { make: post('fake/bench', true), status: 200 },
+  'relayed-paced': { make: post('fake/paced', true), status: 200 },
 };
 
 /** `n` requests of one case, `CONCURRENCY` in flight, each answer read to its end. */

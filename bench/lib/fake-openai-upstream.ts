@@ -12,12 +12,16 @@
  *   - slow mode, when the `model` contains "slow" or the query has `?slow=1`: 10 content deltas
  *     spaced SLOW_DELTA_MS (default 1000 ms) apart, so a stream lasts about 10 s. The role chunk
  *     goes out at once so headers and the first byte are not delayed.
+ *   - paced mode, when the `model` contains "paced": the fast stream's events each written on its
+ *     own, PACED_EVENT_MS (default 1 ms) apart, as a real LLM sends tokens: the gateway then reads,
+ *     decodes and writes once per event instead of once per stream.
  */
 import { CREATED, streamEvents, usage, words } from './fake-chat-stream.ts';
 
 const DELTAS = 20;
 const SLOW_DELTAS = 10;
 const SLOW_DELTA_MS = Number(process.env.SLOW_DELTA_MS ?? 1000);
+const PACED_EVENT_MS = Number(process.env.PACED_EVENT_MS ?? 1);
 const enc = new TextEncoder();
 
 const completionBody = (model: string) =>
@@ -75,6 +79,18 @@ function slowStream(model: string, signal: AbortSignal): ReadableStream<Uint8Arr
   });
 }
 
+/** Each event its own write, PACED_EVENT_MS after the one before. */
+function pacedStream(parts: Uint8Array[], signal: AbortSignal): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (next > 0) await Bun.sleep(PACED_EVENT_MS);
+      if (signal.aborted || next >= parts.length) return controller.close();
+      controller.enqueue(parts[next++] as Uint8Array);
+    },
+  });
+}
+
 const server = Bun.serve({
   port: Number(process.env.PORT ?? 0),
   hostname: '127.0.0.1',
@@ -96,6 +112,7 @@ const server = Bun.serve({
     if (model.includes('slow') || url.searchParams.get('slow') === '1')
       return new Response(slowStream(model, req.signal), { headers: SSE_HEADERS });
     const parts = fast(model).sse;
+    if (model.includes('paced')) return new Response(pacedStream(parts, req.signal), { headers: SSE_HEADERS });
     return new Response(
       new ReadableStream<Uint8Array>({
         start(controller) {
