@@ -3,7 +3,7 @@
  * alternated with another checkout of the gateway (a worktree of an earlier commit), so that both
  * see the same minutes of a shared machine: how bench/README.md measures a change before and after.
  *
- *   bun run bench/cpu-per-call.ts [--stream] [--seconds 8] [--reps 2] [--warmup-seconds 8]
+ *   bun run bench/cpu-per-call.ts [--stream [--paced]] [--seconds 8] [--reps 2] [--warmup-seconds 8]
  *                                 [--connections 16] [--against DIR --pairs 3] [--against-env JSON --pairs 3]
  *
  * Each run starts a fresh pinned stack (bench/lib/llm-bench-stack.ts: the fake upstream and h2load
@@ -22,6 +22,8 @@ import { numberArg, stringArg } from './lib/cli-args.ts';
 import type { startLlmBenchStack as StartStack } from './lib/llm-bench-stack.ts';
 
 const STREAM = process.argv.includes('--stream');
+/** The stream's events each written on its own by the fake, 1 ms apart, as a real LLM's come. */
+const PACED = STREAM && process.argv.includes('--paced');
 const SECONDS = numberArg('--seconds', 8);
 const REPS = numberArg('--reps', 2);
 const WARMUP = numberArg('--warmup-seconds', 8);
@@ -66,7 +68,7 @@ async function measure({ label, root, env }: Variant): Promise<Phase[]> {
   };
   const stack = await startLlmBenchStack('cpucall', { pin: true, pinServices: true, env });
   try {
-    const target = stack.chat('gateway', { key: await stack.newKey('cpucall'), stream: STREAM });
+    const target = stack.chat('gateway', { key: await stack.newKey('cpucall'), stream: STREAM, paced: PACED });
     await closedLoop(target, CONNECTIONS, WARMUP, 0);
     const pid = stack.gateway.proc.pid;
     const phases: Phase[] = [];
@@ -97,7 +99,7 @@ for (let pair = 0; pair < PAIRS; pair++)
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `\n${STREAM ? '20-chunk streamed' : 'non-streamed'} chat, ${CONNECTIONS} connections, ${REPS} × ${SECONDS} s after ${WARMUP} s of load per run\n`,
+  `\n${STREAM ? `20-chunk streamed${PACED ? ' (paced: an event per write, 1 ms apart)' : ''}` : 'non-streamed'} chat, ${CONNECTIONS} connections, ${REPS} × ${SECONDS} s after ${WARMUP} s of load per run\n`,
 );
 console.log(
   '| checkout | phases | req/s (each) | CPU ms per call (each) | mean CPU ms per call | mean main thread ms per call |',

@@ -28,8 +28,11 @@ export interface LlmBenchStack {
   pinned: boolean;
   /** An account with a large balance, and its key. */
   newKey(label: string): Promise<string>;
-  /** Non-streamed (or streamed) chat completion, through the gateway with `key` or direct to the fake. */
-  chat(via: 'gateway' | 'direct', opts?: { key?: string; stream?: boolean }): H2loadTarget;
+  /**
+   * Non-streamed (or streamed) chat completion, through the gateway with `key` or direct to the
+   * fake; `paced`: the stream's events each written on its own, 1 ms apart, as a real LLM's come.
+   */
+  chat(via: 'gateway' | 'direct', opts?: { key?: string; stream?: boolean; paced?: boolean }): H2loadTarget;
   stop(): Promise<void>;
 }
 
@@ -106,6 +109,8 @@ export async function startLlmBenchStack(
         ...(opts.sandbox ? ['  - {id: sandbox, kind: sandbox}'] : []),
         'models:',
         '  - {id: fake/bench, category: llm, upstream_model: bench, display_name: Bench, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
+        // The same, its stream paced: each event its own write (bench/lib/fake-openai-upstream.ts).
+        '  - {id: fake/paced, category: llm, upstream_model: bench-paced, display_name: Paced, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
         ...(opts.sandbox
           ? [
               '  - {id: sandbox/echo, category: llm, display_name: Echo, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
@@ -140,16 +145,17 @@ export async function startLlmBenchStack(
       newKey: async (name) => (await createAccount(gw, uniqueEmail(name), 1_000_000)).key,
       chat(via, opts = {}): H2loadTarget {
         const stream = opts.stream ?? false;
+        const paced = stream && opts.paced === true;
         if (via === 'direct')
           return {
             url: `http://${HOST}:${upstreamPort}/v1/chat/completions`,
             headers: {},
-            body: chatBody('bench', stream),
+            body: chatBody(paced ? 'bench-paced' : 'bench', stream),
           };
         return {
           url: `${gw.url}/v1/chat/completions`,
           headers: { authorization: `Bearer ${opts.key ?? ''}` },
-          body: chatBody('fake/bench', stream),
+          body: chatBody(paced ? 'fake/paced' : 'fake/bench', stream),
         };
       },
       stop,
