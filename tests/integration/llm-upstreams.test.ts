@@ -238,6 +238,19 @@ function messagesOutcome(res: Anthropic.Message): Outcome {
   };
 }
 
+/** The account's LLM tasks once at least `atLeast` are listed (a call's record lands after its answer). */
+async function llmTasks(gw: GatewayProcess, key: string, atLeast: number): Promise<any[]> {
+  const listed = await eventually(
+    async () => {
+      const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key });
+      return Array.isArray(res.body?.data) && res.body.data.length >= atLeast ? (res.body.data as any[]) : undefined;
+    },
+    5_000,
+    50,
+  );
+  return listed ?? [];
+}
+
 /**
  * One call. Streams go through the SDKs' own stream objects: chat uses the raw chunk iterator
  * (with `include_usage`) so every delta can be inspected, or `chat.completions.stream()` with
@@ -624,14 +637,7 @@ for (const mode of MODES) {
             if (client === 'messages' && up === 'oai') expect(out.final.id).toStartWith('msg_');
           },
         );
-        const listed = await eventually(
-          async () => {
-            const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
-            return Array.isArray(res.body?.data) && res.body.data.length >= cases.length ? res.body.data : undefined;
-          },
-          5_000,
-          50,
-        );
+        const listed = await llmTasks(gw, acct.key, cases.length);
         expect(listed).toHaveLength(cases.length);
         for (const [marker, id] of seen) {
           const task = listed.find((t: any) => JSON.stringify(t.input).includes(marker));
@@ -1113,14 +1119,7 @@ for (const mode of MODES) {
         answered.set(streamed, '');
       }
       // Nothing lost: each call is a task, the JSON ones completed under the id their client saw.
-      const tasks = await eventually(
-        async () => {
-          const res = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
-          return Array.isArray(res.body?.data) && res.body.data.length >= answered.size ? res.body.data : undefined;
-        },
-        5_000,
-        50,
-      );
+      const tasks = await llmTasks(gw, acct.key, answered.size);
       for (const [marker, id] of answered) {
         const task = tasks.find((t: any) => JSON.stringify(t.input).includes(marker));
         check(task, `no task for ${marker}`);
