@@ -1,4 +1,5 @@
 import type { LlmGenerated } from '../../providers/types.ts';
+import type { TranslationWarning } from '../../translators/canonical/index.ts';
 import { bodyWithId } from '../../translators/passthrough/index.ts';
 import { passthroughContext, type ClientFormat, type EncodeContext } from './client-format.ts';
 
@@ -10,6 +11,8 @@ export interface JsonAnswer {
   json?: unknown;
   /** The id the client sees is the upstream's (passed through as written), not `ctx.id`. */
   idFromUpstream: boolean;
+  /** What the answer lost on the way (a body that could not be passed through). */
+  warnings?: TranslationWarning[];
 }
 
 /**
@@ -21,14 +24,21 @@ export interface JsonAnswer {
  * the client gets a well-formed answer rather than an error for the upstream's oddity.
  */
 export function jsonAnswer(format: ClientFormat, generated: LlmGenerated, ctx: EncodeContext): JsonAnswer {
+  let warnings: TranslationWarning[] | undefined;
   try {
     const passed = passedThrough(format, generated, ctx);
     if (passed) return passed;
-  } catch {
-    // encoded below
+  } catch (err) {
+    // Lossy: fields only the upstream's body had are gone, and the client is told.
+    warnings = [
+      {
+        type: 'other',
+        message: `the upstream's answer could not be passed through as written (${(err as Error).message ?? String(err)}); it is answered as the gateway encodes it`,
+      },
+    ];
   }
   const json = format.encodeResponse({ ...generated.response, id: ctx.id, model: ctx.model }, ctx);
-  return { text: JSON.stringify(json), json, idFromUpstream: false };
+  return { text: JSON.stringify(json), json, idFromUpstream: false, ...(warnings ? { warnings } : {}) };
 }
 
 /** The upstream's own answer, renamed, when it is of the client's format; else undefined. */

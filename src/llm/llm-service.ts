@@ -143,7 +143,7 @@ export class LlmService {
         const timing = call.watch.answered(performance.now() - settling);
         const cost = response.usage ? llmCost(call.served.entry.config.pricing, response.usage) : 0;
         const headers = {
-          ...warningHeaders([...call.decoded.warnings, ...warnings]),
+          ...warningHeaders([...call.decoded.warnings, ...warnings, ...(answer.warnings ?? [])]),
           ...this.servedHeaders(call),
           ...costHeader(cost),
         };

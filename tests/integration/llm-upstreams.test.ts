@@ -1099,6 +1099,17 @@ for (const mode of MODES) {
         expect(out.text).toBe(FULL_TEXT);
         expect(out.final.id).toStartWith(client === 'chat' ? 'chatcmpl-' : 'msg_');
         answered.set(marker, out.final.id);
+        // What the answer lost is said, in the gateway's warnings header.
+        const raw = newMarker('deep');
+        const res = await api(gw, 'POST', client === 'chat' ? '/v1/chat/completions' : '/v1/messages', {
+          key: acct.key,
+          body: requestBody(client, modelId(up, 'deep-no-ids'), { marker: raw }),
+        });
+        expect(res.status).toBe(200);
+        expect(JSON.parse(res.headers.get('x-gateway-warnings') ?? '[]')).toContainEqual(
+          expect.objectContaining({ type: 'other' }),
+        );
+        answered.set(raw, res.body.id);
         const streamed = newMarker('deep');
         let thrown: unknown;
         try {

@@ -42,6 +42,7 @@ describe('a passed-through JSON answer', () => {
       const body = (await Bun.file(`${FIXTURES}/${fixture}`).json()) as Record<string, unknown>;
       const own = await answer(format, upstream, body);
       expect(own.out.idFromUpstream).toBe(true);
+      expect(own.out.warnings).toBeUndefined();
       expect(own.client.id).toBe(body.id);
       expect(own.recorded).toBe(body.id as string);
       const { id: _, ...withoutId } = body;
@@ -64,6 +65,8 @@ test('a same-format body the gateway cannot write again is answered as the gatew
   const text = JSON.stringify({ ...body, x: 0 }).replace('"x":0', `"x":${'['.repeat(200_000)}${']'.repeat(200_000)}`);
   const { out, client } = await answer(chatCompletionsFormat, 'chat-completions', JSON.parse(text), text);
   expect(out.idFromUpstream).toBe(false);
+  // Lossy, so said: the client's x-gateway-warnings carries it.
+  expect(out.warnings).toEqual([expect.objectContaining({ type: 'other' })]);
   expect(client.id).toBe('chatcmpl-gateway');
   expect(client.model).toBe(MODEL);
   expect(client.x).toBeUndefined();
