@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { LlmStream, UpstreamStreamFormat } from '../../providers/types.ts';
+import { emptyUsage, type StreamEvent } from '../../translators/canonical/index.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import { anthropicMessagesFormat } from '../../src/llm/formats/anthropic-messages-format.ts';
 import { chatCompletionsFormat } from '../../src/llm/formats/chat-completions-format.ts';
@@ -153,6 +154,57 @@ describe('an upstream event the gateway cannot pass on', () => {
       });
       expect(outcomes.map((o) => o.status)).toEqual(['failed']);
     });
+
+  test('an encoder that throws mid-stream: the client still gets its error event and the call settles as failed', async () => {
+    const events: StreamEvent[] = [
+      { type: 'message-start', id: 'msg_1', model: MODEL, created: 1 },
+      { type: 'text-start', index: 0 },
+      { type: 'text-delta', index: 0, delta: 'hi' },
+      { type: 'text-delta', index: 0, delta: 'there' },
+      { type: 'text-end', index: 0 },
+      { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: emptyUsage() },
+    ];
+    let delivered = 0;
+    // The chat format, its encoder failing on the second delta (an event it cannot write).
+    const format: ClientFormat = {
+      ...chatCompletionsFormat,
+      encoder(ctx) {
+        const inner = chatCompletionsFormat.encoder(ctx);
+        return {
+          push(event) {
+            if (event.type === 'text-delta' && ++delivered === 2)
+              throw new RangeError('Maximum call stack size exceeded.');
+            return inner.push(event);
+          },
+          end: () => inner.end(),
+        };
+      },
+    };
+    const decoded = format.decode(body);
+    const ctx: EncodeContext = { id: 'chatcmpl-test', model: MODEL, created: 1, decoded };
+    const outcomes: StreamOutcome[] = [];
+    const tap = new OutcomeTap(MODEL, 3, (outcome) => {
+      outcomes.push(outcome);
+    });
+    const source = new ReadableStream<StreamEvent>({
+      start(c) {
+        for (const e of events) c.enqueue(e);
+        c.close();
+      },
+    });
+    const stream = clientStream({
+      upstream: { kind: 'canonical', events: source, warnings: [] },
+      format,
+      ctx,
+      tap,
+      abort: new AbortController(),
+    });
+    const text = await new Response(stream).text();
+    expect(text).toContain('"content":"hi"');
+    expect(text).toContain('invalid_upstream_stream');
+    expect(text).not.toContain('"finish_reason":"stop"');
+    expect(outcomes.map((o) => o.status)).toEqual(['failed']);
+  });
 
   test('translated for a Messages client, the same chunk is read for what it means and the call completes', async () => {
     const { text, outcomes } = await run(
