@@ -60,18 +60,13 @@ interface EventSource {
 
 /** A provider that emits canonical events itself (the sandbox). */
 function canonicalSource(events: ReadableStream<StreamEvent>, idleMs?: number): EventSource {
-  const underlying = events.getReader();
-  const reader = idleWatch(underlying, idleMs);
+  const reader = idleWatch(events.getReader(), idleMs);
   return {
     async next() {
       const read = await reader.read();
-      if (read.done) reader.stop();
       return read.done ? { events: [], done: true } : { events: [read.value], done: false };
     },
-    cancel: (reason) => {
-      reader.stop();
-      return underlying.cancel(reason).catch(() => undefined);
-    },
+    cancel: reader.cancel,
   };
 }
 

@@ -29,9 +29,10 @@ type ReadResult<T> = Awaited<ReturnType<ReadableStreamDefaultReader<T>['read']>>
 
 /** Reads that fail with IdleTimeout once one has waited `idleMs` for the upstream (see `idleWatch`). */
 export interface IdleWatchedReader<T> {
+  /** The next read; the last one (`done`) also ends the watch. */
   read(): Promise<ReadResult<T>>;
-  /** The stream is over or given up: the watch's timer goes. */
-  stop(): void;
+  /** Gives the stream up: the watch ends and the upstream is cancelled (never rejects). */
+  cancel(reason?: unknown): Promise<void>;
 }
 
 /**
@@ -42,7 +43,8 @@ export interface IdleWatchedReader<T> {
  * reads, when the client's own pace holds the next read back. Undefined or 0: no limit.
  */
 export function idleWatch<T>(reader: ReadableStreamDefaultReader<T>, idleMs: number | undefined): IdleWatchedReader<T> {
-  if (!idleMs) return { read: () => reader.read(), stop: () => undefined };
+  const cancelUpstream = (reason?: unknown) => reader.cancel(reason).catch(() => undefined);
+  if (!idleMs) return { read: () => reader.read(), cancel: cancelUpstream };
   /** When the pending read began (performance.now()); -1 while none is pending. */
   let pendingSince = -1;
   let timedOut: IdleTimeout | undefined;
@@ -56,7 +58,12 @@ export function idleWatch<T>(reader: ReadableStreamDefaultReader<T>, idleMs: num
       return;
     }
     timedOut = new IdleTimeout(`upstream sent nothing for ${idleMs} ms`);
-    reader.cancel(timedOut).catch(() => undefined);
+    void cancelUpstream(timedOut);
+  };
+  const stop = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    pendingSince = -1;
   };
   return {
     async read() {
@@ -71,12 +78,12 @@ export function idleWatch<T>(reader: ReadableStreamDefaultReader<T>, idleMs: num
       }
       // Cancelled by the watch, the pending read ends as `done`: it is the timeout.
       if (timedOut) throw timedOut;
+      if (read.done) stop();
       return read;
     },
-    stop() {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      pendingSince = -1;
+    cancel(reason) {
+      stop();
+      return cancelUpstream(reason);
     },
   };
 }
@@ -119,8 +126,7 @@ export function upstreamEvents(
   model: string,
   idleMs?: number,
 ): UpstreamEvents {
-  const underlying = body.getReader();
-  const reader = idleWatch(underlying, idleMs);
+  const reader = idleWatch(body.getReader(), idleMs);
   const text = new TextDecoder();
   const decoder = upstreamDecoder(format, model);
   let parsed: EventSourceMessage[] = [];
@@ -131,10 +137,8 @@ export function upstreamEvents(
       const put = backlog.shift();
       if (put) return put;
       const { done, value } = await reader.read();
-      if (done) {
-        reader.stop();
-        parser.reset({ consume: true });
-      } else parser.feed(text.decode(value, { stream: true }));
+      if (done) parser.reset({ consume: true });
+      else parser.feed(text.decode(value, { stream: true }));
       const complete = parsed;
       parsed = [];
       // Parsed here once for the decoder and the passthrough classifier alike (`ParsedMessage`).
@@ -150,9 +154,6 @@ export function upstreamEvents(
       backlog.unshift(read);
     },
     end: () => decoder.end(),
-    cancel: (reason) => {
-      reader.stop();
-      return underlying.cancel(reason).catch(() => undefined);
-    },
+    cancel: reader.cancel,
   };
 }

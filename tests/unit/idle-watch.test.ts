@@ -42,7 +42,6 @@ describe('idleWatch: one timer per stream, counting only the time a read waits f
       seen.push(read.value);
       await Bun.sleep(90); // longer than the limit, between reads
     }
-    watched.stop();
     expect(seen).toEqual([0, 1, 2, 3]);
     expect(source.cancelled()).toBeUndefined();
   });
@@ -53,9 +52,20 @@ describe('idleWatch: one timer per stream, counting only the time a read waits f
     let reads = 0;
     while (!(await watched.read()).done) reads++;
     expect(reads).toBe(30);
-    // Not stopped: its timer fires once more with no read pending, and lets go.
+    // Its timer, if one is left, fires with no read pending and lets go.
     await Bun.sleep(120);
     expect(source.cancelled()).toBeUndefined();
+  });
+
+  test('cancel gives the upstream up with its reason, and the watch never fires after it', async () => {
+    const source = paced([5, 5, 5]);
+    const watched = idleWatch(source.reader, 40);
+    expect((await watched.read()).value).toBe(0);
+    const reason = new Error('client gone');
+    await watched.cancel(reason);
+    expect(source.cancelled()).toBe(reason);
+    await Bun.sleep(80);
+    expect(source.cancelled()).toBe(reason);
   });
 
   test('no limit: plain reads', async () => {
