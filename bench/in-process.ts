@@ -25,7 +25,7 @@
  * (bench/lib/cpu-profile-summary.ts): pass one case, so the profile is that case's (set-up and
  * warm-up are in it too, a small share at the default sizes).
  */
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bootstrap } from '../src/app/bootstrap.ts';
@@ -35,6 +35,7 @@ import { ADMIN_TOKEN } from '../tests/helpers/gateway-process.ts';
 import { createTestDatabase, dropTestDatabases, REDIS_URL } from '../tests/helpers/services.ts';
 import { numberArg, stringArg } from './lib/cli-args.ts';
 import { summarizeCpuProfile } from './lib/cpu-profile-summary.ts';
+import { writeBenchConfig } from './lib/sandbox-config.ts';
 import { chatBody } from './lib/llm-bench-stack.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
@@ -76,24 +77,7 @@ const upstream = relays
   : undefined;
 const workDir = await mkdtemp(join(tmpdir(), 'bench-in-process-'));
 const databaseUrl = await createTestDatabase('bench_in_process');
-const configPath = join(workDir, 'gateway.yaml');
-await writeFile(
-  configPath,
-  [
-    'providers:',
-    '  - {id: sandbox, kind: sandbox}',
-    ...(upstream ? [`  - {id: fake, kind: openai, base_url: "http://127.0.0.1:${upstream.port}/v1", api_key: x}`] : []),
-    'models:',
-    '  - {id: sandbox/echo, category: llm, display_name: Echo, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
-    ...(upstream
-      ? [
-          '  - {id: fake/bench, category: llm, upstream_model: bench, display_name: Bench, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
-          '  - {id: fake/paced, category: llm, upstream_model: bench-paced, display_name: Paced, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
-        ]
-      : []),
-    '',
-  ].join('\n'),
-);
+const configPath = await writeBenchConfig(workDir, { sandbox: true, upstreamPort: upstream?.port });
 
 const started = await bootstrap({
   DATABASE_URL: databaseUrl,

@@ -7,13 +7,14 @@
  * Redis servers move to the load core too until `stop()`. `stop()` ends the processes and
  * drops the database; it is also run on SIGINT/SIGTERM, and kills whatever overruns 5 s.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
 import { createAccount, uniqueEmail } from '../../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess, type Mode } from '../../tests/helpers/gateway-process.ts';
 import { dropTestDatabases } from '../../tests/helpers/services.ts';
+import { writeBenchConfig } from './sandbox-config.ts';
 import { stopProcesses } from './stop-processes.ts';
 import { GATEWAY_CORE, LOAD_CORE, pin, pinServices } from './cpu-pin.ts';
 import type { H2loadTarget } from './h2load.ts';
@@ -100,25 +101,7 @@ export async function startLlmBenchStack(
     const started = await spawnPortPrinter(resolve(import.meta.dir, 'fake-openai-upstream.ts'), 'fake upstream');
     upstream = started.proc;
     const upstreamPort = started.port;
-    const configPath = join(workDir, 'gateway.yaml');
-    await writeFile(
-      configPath,
-      [
-        'providers:',
-        `  - {id: fake, kind: openai, base_url: "http://${HOST}:${upstreamPort}/v1", api_key: x}`,
-        ...(opts.sandbox ? ['  - {id: sandbox, kind: sandbox}'] : []),
-        'models:',
-        '  - {id: fake/bench, category: llm, upstream_model: bench, display_name: Bench, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
-        // The same, its stream paced: each event its own write (bench/lib/fake-openai-upstream.ts).
-        '  - {id: fake/paced, category: llm, upstream_model: bench-paced, display_name: Paced, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
-        ...(opts.sandbox
-          ? [
-              '  - {id: sandbox/echo, category: llm, display_name: Echo, pricing: {input_per_mtok: 1, output_per_mtok: 2}}',
-            ]
-          : []),
-        '',
-      ].join('\n'),
-    );
+    const configPath = await writeBenchConfig(workDir, { sandbox: opts.sandbox, upstreamPort });
     // postgres+redis: a fresh database and Redis prefix; embedded: a fresh DATA_DIR (removed by stop).
     const mode = MODES.find((m) => m.name === (opts.mode ?? 'postgres+redis')) ?? MODES[0]!;
     const modeEnv = await mode.env(`bench_${label}`);
