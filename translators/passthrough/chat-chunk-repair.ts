@@ -50,9 +50,20 @@ function repairCall(call: Json, state: ChatChunkRepair): boolean {
   return changed;
 }
 
-/** The chunk's data, repaired where the SDK would refuse it; the same text when nothing was missing. */
-export function repairChatChunk(data: string, state: ChatChunkRepair): string {
-  if (state.roleSent && !data.includes('"tool_calls"')) return data;
+/** Whether a chunk's choices carry tool-call deltas (after the first delta, the only ones the repair looks at). */
+function hasToolCalls(choices: unknown): boolean {
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) if (asObject(asObject(choice)?.delta)?.tool_calls !== undefined) return true;
+  return false;
+}
+
+/**
+ * The chunk's data, repaired where the SDK would refuse it; the same text when nothing was missing.
+ * `parsed` is the chunk's parse as its reader made it, read (never changed) to tell cheaply whether
+ * the chunk can need a repair at all; a chunk that does is parsed afresh and changed in the copy.
+ */
+export function repairChatChunk(data: string, parsed: Json | undefined, state: ChatChunkRepair): string {
+  if (state.roleSent && !hasToolCalls(parsed?.choices)) return data;
   const chunk = asObject(parseJsonData(data));
   const choices = Array.isArray(chunk?.choices) ? chunk.choices : [];
   let changed = false;

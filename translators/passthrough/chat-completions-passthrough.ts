@@ -1,7 +1,6 @@
 import { formatSse } from '../shared/sse.ts';
 import { repairChatChunk } from './chat-chunk-repair.ts';
 import { lacksId, withId } from './fill-missing-id.ts';
-import { asObject } from '../shared/validation.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
 import { renameBodyModel } from './rename-body-model.ts';
 
@@ -23,10 +22,8 @@ export const chatPassthrough: PassthroughRules = {
     // Read from the event's parse (its reader made one), not by scanning the text: this runs per chunk.
     const chunk = objectOf(message);
     const choices = chunk?.choices;
-    const repair = ctx.chatRepair;
-    let data = message.data;
-    if (repair && (!repair.roleSent || hasToolCalls(choices))) data = repairChatChunk(data, repair);
-    data = renameModel(data, ctx);
+    const repaired = ctx.chatRepair ? repairChatChunk(message.data, chunk, ctx.chatRepair) : message.data;
+    let data = renameModel(repaired, ctx);
     if (!ctx.includeUsage) {
       if (Array.isArray(choices) && choices.length === 0) return null;
       if (chunk?.usage === null) data = data.replaceAll(',"usage":null', '');
@@ -42,10 +39,3 @@ export const chatPassthrough: PassthroughRules = {
     return chunk && lacksId(chunk.id) ? JSON.stringify(withId(chunk, id)) : undefined;
   },
 };
-
-/** Whether a chunk's first choice carries tool-call deltas (the only ones the repair looks at after the first). */
-function hasToolCalls(choices: unknown): boolean {
-  if (!Array.isArray(choices)) return false;
-  for (const choice of choices) if (asObject(asObject(choice)?.delta)?.tool_calls !== undefined) return true;
-  return false;
-}
