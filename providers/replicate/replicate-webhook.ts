@@ -1,6 +1,8 @@
 import type { UpstreamWebhook } from '../types.ts';
 import { isPrediction, TERMINAL, trimPrediction } from './replicate-prediction.ts';
 import type { ReplicateSettings } from './replicate-settings.ts';
+import { MAX_UPSTREAM_JSON_DEPTH } from '../shared/upstream-request.ts';
+import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
 import { verifyWebhook } from './replicate-signature.ts';
 
 /**
@@ -23,6 +25,12 @@ export function replicateWebhook(settings: ReplicateSettings): UpstreamWebhook {
       if (!check.ok) return { accepted: false, status: 401, message: `invalid webhook signature: ${check.reason}` };
       const taskId = url.searchParams.get('task');
       if (!taskId) return { accepted: false, status: 400, message: 'the webhook URL names no task' };
+      if (jsonTextTooDeep(body, MAX_UPSTREAM_JSON_DEPTH))
+        return {
+          accepted: false,
+          status: 400,
+          message: `the webhook body nests deeper than ${MAX_UPSTREAM_JSON_DEPTH} levels`,
+        };
       let prediction: unknown;
       try {
         prediction = JSON.parse(body);

@@ -7,6 +7,8 @@ export type UpstreamErrorKind =
   | 'timeout'
   | 'rate_limited'
   | 'server_error'
+  /** A 2xx answer the gateway cannot use and would get again (nested past any walk): not retried. */
+  | 'malformed'
   | 'bad_request'
   | 'auth'
   | 'not_found';
@@ -36,6 +38,7 @@ export class UpstreamError extends Error {
         return 404;
       case 'unreachable':
       case 'server_error':
+      case 'malformed':
       case 'auth': // our credentials, not the client's: a gateway problem
         return 502;
       default: {

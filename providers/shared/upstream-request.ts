@@ -2,6 +2,7 @@ import { UpstreamError, kindForStatus, upstreamMessage } from './upstream-error.
 import type { RetryPolicy } from './retry-policy.ts';
 import type { UpstreamHealth } from './upstream-health.ts';
 import { observeAttempt } from './upstream-observer.ts';
+import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
 
 /** Longest `Retry-After` honoured inside one call; a longer one is left to the caller's schedule. */
 const MAX_INLINE_WAIT_MS = 5_000;
@@ -134,9 +135,25 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
   throw lastError ?? new UpstreamError('unreachable', 'upstream unreachable');
 }
 
-/** The JSON body of a 2xx answer; a body that is not JSON is an upstream fault. */
+/**
+ * Deepest nesting an upstream's JSON answer may have. A media API's answer is a few levels deep
+ * (with the client's input, itself at most 64, echoed inside); one far deeper would overflow the
+ * recursive walks that look for its files.
+ */
+export const MAX_UPSTREAM_JSON_DEPTH = 128;
+
+/**
+ * The JSON body of a 2xx answer. A body that is not JSON is an upstream fault (retried); one
+ * nested past `MAX_UPSTREAM_JSON_DEPTH` is `malformed`: the same step would get it again.
+ */
 export async function jsonBody<T>(response: Response): Promise<T> {
   const text = await response.text();
+  if (jsonTextTooDeep(text, MAX_UPSTREAM_JSON_DEPTH))
+    throw new UpstreamError(
+      'malformed',
+      `upstream answered ${response.status} with JSON nested deeper than ${MAX_UPSTREAM_JSON_DEPTH} levels`,
+      response.status,
+    );
   try {
     return JSON.parse(text) as T;
   } catch {

@@ -7,7 +7,8 @@ const RATE_LIMIT_MAX_MS = 60_000;
 
 /**
  * What an upstream failure during a job step means for the task:
- * - the upstream refused the request (4xx): the task fails with the upstream's message;
+ * - the upstream refused the request (4xx), or answered with what the gateway cannot use
+ *   (`malformed`, which another try would get again): the task fails with the message;
  * - rate limited (429) after the in-call retries: the same step again once `Retry-After` has
  *   passed (`again(delayMs)`), without counting as an error of the task;
  * - anything transient (5xx, timeouts, unreachable) or not an upstream error: rethrown, and the
@@ -25,7 +26,7 @@ export function stepForUpstreamError(
       err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : RATE_LIMIT_BASE_MS * 2 ** rateLimitedTimes;
     return again(Math.min(RATE_LIMIT_MAX_MS, Math.max(0, asked)));
   }
-  if (err.kind === 'bad_request' || err.kind === 'not_found' || err.kind === 'auth') {
+  if (err.kind === 'bad_request' || err.kind === 'not_found' || err.kind === 'auth' || err.kind === 'malformed') {
     if (err.upstreamStatus === 408) throw err;
     return { state: 'failed', message: `${label}: ${err.message}`, detail: { upstream_status: err.upstreamStatus } };
   }

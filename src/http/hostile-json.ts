@@ -93,23 +93,3 @@ export function toStorable(value: unknown, depth = 0): unknown {
   });
   return changed ? Object.fromEntries(entries) : value;
 }
-
-/**
- * The nesting depth of JSON text exceeds `max`, found by scanning brackets outside strings — before
- * `JSON.parse` builds anything (a 20,000-deep body costs a linear scan, not a recursion).
- */
-export function jsonTextTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > max) return true;
-    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
-  }
-  return false;
-}

@@ -1,5 +1,6 @@
 import { EnvelopeError } from './errors.ts';
-import { jsonTextTooDeep, MAX_JSON_DEPTH } from './hostile-json.ts';
+import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
+import { MAX_JSON_DEPTH } from './hostile-json.ts';
 
 /**
  * Reading request bodies of the JSON endpoints under limits enforced while the bytes arrive:
@@ -153,24 +154,9 @@ export async function readBodyBytes(request: Request, limits: BodyLimits): Promi
   return out;
 }
 
-/**
- * At most `max` opening brackets in the whole text (strings included) cannot nest deeper than
- * `max`. Counted with native `indexOf`, this spares most bodies the character-by-character scan,
- * which costs several times `JSON.parse` itself.
- */
-function fewOpeners(text: string, max: number): boolean {
-  let count = 0;
-  for (const bracket of ['{', '[']) {
-    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
-      if (++count > max) return false;
-    }
-  }
-  return true;
-}
-
 /** JSON text → value; deep nesting is refused before `JSON.parse` sees the text. */
 export function parseJsonText(text: string): unknown {
-  if (!fewOpeners(text, MAX_JSON_DEPTH) && jsonTextTooDeep(text))
+  if (jsonTextTooDeep(text, MAX_JSON_DEPTH))
     throw new BodyError('too_deep', `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return JSON.parse(text);

@@ -16,6 +16,7 @@ export function classifyLlmFailure(err: unknown, signal: AbortSignal): FailureVe
       case 'timeout':
       case 'rate_limited':
       case 'server_error':
+      case 'malformed':
         return 'fail-over';
       case 'bad_request':
       case 'auth':

@@ -1,6 +1,7 @@
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
 import { fromUnits, minUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
 import type { DbOrTrx } from '../db/database.ts';
+import { storableString, toStorable } from '../http/hostile-json.ts';
 import { refundKeySpend } from '../keys/api-keys.repository.ts';
 import { scheduleDelivery } from '../webhooks/deliveries.repository.ts';
 import { type ClaimedTask, markTaskFinished } from './task-queue.repository.ts';
@@ -9,6 +10,19 @@ import { completedPayload, failedPayload } from './task-output.ts';
 export type Ending =
   | { status: 'completed'; output: Record<string, unknown>; final: UsdUnits }
   | { status: 'failed'; message: string; detail?: unknown };
+
+/**
+ * A failure's text and detail come from the upstream: anything Postgres cannot hold (a NUL, half a
+ * surrogate pair, nesting past `MAX_JSON_DEPTH`) is replaced, or the finish would fail on every
+ * retry until the task's deadline.
+ */
+function storableEnding(ending: Ending): Ending {
+  if (ending.status !== 'failed') return ending;
+  const message = storableString(ending.message);
+  return ending.detail === undefined
+    ? { ...ending, message }
+    : { ...ending, message, detail: toStorable(ending.detail) };
+}
 
 /**
  * Moves a task out of `processing`, once: only while it is still processing and this instance
@@ -20,8 +34,9 @@ export async function finishTask(
   trx: DbOrTrx,
   task: ClaimedTask,
   owner: string,
-  ending: Ending,
+  given: Ending,
 ): Promise<{ refunded: boolean } | false> {
+  const ending = storableEnding(given);
   const charged = toUnits(task.cost_usd);
   // A task never costs more than it was charged up front: a higher final price is the gateway's loss.
   const cost = ending.status === 'completed' ? minUnits(ending.final, charged) : 0n;

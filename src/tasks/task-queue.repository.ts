@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTrx } from '../db/database.ts';
+import { toStorable } from '../http/hostile-json.ts';
 
 /**
  * The tasks table as the runner's durable queue: due media tasks are leased to one instance at a
@@ -59,7 +60,8 @@ export async function releaseTask(
   await db
     .updateTable('tasks')
     .set({
-      ...(next.operation !== undefined ? { operation: JSON.stringify(next.operation) } : {}),
+      // Upstream ids and state: made storable, or one odd answer fails every write of this task.
+      ...(next.operation !== undefined ? { operation: JSON.stringify(toStorable(next.operation)) } : {}),
       run_after: sql`now() + ${next.runAfterMs} * interval '1 millisecond'`,
       lease_owner: null,
       lease_expires_at: null,
@@ -133,7 +135,7 @@ export async function storeUpstreamResult(
   result: unknown,
 ): Promise<StoreOutcome> {
   const stored = await sql<{ id: string }>`
-    update tasks set operation = operation || jsonb_build_object('webhook', ${JSON.stringify(result)}::jsonb),
+    update tasks set operation = operation || jsonb_build_object('webhook', ${JSON.stringify(toStorable(result))}::jsonb),
       run_after = now(), updated_at = now()
     where id = ${taskId} and provider = ${providerId} and status = 'processing' and operation->>'id' = ${operationId}
       and (lease_owner is null or lease_expires_at < now())

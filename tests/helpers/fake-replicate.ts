@@ -21,7 +21,14 @@ import { createHmac } from 'node:crypto';
  * - `poll-500`: the first poll answers 500
  * - `bad-input`: the create answers 422 (problem details)
  * - `webhook`: processing on every poll; finishes only by `finish(id)` (which sends the webhook)
+ * - `hostile-error`: failed with error text holding a NUL and an unpaired surrogate (what Postgres
+ *   cannot store)
+ * - `deep-output`: succeeded with its file URL nested `DEEP_OUTPUT_LEVELS` lists deep (parses, but
+ *   no recursive walk or `JSON.stringify` gets through it)
  */
+
+export const DEEP_OUTPUT_LEVELS = 100_000;
+export const HOSTILE_ERROR = 'model crashed:\u0000 half a pair \ud800 here';
 
 const FIXTURES = join(import.meta.dir, '../fixtures/replicate');
 export const FAKE_REPLICATE_TOKEN = 'r8_fake_token_0123456789';
@@ -145,7 +152,7 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
       model: p.createdVia.startsWith('/v1/models/') ? p.createdVia.split('/').slice(3, 5).join('/') : template.model,
       input: p.input,
       output: p.status === 'succeeded' ? p.output : null,
-      error: p.status === 'failed' ? template.error : null,
+      error: p.status === 'failed' ? (p.input.scenario === 'hostile-error' ? HOSTILE_ERROR : template.error) : null,
       urls: { get: `${origin}/v1/predictions/${p.id}`, cancel: `${origin}/v1/predictions/${p.id}/cancel` },
     };
   };
@@ -203,9 +210,16 @@ export async function startFakeReplicate(opts: { token?: string; secret?: string
     if (p.status === 'starting' || p.status === 'processing') {
       if (scenario === 'never' || scenario === 'webhook') p.status = 'processing';
       else if (p.polls === 1) p.status = 'processing';
-      else if (scenario === 'fail') p.status = 'failed';
+      else if (scenario === 'fail' || scenario === 'hostile-error') p.status = 'failed';
       else if (scenario === 'canceled') p.status = 'canceled';
       else produce(p);
+    }
+    if (scenario === 'deep-output' && p.status === 'succeeded') {
+      // Written by hand: JSON.stringify itself cannot go this deep.
+      const url = JSON.stringify(`${origin}/files/${p.files[0]}`);
+      const deep = '['.repeat(DEEP_OUTPUT_LEVELS) + url + ']'.repeat(DEEP_OUTPUT_LEVELS);
+      const text = JSON.stringify({ ...view(p), output: '@deep@' }).replace('"@deep@"', deep);
+      return new Response(text, { headers: { 'content-type': 'application/json' } });
     }
     return json(view(p));
   };

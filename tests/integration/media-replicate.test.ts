@@ -6,6 +6,7 @@ import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import {
   FAKE_REPLICATE_SECRET,
   FAKE_REPLICATE_TOKEN,
+  HOSTILE_ERROR,
   startFakeReplicate,
   type FakeReplicate,
 } from '../helpers/fake-replicate.ts';
@@ -245,6 +246,33 @@ for (const mode of MODES) {
       const task = await settle(await create('rep/flux', { prompt: `bad ${Date.now()}`, scenario: 'bad-input' }));
       expect(task.status).toBe('failed');
       expect(task.error_message).toContain('Must be less than or equal to 4');
+    });
+
+    test('an answer the gateway cannot store or walk fails the task at once and refunds it, never retried to its deadline', async () => {
+      // Error text Postgres cannot hold (a NUL, half a surrogate pair): stored with U+FFFD instead.
+      const before = await balance();
+      const hostile = await settle(
+        await create(
+          'rep/flux',
+          { prompt: `hostile ${Date.now()}`, scenario: 'hostile-error' },
+          { callback_url: callbackUrl },
+        ),
+      );
+      expect(hostile.status).toBe('failed');
+      expect(hostile.error_message).toBe(
+        `replicate: ${HOSTILE_ERROR.replace('\u0000', '\uFFFD').replace('\ud800', '\uFFFD')}`,
+      );
+      // A file URL nested deeper than any walk goes: a broken answer, not a transient one.
+      const deepPrompt = `deep ${Date.now()}`;
+      const deep = await settle(await create('rep/flux', { prompt: deepPrompt, scenario: 'deep-output' }));
+      expect(deep.status).toBe('failed');
+      expect(deep.error_message).toContain('nested deeper than');
+      expect(fake.byPrompt(deepPrompt)!.polls).toBe(2);
+      expect(await balance()).toBeCloseTo(before, 6);
+      // The failed task's callback carries the same stored text.
+      const deadline = Date.now() + 10_000;
+      while (!callbacks.some((c) => c.task_id === hostile.task_id) && Date.now() < deadline) await Bun.sleep(50);
+      expect(callbacks.find((c) => c.task_id === hostile.task_id)?.error_message).toBe(hostile.error_message);
     });
 
     test('past its deadline a prediction is cancelled upstream and the task fails', async () => {

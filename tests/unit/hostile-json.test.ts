@@ -4,10 +4,10 @@ import {
   MAX_JSON_DEPTH,
   findUnstorableString,
   isStorableString,
-  jsonTextTooDeep,
   storableString,
   toStorable,
 } from '../../src/http/hostile-json.ts';
+import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
 
 /** Strings with every kind of UTF-16 unit, NUL and lone surrogates included. */
 const anyString = fc.string({ unit: 'binary' });
@@ -62,8 +62,8 @@ describe('hostile JSON', () => {
         expect(jsonTextTooDeep(text, max)).toBe(depthOf(value) > max);
       }),
     );
-    expect(jsonTextTooDeep(`${'['.repeat(20_000)}${']'.repeat(20_000)}`)).toBe(true);
-    expect(jsonTextTooDeep(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`)).toBe(false);
+    expect(jsonTextTooDeep(`${'['.repeat(20_000)}${']'.repeat(20_000)}`, MAX_JSON_DEPTH)).toBe(true);
+    expect(jsonTextTooDeep(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`, MAX_JSON_DEPTH)).toBe(false);
     expect(jsonTextTooDeep(JSON.stringify({ text: '[[[[[[[[[[\\"{{{{{{{{' }), 2)).toBe(false);
   });
 });

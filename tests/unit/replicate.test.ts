@@ -7,6 +7,9 @@ import { verifyWebhook } from '../../providers/replicate/replicate-signature.ts'
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import { UpstreamHealth } from '../../providers/shared/upstream-health.ts';
 import { stepForUpstreamError } from '../../providers/shared/upstream-step.ts';
+import { jsonBody, MAX_UPSTREAM_JSON_DEPTH } from '../../providers/shared/upstream-request.ts';
+import { replicateWebhook } from '../../providers/replicate/replicate-webhook.ts';
+import { createHmac } from 'node:crypto';
 import type { ModelConfig, ProviderConfig } from '../../src/config/gateway-config.ts';
 import { isReachableFromOutside } from '../../src/upstreams/provider-host.ts';
 
@@ -193,6 +196,45 @@ describe('upstream errors during a step', () => {
     expect(() => stepForUpstreamError(new UpstreamError('server_error', 'boom', 503), 'x', again)).toThrow('boom');
     expect(() => stepForUpstreamError(new UpstreamError('unreachable', 'down'), 'x', again)).toThrow('down');
     expect(() => stepForUpstreamError(new Error('disk full'), 'x', again)).toThrow('disk full');
+    // An answer the next try would get again: the task fails now rather than at its deadline.
+    expect(stepForUpstreamError(new UpstreamError('malformed', 'too deep', 200), 'x', again)).toMatchObject({
+      state: 'failed',
+      message: 'x: too deep',
+    });
+  });
+
+  test('a 2xx answer nested past the limit is malformed (not JSON stays a retried server error)', async () => {
+    const deep = (n: number) => `{"output":${'['.repeat(n)}"https://x/a.png"${']'.repeat(n)}}`;
+    const answer = (text: string) => new Response(text, { status: 200 });
+    expect(await jsonBody(answer(deep(MAX_UPSTREAM_JSON_DEPTH - 1)))).toMatchObject({ output: expect.any(Array) });
+    const refused = await jsonBody(answer(deep(100_000))).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(UpstreamError);
+    expect(refused).toMatchObject({ kind: 'malformed', upstreamStatus: 200 });
+    expect(await jsonBody(answer('<html>')).catch((err: UpstreamError) => err.kind)).toBe('server_error');
+  });
+
+  test('a signed webhook nested past the limit is refused before it is parsed', async () => {
+    const body = `{"id":"p1","status":"succeeded","output":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const config: ProviderConfig = {
+      id: 'rep',
+      kind: 'replicate',
+      api_key: 'r8_x',
+      options: { webhook_secret: SECRET },
+      missingEnv: [],
+    };
+    const webhook = replicateWebhook(
+      replicateSettings(config, { publicUrl: 'https://gw.example.com/', publicUrlReachable: true }),
+    );
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const key = Buffer.from(SECRET.replace(/^whsec_/, ''), 'base64');
+    const signature = `v1,${createHmac('sha256', key).update(`${ID}.${timestamp}.${body}`).digest('base64')}`;
+    const url = new URL('https://gw.example.com/upstream-webhooks/rep?task=t1');
+    const refused = await webhook.receive({
+      url,
+      headers: headers({ 'webhook-timestamp': timestamp, 'webhook-signature': signature }),
+      body,
+    });
+    expect(refused).toEqual({ accepted: false, status: 400, message: 'the webhook body nests deeper than 128 levels' });
   });
 
   test('five consecutive failures make a provider failing; one success resets it', () => {
