@@ -143,11 +143,13 @@ function passedThrough(
   };
   /** The id the client's events get when the upstream sent none (fill-missing-id.ts): the record's. */
   let fill: string | undefined;
-  const end = async (text: string, tail: StreamEvent[]): Promise<Step> => {
+  /** `healthy`: the upstream's own end (`[DONE]`, `message_stop`), whose body's rest is read, not cut. */
+  const end = async (text: string, tail: StreamEvent[], healthy = false): Promise<Step> => {
     // `text` ends with the stream's last event: all of it waits for the charge.
     await observe(tail);
     await tap.end();
-    await source.cancel();
+    if (healthy) source.release();
+    else await source.cancel();
     return { text, done: true };
   };
   return {
@@ -187,7 +189,7 @@ function passedThrough(
           const final = rules.finalObject?.(message, passCtx);
           if (final) keepFinal?.(final);
         }
-        if (kind === 'terminal' || kind === 'error') return end(text, source.end());
+        if (kind === 'terminal' || kind === 'error') return end(text, source.end(), kind === 'terminal');
       }
       if (read.done)
         return end(

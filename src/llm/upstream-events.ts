@@ -33,6 +33,38 @@ export interface IdleWatchedReader<T> {
   read(): Promise<ReadResult<T>>;
   /** Gives the stream up: the watch ends and the upstream is cancelled (never rejects). */
   cancel(reason?: unknown): Promise<void>;
+  /** The consumer has what it needs: the rest of the body is read in the background (`drainRest`). */
+  release(): void;
+}
+
+/** How long, and how many reads, a released stream's rest may take before it is cancelled. */
+const RELEASE_WITHIN_MS = 2_000;
+const RELEASE_MAX_READS = 16;
+
+/**
+ * Reads what is left of a body whose consumer has had its last event (`[DONE]`, `message_stop`):
+ * usually only the chunked terminator, which an upstream often writes a moment later. Cancelling
+ * instead would close the keep-alive connection whenever that terminator had not yet arrived, and
+ * the next call would pay a new connection (a TLS handshake to a real provider). A rest that runs
+ * past `RELEASE_WITHIN_MS` or `RELEASE_MAX_READS` is cancelled after all. Never rejects.
+ */
+export async function drainRest<T>(
+  reader: ReadableStreamDefaultReader<T>,
+  withinMs = RELEASE_WITHIN_MS,
+  maxReads = RELEASE_MAX_READS,
+): Promise<void> {
+  const giveUp = (why: string) => reader.cancel(new Error(`the upstream body's rest ${why}`)).catch(() => undefined);
+  const timer = setTimeout(() => void giveUp(`did not end within ${withinMs} ms`), withinMs);
+  try {
+    for (let reads = 0; ; reads++) {
+      if (reads === maxReads) return void (await giveUp(`went on past ${maxReads} reads`));
+      if ((await reader.read()).done) return;
+    }
+  } catch {
+    // a rest that fails is as good as a cancelled one
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -44,7 +76,8 @@ export interface IdleWatchedReader<T> {
  */
 export function idleWatch<T>(reader: ReadableStreamDefaultReader<T>, idleMs: number | undefined): IdleWatchedReader<T> {
   const cancelUpstream = (reason?: unknown) => reader.cancel(reason).catch(() => undefined);
-  if (!idleMs) return { read: () => reader.read(), cancel: cancelUpstream };
+  const release = () => void drainRest(reader);
+  if (!idleMs) return { read: () => reader.read(), cancel: cancelUpstream, release };
   /** When the pending read began (performance.now()); -1 while none is pending. */
   let pendingSince = -1;
   let timedOut: IdleTimeout | undefined;
@@ -85,6 +118,10 @@ export function idleWatch<T>(reader: ReadableStreamDefaultReader<T>, idleMs: num
       stop();
       return cancelUpstream(reason);
     },
+    release() {
+      stop();
+      release();
+    },
   };
 }
 
@@ -113,6 +150,8 @@ export interface UpstreamEvents {
   /** The decoder's closing events (a finish held for usage, a truncation), after the last message. */
   end(): StreamEvent[];
   cancel(reason?: unknown): Promise<void>;
+  /** After the stream's healthy end: the body's rest is read in the background, keeping the connection. */
+  release(): void;
 }
 
 /** An upstream stream whose first event has arrived (first-event.ts): what the client stream reads. */
@@ -155,5 +194,6 @@ export function upstreamEvents(
     },
     end: () => decoder.end(),
     cancel: reader.cancel,
+    release: reader.release,
   };
 }

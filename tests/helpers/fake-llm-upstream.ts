@@ -61,6 +61,11 @@ export const SCENARIOS = [
    * DEEP_NESTING levels deep: JSON.parse reads it, JSON.stringify cannot write it again.
    */
   'deep-no-ids',
+  /**
+   * The text answer whose body ends LATE_END_MS after its last event (`[DONE]`, `message_stop`),
+   * the chunked terminator in a write of its own, as many servers send it.
+   */
+  'late-end',
 ] as const;
 
 /** How deep `deep-no-ids` nests its extra field. */

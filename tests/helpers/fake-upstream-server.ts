@@ -25,6 +25,8 @@ export interface RecordedBase {
   endedAt?: number;
   /** When the fake saw the caller go away before the answer was complete. */
   abortedAt?: number;
+  /** The caller's TCP port: requests on one kept-alive connection share it. */
+  remotePort?: number;
 }
 
 /** An SSE event to send; `content` ones count toward `breakAfter` and pace `slow-stream`. */
@@ -51,6 +53,8 @@ export interface StreamScript {
  * a reset: a reset discards bytes still unread in the socket buffer.
  */
 const BREAK_DELAY_MS = 250;
+/** `late-end`: how long after its last event the body ends (its chunked terminator is written). */
+export const LATE_END_MS = 40;
 const enc = new TextEncoder();
 const now = () => Date.now();
 
@@ -112,8 +116,12 @@ export function scriptedSse(rec: RecordedBase, req: Request, events: Emit[], scr
             return;
           }
         }
-        finish();
-        controller.close();
+        const close = () => {
+          finish();
+          controller.close();
+        };
+        if (scenario === 'late-end') timer = setTimeout(close, LATE_END_MS);
+        else close();
       };
       step();
     },
@@ -155,7 +163,7 @@ export function startRecordingServer<R extends RecordedBase>(opts: RecordingOpti
     port: 0,
     hostname: '127.0.0.1',
     idleTimeout: 120,
-    async fetch(req) {
+    async fetch(req, srv) {
       const rawBody = await req.text();
       let body: unknown;
       try {
@@ -177,6 +185,7 @@ export function startRecordingServer<R extends RecordedBase>(opts: RecordingOpti
         scenario,
         attempt,
         receivedAt: now(),
+        remotePort: srv.requestIP(req)?.port,
       };
       const rec = opts.record(base, req);
       requests.push(rec);

@@ -17,6 +17,7 @@ import {
   type RecordedRequest,
   type Scenario,
 } from '../helpers/fake-llm-upstream.ts';
+import { LATE_END_MS } from '../helpers/fake-upstream-server.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 
 /**
@@ -602,6 +603,31 @@ for (const mode of MODES) {
           }
         },
       );
+    });
+
+    test('a stream whose body ends a moment after its last event keeps its upstream connection for the next call', async () => {
+      // `late-end` writes the chunked terminator LATE_END_MS after `[DONE]` / `message_stop`. A
+      // passed-through stream that stopped reading at its last event used to cut the connection,
+      // so every such call opened a new one (a TLS handshake to a real provider).
+      const CALLS = 4;
+      const connections: string[] = [];
+      for (const [client, up] of pairs(CLIENTS, UPSTREAMS)) {
+        const markers: string[] = [];
+        for (let i = 0; i < CALLS; i++) {
+          const marker = newMarker('keepalive');
+          markers.push(marker);
+          const out = await call(c, client, modelId(up, 'late-end'), { marker }, { stream: true });
+          expect(out.text).toBe(FULL_TEXT);
+          // The body's end has come and gone before the next call asks for a connection.
+          await Bun.sleep(LATE_END_MS * 3);
+        }
+        const ports = markers.map((m) => fakeOf(up).find(m)[0]?.remotePort);
+        expect(ports).not.toContain(undefined);
+        connections.push(`${client} → ${up}: ${new Set(ports).size}`);
+      }
+      // One connection for the lot; two should the pool hand out another once. Without reading the
+      // rest, the passed-through pairs made one per call.
+      expect(connections.filter((line) => Number(line.split(': ')[1]) > 2)).toEqual([]);
     });
 
     // `no-ids`: an upstream that sends no response id (or an empty one) gets the recorded id filled in.

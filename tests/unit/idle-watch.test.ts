@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { IdleTimeout, idleWatch } from '../../src/llm/upstream-events.ts';
+import { drainRest, IdleTimeout, idleWatch } from '../../src/llm/upstream-events.ts';
 
 /** A stream whose n-th chunk comes `gaps[n]` ms after it is asked for; records its cancellation. */
 function paced(gaps: number[]) {
@@ -71,5 +71,47 @@ describe('idleWatch: one timer per stream, counting only the time a read waits f
   test('no limit: plain reads', async () => {
     const source = paced([150]);
     expect((await idleWatch(source.reader, 0).read()).value).toBe(0);
+  });
+});
+
+describe('release: the rest of a body whose consumer is done is read, not cut', () => {
+  /** Whether the stream was read to its end (its last pull ran) or cancelled. */
+  function tracked(gaps: number[]) {
+    const source = paced(gaps);
+    let ended = false;
+    const stream = new ReadableStream<number>({
+      async pull(c) {
+        const read = await source.reader.read();
+        if (read.done) {
+          ended = true;
+          c.close();
+        } else c.enqueue(read.value);
+      },
+      cancel: (reason) => source.reader.cancel(reason),
+    });
+    return { reader: stream.getReader(), ended: () => ended, cancelled: source.cancelled };
+  }
+
+  test('a body that ends a moment after the last event is read to its end, not cancelled (the connection is kept)', async () => {
+    const source = tracked([1, 30, 1]);
+    const watched = idleWatch(source.reader, 1_000);
+    expect((await watched.read()).value).toBe(0);
+    watched.release();
+    await Bun.sleep(80);
+    expect(source.ended()).toBe(true);
+    expect(source.cancelled()).toBeUndefined();
+  });
+
+  test('a rest that takes too long, or too many reads, is cancelled after all', async () => {
+    const slow = paced([1, 5_000]);
+    const started = performance.now();
+    await drainRest(slow.reader, 50);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(String(slow.cancelled())).toContain('did not end within 50 ms');
+
+    const chatty = tracked(Array.from({ length: 100 }, () => 0));
+    await drainRest(chatty.reader, 1_000, 5);
+    expect(chatty.ended()).toBe(false);
+    expect(String(chatty.cancelled())).toContain('went on past 5 reads');
   });
 });
