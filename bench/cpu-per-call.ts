@@ -3,7 +3,7 @@
  * alternated with another checkout of the gateway (a worktree of an earlier commit), so that both
  * see the same minutes of a shared machine: how bench/README.md measures a change before and after.
  *
- *   bun run bench/cpu-per-call.ts [--stream [--paced]] [--seconds 8] [--reps 2] [--warmup-seconds 8]
+ *   bun run bench/cpu-per-call.ts [--stream [--paced]] [--tls] [--seconds 8] [--reps 2] [--warmup-seconds 8]
  *                                 [--connections 16] [--against DIR --pairs 3] [--against-env JSON --pairs 3]
  *
  * Each run starts a fresh pinned stack (bench/lib/llm-bench-stack.ts: the fake upstream and h2load
@@ -13,7 +13,8 @@
  * `--against DIR` (e.g. `git worktree add /tmp/before <commit>` with node_modules linked), runs
  * alternate: DIR's gateway, then this one, `--pairs` times. With `--against-env '{"NAME":"value"}'`
  * instead, this checkout alternates with itself started with those variables too (a setting's
- * cost, e.g. `SETTLEMENT_JOURNAL`). Prints a Markdown table.
+ * cost, e.g. `SETTLEMENT_JOURNAL`). `--tls`: the fake upstream speaks HTTPS, as a real provider
+ * does, so the gateway's connections to it cost a TLS handshake each. Prints a Markdown table.
  */
 import { resolve } from 'node:path';
 import { closedLoop, requireH2load } from './lib/h2load.ts';
@@ -24,6 +25,8 @@ import type { startLlmBenchStack as StartStack } from './lib/llm-bench-stack.ts'
 const STREAM = process.argv.includes('--stream');
 /** The stream's events each written on its own by the fake, 1 ms apart, as a real LLM's come. */
 const PACED = STREAM && process.argv.includes('--paced');
+/** The upstream over HTTPS (a throwaway certificate): new connections cost what they cost a real provider. */
+const TLS = process.argv.includes('--tls');
 const SECONDS = numberArg('--seconds', 8);
 const REPS = numberArg('--reps', 2);
 const WARMUP = numberArg('--warmup-seconds', 8);
@@ -66,7 +69,7 @@ async function measure({ label, root, env }: Variant): Promise<Phase[]> {
   const { startLlmBenchStack } = (await import(`${root}/bench/lib/llm-bench-stack.ts`)) as {
     startLlmBenchStack: typeof StartStack;
   };
-  const stack = await startLlmBenchStack('cpucall', { pin: true, pinServices: true, env });
+  const stack = await startLlmBenchStack('cpucall', { pin: true, pinServices: true, env, tls: TLS });
   try {
     const target = stack.chat('gateway', { key: await stack.newKey('cpucall'), stream: STREAM, paced: PACED });
     await closedLoop(target, CONNECTIONS, WARMUP, 0);
@@ -99,7 +102,7 @@ for (let pair = 0; pair < PAIRS; pair++)
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `\n${STREAM ? `20-chunk streamed${PACED ? ' (paced: an event per write, 1 ms apart)' : ''}` : 'non-streamed'} chat, ${CONNECTIONS} connections, ${REPS} × ${SECONDS} s after ${WARMUP} s of load per run\n`,
+  `\n${STREAM ? `20-chunk streamed${PACED ? ' (paced: an event per write, 1 ms apart)' : ''}` : 'non-streamed'} chat${TLS ? ' (upstream over HTTPS)' : ''}, ${CONNECTIONS} connections, ${REPS} × ${SECONDS} s after ${WARMUP} s of load per run\n`,
 );
 console.log(
   '| checkout | phases | req/s (each) | CPU ms per call (each) | mean CPU ms per call | mean main thread ms per call |',

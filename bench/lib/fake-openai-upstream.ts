@@ -91,10 +91,16 @@ function pacedStream(parts: Uint8Array[], signal: AbortSignal): ReadableStream<U
   });
 }
 
+// TLS_CERT_FILE and TLS_KEY_FILE: HTTPS, as a real provider speaks (bench/lib/self-signed-cert.ts).
+const tls = process.env.TLS_CERT_FILE
+  ? { cert: Bun.file(process.env.TLS_CERT_FILE), key: Bun.file(process.env.TLS_KEY_FILE ?? '') }
+  : undefined;
+
 const server = Bun.serve({
   port: Number(process.env.PORT ?? 0),
   hostname: '127.0.0.1',
   idleTimeout: 60,
+  tls,
   async fetch(req) {
     const url = new URL(req.url);
     if (req.method === 'GET' && url.pathname === '/healthz') return new Response('ok');

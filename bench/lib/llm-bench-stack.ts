@@ -18,6 +18,7 @@ import { writeBenchConfig } from './sandbox-config.ts';
 import { stopProcesses } from './stop-processes.ts';
 import { GATEWAY_CORE, LOAD_CORE, pin, pinServices } from './cpu-pin.ts';
 import type { H2loadTarget } from './h2load.ts';
+import { selfSignedCert } from './self-signed-cert.ts';
 import { spawnPortPrinter } from './spawn-port-printer.ts';
 
 export const HOST = '127.0.0.1';
@@ -69,6 +70,8 @@ export async function startLlmBenchStack(
     bunArgs?: string[];
     /** Also serve the built-in sandbox provider's `sandbox/echo` (an LLM with no upstream call). */
     sandbox?: boolean;
+    /** The fake upstream speaks HTTPS (a throwaway certificate the gateway is told to trust), as providers do. */
+    tls?: boolean;
   } = {},
 ): Promise<LlmBenchStack> {
   const workDir = await mkdtemp(join(tmpdir(), `bench-${label}-`));
@@ -98,10 +101,15 @@ export async function startLlmBenchStack(
     });
 
   try {
-    const started = await spawnPortPrinter(resolve(import.meta.dir, 'fake-openai-upstream.ts'), 'fake upstream');
+    const cert = opts.tls ? await selfSignedCert(workDir) : undefined;
+    const started = await spawnPortPrinter(
+      resolve(import.meta.dir, 'fake-openai-upstream.ts'),
+      'fake upstream',
+      cert ? { TLS_CERT_FILE: cert.certFile, TLS_KEY_FILE: cert.keyFile } : {},
+    );
     upstream = started.proc;
     const upstreamPort = started.port;
-    const configPath = await writeBenchConfig(workDir, { sandbox: opts.sandbox, upstreamPort });
+    const configPath = await writeBenchConfig(workDir, { sandbox: opts.sandbox, upstreamPort, upstreamTls: !!cert });
     // postgres+redis: a fresh database and Redis prefix; embedded: a fresh DATA_DIR (removed by stop).
     const mode = MODES.find((m) => m.name === (opts.mode ?? 'postgres+redis')) ?? MODES[0]!;
     const modeEnv = await mode.env(`bench_${label}`);
@@ -113,6 +121,7 @@ export async function startLlmBenchStack(
         GATEWAY_CONFIG: configPath,
         LOG_LEVEL: 'warn',
         RATE_LIMIT_PER_MINUTE: '100000000',
+        ...(cert ? { NODE_EXTRA_CA_CERTS: cert.certFile } : {}),
         ...opts.env,
         // A setting to try in any benchmark without editing it, e.g. '{"BUN_JSC_useFTLJIT":"1"}'.
         ...benchGatewayEnv(),
@@ -131,7 +140,7 @@ export async function startLlmBenchStack(
         const paced = stream && opts.paced === true;
         if (via === 'direct')
           return {
-            url: `http://${HOST}:${upstreamPort}/v1/chat/completions`,
+            url: `${cert ? 'https' : 'http'}://${HOST}:${upstreamPort}/v1/chat/completions`,
             headers: {},
             body: chatBody(paced ? 'bench-paced' : 'bench', stream),
           };

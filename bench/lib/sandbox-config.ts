@@ -8,11 +8,11 @@ const PRICING = 'pricing: {input_per_mtok: 1, output_per_mtok: 2}';
  * provider's `sandbox/echo` (an LLM that answers without an upstream) when `sandbox`, and with
  * `upstreamPort` one `openai` provider on the zero-latency fake upstream there
  * (bench/lib/fake-openai-upstream.ts), serving `fake/bench` and `fake/paced` (the same stream,
- * each event its own write).
+ * each event its own write); `upstreamTls`: that upstream speaks HTTPS.
  */
 export async function writeBenchConfig(
   dir: string,
-  opts: { sandbox?: boolean; upstreamPort?: number },
+  opts: { sandbox?: boolean; upstreamPort?: number; upstreamTls?: boolean },
 ): Promise<string> {
   const path = join(dir, 'gateway.yaml');
   const fake = opts.upstreamPort !== undefined;
@@ -21,7 +21,9 @@ export async function writeBenchConfig(
     [
       'providers:',
       ...(fake
-        ? [`  - {id: fake, kind: openai, base_url: "http://127.0.0.1:${opts.upstreamPort}/v1", api_key: x}`]
+        ? [
+            `  - {id: fake, kind: openai, base_url: "${opts.upstreamTls ? 'https' : 'http'}://127.0.0.1:${opts.upstreamPort}/v1", api_key: x}`,
+          ]
         : []),
       ...(opts.sandbox ? ['  - {id: sandbox, kind: sandbox}'] : []),
       'models:',
