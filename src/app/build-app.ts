@@ -63,7 +63,10 @@ export function buildApp(
       p.resources?.listMotions && p.resources.motionProduct ? [p.resources.motionProduct] : [],
     ),
   );
-  return new Elysia()
+  // Elysia's default reads the path from the 11th character of the URL on, assuming a host of
+  // at least four (`http://a.bc`): behind `http://llm/…` (a service name on port 80) no route
+  // matched. The server speaks plain HTTP, so the path starts after `http://`, whatever the host.
+  return new Elysia({ handler: { standardHostname: false } })
     .use(routeTemplates())
     .use(bodyErrorHandler(llmErrorShapers))
     .use(errorHandler(ctx.log, [...llmErrorShapers, ...motionErrorShapers(motionProducts)]))

@@ -8,6 +8,7 @@ import { SANDBOX_CONFIG } from '../../src/config/sandbox-catalog.ts';
 import { requestHash } from '../../src/tasks/request-hash.ts';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { ADMIN_TOKEN, freePort, MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
 import { queryDatabase } from '../helpers/services.ts';
 
 /**
@@ -721,6 +722,29 @@ for (const mode of MODES) {
           const body = json(sent);
           expect(body.data?.message ?? body.error?.message).toMatch(message);
         }
+      });
+
+      test('every Host a client may reach the gateway by routes the same: short service names included', async () => {
+        // Elysia assumes by default a host of at least four characters (`http://a.bc`) and found
+        // no route at all behind `http://llm/…` (a compose or Kubernetes service on port 80).
+        const port = Number(new URL(gw.url).port);
+        const auth = { authorization: `Bearer ${attacker.key}` };
+        for (const host of ['x', 'ai', 'llm', 'ai:80', `ai:${port}`, '[::1]', 'gateway.internal'])
+          expect({
+            host,
+            status: (await rawRequest(port, { method: 'GET', path: '/v1/models', headers: { host, ...auth } })).status,
+          }).toEqual({ host, status: 200 });
+        const data = new TextEncoder().encode(
+          JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] }),
+        );
+        const chat = await rawRequest(port, {
+          method: 'POST',
+          path: '/v1/chat/completions?x=1',
+          headers: { host: 'llm', 'content-type': 'application/json', ...auth },
+          body: { data },
+        });
+        expect(chat.status).toBe(200);
+        expect(chat.json.object).toBe('chat.completion');
       });
 
       test('previous_response_id and item references that cannot exist are not found', async () => {
