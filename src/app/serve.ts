@@ -1,4 +1,5 @@
 import { rememberClientAddress } from '../http/client-address.ts';
+import { useIdleControl } from '../http/client-idle.ts';
 import { bodyFullyRead, hasRequestBody, LLM_BODY_MAX_BYTES } from '../http/request-body.ts';
 import { beginRequest, endRequest, inRequestScope, withRequestId } from '../observability/http-observer.ts';
 import { maxRequestBytes } from '../uploads/upload-request.ts';
@@ -99,11 +100,13 @@ export function serve(ctx: AppContext, app: App) {
     // Off with one process, so a second gateway started on a taken port still fails loudly.
     reusePort: ctx.env.workers > 1,
     // Streams (LLM SSE, downloads) can be long; Bun's default 10 s idle timeout would cut them.
-    // Request bodies of the JSON routes have their own, shorter deadline (BODY_TIMEOUT_MS).
-    idleTimeout: 255,
+    // Request bodies of the JSON routes have their own, shorter deadline (BODY_TIMEOUT_MS). An
+    // LLM call lifts it while it waits on its upstream (src/http/client-idle.ts).
+    idleTimeout: ctx.env.clientIdleTimeoutS,
     maxRequestBodySize: maxRequestBodySize(ctx.env.maxUploadBytes),
     fetch: handler.fetch,
   });
+  useIdleControl(server, ctx.env.clientIdleTimeoutS);
   return {
     server,
     inFlight: handler.inFlight,

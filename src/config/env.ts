@@ -59,6 +59,7 @@ const EnvSchema = v.object({
   S3_ACCESS_KEY_ID: v.optional(v.string()),
   S3_SECRET_ACCESS_KEY: v.optional(v.string()),
   BODY_TIMEOUT_MS: v.optional(positiveInt, '30000'),
+  CLIENT_IDLE_TIMEOUT_S: v.optional(v.pipe(positiveInt, v.maxValue(255, "expected at most 255 (Bun's limit)")), '255'),
   AUTH_FAILURES_PER_MINUTE: v.optional(positiveInt, '20'),
   TRUST_PROXY: v.optional(boolString, 'false'),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
@@ -100,6 +101,11 @@ export interface Env {
   s3?: { bucket: string; endpoint?: string; region?: string; accessKeyId?: string; secretAccessKey?: string };
   /** How long a request body (JSON endpoints) may take to arrive in full. */
   bodyTimeoutMs: number;
+  /**
+   * Seconds a client connection may stay silent before it is closed (Bun's `idleTimeout`), except
+   * while an LLM call waits on its upstream (src/http/client-idle.ts).
+   */
+  clientIdleTimeoutS: number;
   /** Failed authentications one client address may make per minute before it gets 429s. */
   authFailuresPerMinute: number;
   /** Take the client address from the last `X-Forwarded-For` entry (behind a reverse proxy only). */
@@ -176,6 +182,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
         }
       : undefined,
     bodyTimeoutMs: e.BODY_TIMEOUT_MS,
+    clientIdleTimeoutS: e.CLIENT_IDLE_TIMEOUT_S,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,

@@ -32,6 +32,7 @@ import { estimateTokens, llmCost } from './pricing.ts';
 import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
 import { clientStream, passthroughRulesFor } from './stream-pipeline.ts';
+import { holdClientConnection } from '../http/client-idle.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
@@ -123,6 +124,9 @@ export class LlmService {
     const { ttlS: cacheTtlS, key: cacheKey, hit } = await this.lookUp(call, request.headers);
     if (hit) return hit;
     Object.assign(call, await this.reserve(format, call, auth));
+    // From here the call waits on its upstream, bounded by the provider's own timeouts: Bun's
+    // idle limit would cut a client waiting longer (src/http/client-idle.ts).
+    const releaseConnection = holdClientConnection(request);
     const abort = new AbortController();
     const onClientGone = () => abort.abort(new Error('client disconnected'));
     request.signal.addEventListener('abort', onClientGone, { once: true });
@@ -148,6 +152,7 @@ export class LlmService {
           ...costHeader(cost),
         };
         if (capture) void capture.put({ kind: 'json-text', text: answer.text, headers });
+        releaseConnection();
         // Not in `headers`: a cached copy must not replay this call's timing.
         return new Response(answer.text, {
           headers: { ...JSON_HEADERS, ...headers, ...cacheHeaders, ...serverTimingHeaders(timing) },
@@ -170,6 +175,7 @@ export class LlmService {
         inputEstimate,
         (outcome) => {
           if (capture) capture.completed = outcome.status === 'completed';
+          releaseConnection();
           return this.settle(call, outcome);
         },
         call.decoded.responses?.store ? (response) => this.store(call, response, final) : undefined,
@@ -198,6 +204,7 @@ export class LlmService {
         headers: { ...headers, ...cacheHeaders, ...serverTimingHeaders(timing) },
       });
     } catch (err) {
+      releaseConnection();
       request.signal.removeEventListener('abort', onClientGone);
       throw this.failure(call, err);
     }

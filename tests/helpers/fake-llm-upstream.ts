@@ -51,6 +51,8 @@ export const SCENARIOS = [
   'slow-headers',
   /** The text answer, its headers after LATE_HEADERS_MS: an upstream that thinks before it answers. */
   'late-headers',
+  /** The text answer; streamed, silent for LONG_PAUSE_MS (fake-upstream-server.ts) after its third delta. */
+  'long-pause',
   /**
    * The text answer without a response id, as some OpenAI-compatible servers send it (OpenAI:
    * no `id` in the body or any chunk; Anthropic: an empty `id`).
@@ -238,7 +240,8 @@ function plan(kind: FakeKind, scenario: Scenario, req: Normalized): Plan {
   if (scenario === 'slow-stream')
     return textPlan(Array.from({ length: 25 }, () => TEXT_DELTAS).flat(), { ...req, stops: [] });
   const base = textPlan(TEXT_DELTAS, req);
-  if (scenario === 'error-event' || scenario === 'garbage' || scenario === 'cut') return { ...base, breakAfter: 3 };
+  if (scenario === 'error-event' || scenario === 'garbage' || scenario === 'cut' || scenario === 'long-pause')
+    return { ...base, breakAfter: 3 };
   return base;
 }
 

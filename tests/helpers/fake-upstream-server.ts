@@ -3,7 +3,8 @@
  * Messages, fake-responses-upstream.ts for Responses): a loopback server that records each request
  * (so tests can assert what the gateway sent and when it went away), and the scripted SSE body
  * that plays a list of events with the failure scenarios — a pause then a cut connection, an
- * error event or garbage after `breakAfter` content events, or one content event per interval.
+ * error event or garbage after `breakAfter` content events, or one content event per interval —
+ * and `long-pause`, a pause of LONG_PAUSE_MS after `breakAfter` content events, then the rest.
  */
 import type { Scenario } from './fake-llm-upstream.ts';
 
@@ -53,6 +54,8 @@ export interface StreamScript {
  * a reset: a reset discards bytes still unread in the socket buffer.
  */
 const BREAK_DELAY_MS = 250;
+/** `long-pause`: how long the stream is silent mid-way (a model that stops to think). */
+export const LONG_PAUSE_MS = 6_500;
 /** `late-end`: how long after its last event the body ends (its chunked terminator is written). */
 export const LATE_END_MS = 40;
 const enc = new TextEncoder();
@@ -91,7 +94,7 @@ export function scriptedSse(rec: RecordedBase, req: Request, events: Emit[], scr
           if (e.content && breakAfter !== undefined && sent === breakAfter) {
             if (!paused) {
               paused = true;
-              timer = setTimeout(step, BREAK_DELAY_MS);
+              timer = setTimeout(step, scenario === 'long-pause' ? LONG_PAUSE_MS : BREAK_DELAY_MS);
               return;
             }
             if (scenario === 'error-event') {
