@@ -1,9 +1,11 @@
 import { describe, expect, test } from 'bun:test';
+import { createParser } from 'eventsource-parser';
 import type { LlmStream, UpstreamStreamFormat } from '../../providers/types.ts';
 import { emptyUsage, type StreamEvent } from '../../translators/canonical/index.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import { anthropicMessagesFormat } from '../../src/llm/formats/anthropic-messages-format.ts';
 import { chatCompletionsFormat } from '../../src/llm/formats/chat-completions-format.ts';
+import { responsesFormat } from '../../src/llm/formats/responses-format.ts';
 import type { ClientFormat, EncodeContext } from '../../src/llm/client-format.ts';
 import { awaitFirstEvent } from '../../src/llm/first-event.ts';
 import { type StreamOutcome, OutcomeTap } from '../../src/llm/outcome-tap.ts';
@@ -30,7 +32,12 @@ async function run(
   split: number[],
   upstream: UpstreamStreamFormat = 'chat-completions',
 ) {
-  const clientBody = format === chatCompletionsFormat ? body : { ...body, stream: true };
+  const clientBody =
+    format === chatCompletionsFormat
+      ? body
+      : format === responsesFormat
+        ? { model: MODEL, input: 'hi', stream: true }
+        : { ...body, stream: true };
   const decoded = format.decode(clientBody);
   const ctx: EncodeContext = { id: `${format.idPrefix}test`, model: MODEL, created: 1, decoded };
   const outcomes: StreamOutcome[] = [];
@@ -81,6 +88,43 @@ describe('the client stream after the first-event check', () => {
     expect(text).toContain(`"model":"${MODEL}"`);
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
   });
+});
+
+describe('an upstream whose events span several data lines (legal SSE, pretty-printed JSON)', () => {
+  /** Every `data:` line's JSON written over several `data:` lines, as some OpenAI-compatible servers do. */
+  const multiline = (sse: string) =>
+    sse.replaceAll(/^data: (\{.*\})$/gm, (_, json: string) =>
+      JSON.stringify(JSON.parse(json), null, 1)
+        .split('\n')
+        .map((line) => `data: ${line}`)
+        .join('\n'),
+    );
+  /** What a client's SSE parser reads: each event's data, parsed when it is JSON. */
+  const clientEvents = (text: string) => {
+    const events: unknown[] = [];
+    const parser = createParser({
+      onEvent: (e) => events.push(e.data === '[DONE]' ? e.data : { event: e.event, json: JSON.parse(e.data) }),
+    });
+    parser.feed(text);
+    return events;
+  };
+
+  for (const [upstream, format, fixture] of [
+    ['chat-completions', chatCompletionsFormat, `${FIXTURES}/text.sse`],
+    ['anthropic-messages', anthropicMessagesFormat, `${FIXTURES}/../anthropic-messages/text.sse`],
+    ['responses', responsesFormat, `${FIXTURES}/../responses/text.sse`],
+  ] as const)
+    test(`${upstream}, passed through: the client reads the same events as from single-line data`, async () => {
+      const sse = new TextDecoder().decode(await readFixture(fixture));
+      const spread = multiline(sse);
+      expect(spread.split('\n').length).toBeGreaterThan(sse.split('\n').length * 2);
+      const single = await run(format, new TextEncoder().encode(sse), SPLITS.whole as number[], upstream);
+      for (const split of [SPLITS.whole, SPLITS.primes] as number[][]) {
+        const { text, outcomes } = await run(format, new TextEncoder().encode(spread), split, upstream);
+        expect(outcomes[0]?.status).toBe('completed');
+        expect(clientEvents(text)).toEqual(clientEvents(single.text));
+      }
+    });
 });
 
 describe('a passed-through stream whose upstream sent no response id', () => {

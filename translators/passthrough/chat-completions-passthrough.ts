@@ -5,6 +5,17 @@ import { objectOf, renameModel, type PassthroughRules } from './passthrough-rule
 import { renameBodyModel } from './rename-body-model.ts';
 
 /**
+ * A chunk's `"usage":null` removed: by text as OpenAI writes it (compact, never first), else — a
+ * server that spaces or orders its JSON otherwise — from a parse of the chunk.
+ */
+function withoutNullUsage(data: string): string {
+  const stripped = data.replaceAll(',"usage":null', '');
+  if (stripped !== data) return stripped;
+  const { usage: _, ...rest } = JSON.parse(data) as Record<string, unknown>;
+  return JSON.stringify(rest);
+}
+
+/**
  * Chat completions → chat completions. The gateway always asks the upstream for usage; when the
  * client did not, the usage-only chunk and the `"usage":null` fields are held back so the client
  * sees what OpenAI would have sent it. Chunks the SDK would refuse are repaired (chat-chunk-repair.ts).
@@ -26,7 +37,7 @@ export const chatPassthrough: PassthroughRules = {
     let data = renameModel(repaired, ctx);
     if (!ctx.includeUsage) {
       if (Array.isArray(choices) && choices.length === 0) return null;
-      if (chunk?.usage === null) data = data.replaceAll(',"usage":null', '');
+      if (chunk?.usage === null) data = withoutNullUsage(data);
     }
     return formatSse(data);
   },

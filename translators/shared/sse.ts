@@ -2,10 +2,18 @@ import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-pa
 
 export type { EventSourceMessage };
 
-/** One server-sent event as text. `data` is serialised once here, never spliced by hand. */
+/**
+ * One server-sent event as text. `data` is serialised once here, never spliced by hand. A payload
+ * with line breaks (an upstream event whose data spanned several `data:` lines, which the parser
+ * joined with `\n`) is written back as one `data:` line per line, or the client's parser would
+ * read the second line as a field of its own and the event's data would be cut.
+ * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
+ */
 export function formatSse(data: unknown, event?: string): string {
   const payload = typeof data === 'string' ? data : JSON.stringify(data);
-  return event ? `event: ${event}\ndata: ${payload}\n\n` : `data: ${payload}\n\n`;
+  // JSON.stringify never writes a raw line break; a passed-through payload only when its upstream did.
+  const lines = payload.includes('\n') ? payload.replaceAll('\n', '\ndata: ') : payload;
+  return event ? `event: ${event}\ndata: ${lines}\n\n` : `data: ${lines}\n\n`;
 }
 
 /** Bytes of an SSE body → parsed messages, through eventsource-parser (the only SSE decoder we use). */
