@@ -56,7 +56,15 @@ const passFailure = (err: unknown): Extract<StreamEvent, { type: 'error' }> => (
 interface EventSource {
   next(): Promise<{ events: StreamEvent[]; done: boolean }>;
   cancel(reason?: unknown): Promise<void>;
+  /** After the upstream's healthy end: the rest is read in the background (upstream-events.ts `drainRest`). */
+  release(): void;
 }
+
+/** The upstream's own ending is among these events (a canonical stream ends with one of the two). */
+const endsStream = (events: StreamEvent[]): 'finish' | 'error' | undefined => {
+  for (const event of events) if (event.type === 'finish' || event.type === 'error') return event.type;
+  return undefined;
+};
 
 /** A provider that emits canonical events itself (the sandbox). */
 function canonicalSource(events: ReadableStream<StreamEvent>, idleMs?: number): EventSource {
@@ -67,6 +75,7 @@ function canonicalSource(events: ReadableStream<StreamEvent>, idleMs?: number): 
       return read.done ? { events: [], done: true } : { events: [read.value], done: false };
     },
     cancel: reader.cancel,
+    release: reader.release,
   };
 }
 
@@ -79,6 +88,7 @@ function decodedSource(events: UpstreamEvents): EventSource {
       return { events: read.done ? [...decoded, ...events.end()] : decoded, done: read.done };
     },
     cancel: events.cancel,
+    release: events.release,
   };
 }
 
@@ -108,7 +118,15 @@ function translated(
       } catch (err) {
         return finish([readFailure(err)]);
       }
-      return read.done ? finish(read.events) : { text: await emit(read.events), done: false };
+      if (read.done) return finish(read.events);
+      const ending = endsStream(read.events);
+      if (!ending) return { text: await emit(read.events), done: false };
+      // The upstream's finish (its `[DONE]`, `message_stop`) or error ends the client's stream now,
+      // not when the upstream's body ends, which may come later or not at all.
+      const step = await finish(read.events);
+      if (ending === 'finish') source.release();
+      else await source.cancel();
+      return step;
     },
     fail: async (err: unknown) => {
       await source.cancel(err);

@@ -68,6 +68,8 @@ export const SCENARIOS = [
    * the chunked terminator in a write of its own, as many servers send it.
    */
   'late-end',
+  /** The text answer whose body never ends after its last event: the connection stays open until the caller leaves. */
+  'stall-after-end',
 ] as const;
 
 /** How deep `deep-no-ids` nests its extra field. */

@@ -124,7 +124,7 @@ export function scriptedSse(rec: RecordedBase, req: Request, events: Emit[], scr
           controller.close();
         };
         if (scenario === 'late-end') timer = setTimeout(close, LATE_END_MS);
-        else close();
+        else if (scenario !== 'stall-after-end') close();
       };
       step();
     },

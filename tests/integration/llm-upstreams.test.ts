@@ -630,6 +630,29 @@ for (const mode of MODES) {
       expect(connections.filter((line) => Number(line.split(': ')[1]) > 2)).toEqual([]);
     });
 
+    test('a stream ends at its upstream’s last event even when the upstream keeps the body open, translated or not', async () => {
+      // `stall-after-end` never ends its body after `[DONE]` / `message_stop`. The client's stream
+      // must end with that event (a translated one waited for the body's end, the idle timeout),
+      // and the gateway gives the rest up within its bound (2 s), not at the idle timeout.
+      const cases = pairs(CLIENTS, UPSTREAMS);
+      await matrix(
+        cases,
+        ([cl, up]) => `${cl} → ${up}`,
+        async ([client, up]) => {
+          const marker = newMarker('stall');
+          const started = performance.now();
+          const out = await call(c, client, modelId(up, 'stall-after-end'), { marker }, { stream: true });
+          expect(out.text).toBe(FULL_TEXT);
+          expect(out.finish).toBe(FINISH[client].stop);
+          expect(performance.now() - started).toBeLessThan(2_000);
+          const rec = await onlyRequest(fakeOf(up), marker);
+          const gone = await eventually(() => rec.abortedAt, 5_000);
+          expect(gone).toBeDefined();
+          expect(gone! - rec.receivedAt).toBeLessThan(4_000);
+        },
+      );
+    });
+
     // `no-ids`: an upstream that sends no response id (or an empty one) gets the recorded id filled in.
     for (const scenario of ['text', 'no-ids'] as const)
       test(`${scenario}: a same-format answer is the upstream's own (model renamed), streamed or not; every task records the id its client saw`, async () => {
