@@ -1,0 +1,145 @@
+/**
+ * What reading a paced upstream stream costs the reading process, through Bun's `fetch` (what
+ * the gateway's upstream calls use) against a bare keep-alive HTTP/1.1 reader on `Bun.connect`
+ * (no TLS, chunked bodies only: a measuring device, not a client for the gateway). Bun's `fetch`
+ * runs its HTTP on a thread of its own and hands each chunk to the JavaScript thread; a socket
+ * opened with `Bun.connect` delivers its data on the JavaScript thread directly. The difference
+ * is what an upstream client of the gateway's own could save per upstream event.
+ *
+ *   bun run bench/fetch-vs-socket.ts [--streams 800] [--events 20] [--concurrency 8] [--rounds 2]
+ *
+ * The upstream, a child process pinned to core 0, streams `--events` SSE events and `[DONE]`,
+ * each its own write 1 ms after the last (as an LLM sends tokens). This process, pinned to core 1
+ * when `taskset` is there, reads `--streams` streams `--concurrency` at a time each way, after a
+ * warm-up of as many; rounds alternate the two. Prints a Markdown table of CPU per stream.
+ */
+import type { Socket } from 'bun';
+import { numberArg } from './lib/cli-args.ts';
+
+const STREAMS = numberArg('--streams', 800);
+const EVENTS = numberArg('--events', 20);
+const CONCURRENCY = numberArg('--concurrency', 8);
+const ROUNDS = numberArg('--rounds', 2);
+
+const upstreamSource = `
+const enc = new TextEncoder();
+const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch() {
+  let i = 0;
+  return new Response(new ReadableStream({ async pull(c) {
+    if (i > 0) await Bun.sleep(1);
+    if (i < ${EVENTS}) c.enqueue(enc.encode('data: {"choices":[{"index":0,"delta":{"content":" token' + i + '"}}]}\\n\\n'));
+    else if (i === ${EVENTS}) c.enqueue(enc.encode('data: [DONE]\\n\\n'));
+    else return c.close();
+    i++;
+  } }), { headers: { 'content-type': 'text/event-stream' } });
+} });
+console.log(server.port);
+`;
+
+const upstream = Bun.spawn([process.execPath, '-e', upstreamSource], { stdout: 'pipe', stderr: 'inherit' });
+const firstLine = await upstream.stdout.getReader().read();
+const port = Number(new TextDecoder().decode(firstLine.value).trim());
+const pinned = (pid: number, core: number) =>
+  Bun.spawnSync(['taskset', '-pc', String(core), String(pid)], { stdout: 'ignore', stderr: 'ignore' }).exitCode === 0;
+const isPinned = pinned(upstream.pid, 0) && pinned(process.pid, 1);
+
+/** One stream through `fetch`; returns the body bytes. */
+async function readWithFetch(): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' });
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return bytes;
+    bytes += value.byteLength;
+  }
+}
+
+/** A keep-alive connection whose bytes arrive on this thread; `more` resolves at the next data. */
+interface Connection {
+  socket: Socket<undefined>;
+  pending: Buffer;
+  wake?: () => void;
+}
+
+async function connect(): Promise<Connection> {
+  const connection = { pending: Buffer.alloc(0) } as Connection;
+  connection.socket = await Bun.connect({
+    hostname: '127.0.0.1',
+    port,
+    socket: {
+      data(_socket, chunk) {
+        connection.pending = connection.pending.length
+          ? Buffer.concat([connection.pending, chunk])
+          : Buffer.from(chunk);
+        connection.wake?.();
+      },
+      close() {
+        connection.wake?.();
+      },
+      error() {},
+    },
+  });
+  return connection;
+}
+
+const more = (connection: Connection) => new Promise<void>((resolve) => (connection.wake = resolve));
+
+/** One stream on a kept-alive socket: the head, then chunks until the zero-length one. */
+async function readWithSocket(connection: Connection): Promise<number> {
+  connection.socket.write('POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}');
+  let headEnd = connection.pending.indexOf('\r\n\r\n');
+  while (headEnd < 0) {
+    await more(connection);
+    headEnd = connection.pending.indexOf('\r\n\r\n');
+  }
+  connection.pending = connection.pending.subarray(headEnd + 4);
+  let bytes = 0;
+  for (;;) {
+    const lineEnd = connection.pending.indexOf('\r\n');
+    const size = lineEnd < 0 ? -1 : Number.parseInt(connection.pending.subarray(0, lineEnd).toString('latin1'), 16);
+    if (size < 0 || connection.pending.length < lineEnd + 2 + size + 2) {
+      await more(connection);
+      continue;
+    }
+    connection.pending = connection.pending.subarray(lineEnd + 2 + size + 2);
+    if (size === 0) return bytes;
+    bytes += size;
+  }
+}
+
+const connections = await Promise.all(Array.from({ length: CONCURRENCY }, connect));
+
+async function run(way: 'fetch' | 'socket'): Promise<number> {
+  const lane = async (k: number) => {
+    for (let i = k; i < STREAMS; i += CONCURRENCY)
+      await (way === 'fetch' ? readWithFetch() : readWithSocket(connections[k] as Connection));
+  };
+  const before = process.cpuUsage();
+  await Promise.all(Array.from({ length: CONCURRENCY }, (_, k) => lane(k)));
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / STREAMS;
+}
+
+const results: Record<'fetch' | 'socket', number[]> = { fetch: [], socket: [] };
+await run('fetch');
+await run('socket');
+for (let round = 0; round < ROUNDS; round++)
+  for (const way of ['fetch', 'socket'] as const) {
+    const us = await run(way);
+    results[way].push(us);
+    process.stderr.write(`round ${round + 1} ${way}: ${us.toFixed(0)} µs CPU per stream\n`);
+  }
+upstream.kill();
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+console.log(
+  `\n### Reading a paced stream (${EVENTS} events and [DONE], 1 ms apart), ${STREAMS} streams ${CONCURRENCY} at a time; pinned: ${isPinned}; Bun ${Bun.version}\n`,
+);
+console.log('| reader | CPU µs per stream (each round) | median | per event |');
+console.log('| --- | --- | --- | --- |');
+for (const way of ['fetch', 'socket'] as const)
+  console.log(
+    `| ${way === 'fetch' ? '`fetch` + body reader' : 'bare HTTP/1.1 on `Bun.connect`'} | ${results[way].map((x) => x.toFixed(0)).join(' / ')} | ${median(results[way]).toFixed(0)} | ${(median(results[way]) / (EVENTS + 1)).toFixed(1)} |`,
+  );
+process.exit(0);
