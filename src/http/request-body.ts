@@ -173,15 +173,22 @@ const isJsonType = (type: string) => type === 'application/json' || type.endsWit
 
 /**
  * The body as a JSON endpoint's handler sees it, for Elysia's parse phase: JSON types parsed,
- * any other type as text (which the endpoint's validation refuses), `null` for an empty body.
- * Without a content type: undefined, as Elysia's own parser leaves it (and the body unread).
- * `contentType` is the media type without parameters. Never undefined when a content type is
- * given: that would let Elysia's own, unlimited parser read the body after all.
+ * `null` for an empty body; a body of any other type is refused, saying which type it came as
+ * (`curl -d` sends JSON as a form, and "must be a JSON object" read as a riddle). Not accepted
+ * anyway: a browser sends such types cross-site without asking, and the dashboard signs in with a
+ * cookie. Without a content type: undefined, as Elysia's own parser leaves it (and the body
+ * unread). `contentType` is the media type without parameters. Never undefined when a content
+ * type is given: that would let Elysia's own, unlimited parser read the body after all.
  */
 export async function parseRequestBody(request: Request, contentType: string, limits: BodyLimits): Promise<unknown> {
   if (!contentType) return undefined;
   if (request.body === null) return null;
   const text = await readBodyText(request, limits);
   if (text === '') return null;
-  return isJsonType(contentType.trim().toLowerCase()) ? parseJsonText(text) : text;
+  const type = contentType.trim().toLowerCase();
+  if (isJsonType(type)) return parseJsonText(text);
+  throw new BodyError(
+    'invalid_json',
+    `request body: send JSON with content-type: application/json (it came as ${JSON.stringify(type.slice(0, 80))})`,
+  );
 }

@@ -747,6 +747,26 @@ for (const mode of MODES) {
         expect(chat.json.object).toBe('chat.completion');
       });
 
+      test('a JSON body sent as another type is refused in the endpoint’s shape, saying which type it came as', async () => {
+        const chat = JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] });
+        const task = JSON.stringify({ model: 'sandbox/image', input: { prompt: 'x' } });
+        const cases: Array<[string, string, Auth, number]> = [
+          ['/v1/chat/completions', chat, 'key', 400],
+          ['/v1/messages', chat, 'key', 400],
+          ['/v1/tasks', task, 'key', 422],
+        ];
+        for (const [target, body, auth, status] of cases)
+          for (const type of ['application/x-www-form-urlencoded', 'text/plain;charset=UTF-8']) {
+            const sent = await send(attacker, 'POST', target, { auth, body, headers: { 'content-type': type } });
+            expectNo5xx(sent);
+            expect({ target, type, status: sent.status }).toEqual({ target, type, status });
+            const answer = json(sent);
+            expect(answer.data?.message ?? answer.error?.message).toContain(
+              `send JSON with content-type: application/json (it came as "${type.toLowerCase().split(';')[0]}")`,
+            );
+          }
+      });
+
       test('previous_response_id and item references that cannot exist are not found', async () => {
         const previous = await send(attacker, 'POST', '/v1/responses', {
           auth: 'key',
