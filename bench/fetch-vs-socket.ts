@@ -11,7 +11,8 @@
  * The upstream, a child process pinned to core 0, streams `--events` SSE events and `[DONE]`,
  * each its own write 1 ms after the last (as an LLM sends tokens). This process, pinned to core 1
  * when `taskset` is there, reads `--streams` streams `--concurrency` at a time each way, after a
- * warm-up of as many; rounds alternate the two. Prints a Markdown table of CPU per stream.
+ * warm-up of as many; rounds alternate the two. Then 200 lone streams each way, alternated, for
+ * the time from the request to the first event. Prints a Markdown table.
  */
 import type { Socket } from 'bun';
 import { numberArg } from './lib/cli-args.ts';
@@ -43,14 +44,20 @@ const pinned = (pid: number, core: number) =>
   Bun.spawnSync(['taskset', '-pc', String(core), String(pid)], { stdout: 'ignore', stderr: 'ignore' }).exitCode === 0;
 const isPinned = pinned(upstream.pid, 0) && pinned(process.pid, 1);
 
+/** Milliseconds from each lone request to its first body byte, by reader (the latency phase). */
+const firstByteMs: Record<'fetch' | 'socket', number[]> = { fetch: [], socket: [] };
+let timing = false;
+
 /** One stream through `fetch`; returns the body bytes. */
 async function readWithFetch(): Promise<number> {
+  const started = performance.now();
   const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' });
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   let bytes = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) return bytes;
+    if (timing && bytes === 0) firstByteMs.fetch.push(performance.now() - started);
     bytes += value.byteLength;
   }
 }
@@ -87,6 +94,7 @@ const more = (connection: Connection) => new Promise<void>((resolve) => (connect
 
 /** One stream on a kept-alive socket: the head, then chunks until the zero-length one. */
 async function readWithSocket(connection: Connection): Promise<number> {
+  const started = performance.now();
   connection.socket.write('POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}');
   let headEnd = connection.pending.indexOf('\r\n\r\n');
   while (headEnd < 0) {
@@ -104,6 +112,7 @@ async function readWithSocket(connection: Connection): Promise<number> {
     }
     connection.pending = connection.pending.subarray(lineEnd + 2 + size + 2);
     if (size === 0) return bytes;
+    if (timing && bytes === 0) firstByteMs.socket.push(performance.now() - started);
     bytes += size;
   }
 }
@@ -130,16 +139,24 @@ for (let round = 0; round < ROUNDS; round++)
     results[way].push(us);
     process.stderr.write(`round ${round + 1} ${way}: ${us.toFixed(0)} µs CPU per stream\n`);
   }
+// Latency: lone streams, one at a time, alternating, 20 ms apart (each way's time to its first event).
+timing = true;
+for (let i = 0; i < 200; i++) {
+  await readWithFetch();
+  await Bun.sleep(20);
+  await readWithSocket(connections[0] as Connection);
+  await Bun.sleep(20);
+}
 upstream.kill();
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 console.log(
   `\n### Reading a paced stream (${EVENTS} events and [DONE], 1 ms apart), ${STREAMS} streams ${CONCURRENCY} at a time; pinned: ${isPinned}; Bun ${Bun.version}\n`,
 );
-console.log('| reader | CPU µs per stream (each round) | median | per event |');
-console.log('| --- | --- | --- | --- |');
+console.log('| reader | CPU µs per stream (each round) | median | per event | lone stream: first event p50 ms |');
+console.log('| --- | --- | --- | --- | --- |');
 for (const way of ['fetch', 'socket'] as const)
   console.log(
-    `| ${way === 'fetch' ? '`fetch` + body reader' : 'bare HTTP/1.1 on `Bun.connect`'} | ${results[way].map((x) => x.toFixed(0)).join(' / ')} | ${median(results[way]).toFixed(0)} | ${(median(results[way]) / (EVENTS + 1)).toFixed(1)} |`,
+    `| ${way === 'fetch' ? '`fetch` + body reader' : 'bare HTTP/1.1 on `Bun.connect`'} | ${results[way].map((x) => x.toFixed(0)).join(' / ')} | ${median(results[way]).toFixed(0)} | ${(median(results[way]) / (EVENTS + 1)).toFixed(1)} | ${median(firstByteMs[way]).toFixed(3)} |`,
   );
 process.exit(0);
