@@ -9,6 +9,7 @@ import { UpstreamError } from '../shared/upstream-error.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
+import { readUpstreamText } from '../shared/upstream-body.ts';
 
 /** @see https://docs.anthropic.com/en/api/versioning */
 const ANTHROPIC_VERSION = '2023-06-01';
@@ -34,7 +35,7 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
   return {
     async generate(call) {
       const { response, warnings } = send(call, false);
-      const text = await (await response).text();
+      const text = await readUpstreamText(await response);
       const decoded = decodeAnthropicResponse(JSON.parse(text), call.model.id);
       return { response: decoded, warnings, raw: { format: 'anthropic-messages', text } };
     },

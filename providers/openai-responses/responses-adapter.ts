@@ -5,6 +5,7 @@ import { asObject } from '../../translators/shared/validation.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
+import { readUpstreamText } from '../shared/upstream-body.ts';
 
 /**
  * An upstream that speaks the OpenAI Responses API (`POST {base_url}/responses`, bearer key).
@@ -33,7 +34,7 @@ export function createResponsesAdapter(config: ProviderConfig): LlmAdapter {
     passthroughFormat: 'responses',
     async generate(call) {
       const { response, warnings } = send(call, false);
-      const json: unknown = await (await response).json();
+      const json: unknown = JSON.parse(await readUpstreamText(await response));
       const decoded = decodeResponsesResponse(json, call.model.id);
       const wire = call.wire ? asObject(json) : undefined;
       return wire ? { response: decoded, warnings, wire } : { response: decoded, warnings };

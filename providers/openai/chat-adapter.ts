@@ -3,6 +3,7 @@ import { decodeChatResponse, encodeChatRequest } from '../../translators/chat-co
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
+import { readUpstreamText } from '../shared/upstream-body.ts';
 
 /**
  * Any OpenAI-compatible chat-completions upstream (OpenAI, vLLM, Ollama, llama.cpp server, Groq,
@@ -23,7 +24,7 @@ export function createChatAdapter(config: ProviderConfig): LlmAdapter {
   return {
     async generate(call) {
       const { response, warnings } = send(call, false);
-      const text = await (await response).text();
+      const text = await readUpstreamText(await response);
       const decoded = decodeChatResponse(JSON.parse(text), call.model.id);
       return { response: decoded, warnings, raw: { format: 'chat-completions', text } };
     },

@@ -4,6 +4,7 @@ import type { EmbeddingAdapter } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { UpstreamError } from '../shared/upstream-error.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
+import { readUpstreamText } from '../shared/upstream-body.ts';
 
 /**
  * Embeddings on any OpenAI-compatible upstream: `POST {base_url}/embeddings`, vectors asked for
@@ -18,7 +19,13 @@ export function createEmbeddingsAdapter(config: ProviderConfig): EmbeddingAdapte
     async embed(call) {
       const body = encodeEmbeddingRequest(call.request, call.model.upstreamModel);
       const res = await postJson(url, body, headers, policy, call.signal);
-      const json: unknown = await res.json().catch(() => undefined);
+      const text = await readUpstreamText(res);
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined; // decodeEmbeddingResponse says what is missing
+      }
       try {
         return { response: decodeEmbeddingResponse(json, call.request.inputs.length), warnings: [] };
       } catch (err) {

@@ -3,6 +3,7 @@ import type { RetryPolicy } from './retry-policy.ts';
 import type { UpstreamHealth } from './upstream-health.ts';
 import { observeAttempt } from './upstream-observer.ts';
 import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
+import { readUpstreamText } from './upstream-body.ts';
 
 /** Longest `Retry-After` honoured inside one call; a longer one is left to the caller's schedule. */
 const MAX_INLINE_WAIT_MS = 5_000;
@@ -147,7 +148,7 @@ export const MAX_UPSTREAM_JSON_DEPTH = 128;
  * nested past `MAX_UPSTREAM_JSON_DEPTH` is `malformed`: the same step would get it again.
  */
 export async function jsonBody<T>(response: Response): Promise<T> {
-  const text = await response.text();
+  const text = await readUpstreamText(response);
   if (jsonTextTooDeep(text, MAX_UPSTREAM_JSON_DEPTH))
     throw new UpstreamError(
       'malformed',

@@ -159,11 +159,23 @@ export type StartedStream =
   | Extract<LlmStream, { kind: 'canonical' }>
   | { kind: 'decoded'; format: UpstreamStreamFormat; events: UpstreamEvents; warnings: TranslationWarning[] };
 
+/**
+ * Most bytes an upstream may send without completing an event. The parser holds an unfinished
+ * event whole; an upstream writing an endless line (broken, or hostile) would take the process's
+ * memory and every account's calls with it. The largest real events are a Responses stream's
+ * last one, the whole response, and its base64 images.
+ */
+export const MAX_UPSTREAM_EVENT_BYTES = 32 * 1024 * 1024;
+
+/** An upstream event went past `MAX_UPSTREAM_EVENT_BYTES` (the upstream is cancelled). */
+export class UpstreamEventTooLarge extends Error {}
+
 export function upstreamEvents(
   body: ReadableStream<Uint8Array>,
   format: UpstreamStreamFormat,
   model: string,
   idleMs?: number,
+  maxEventBytes = MAX_UPSTREAM_EVENT_BYTES,
 ): UpstreamEvents {
   const reader = idleWatch(body.getReader(), idleMs);
   const text = new TextDecoder();
@@ -171,6 +183,8 @@ export function upstreamEvents(
   let parsed: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => parsed.push(message) });
   const backlog: DecodedRead[] = [];
+  /** Bytes read since the last read that completed an event (an over-count by that read's tail). */
+  let unfinished = 0;
   return {
     async next() {
       const put = backlog.shift();
@@ -180,6 +194,13 @@ export function upstreamEvents(
       else parser.feed(text.decode(value, { stream: true }));
       const complete = parsed;
       parsed = [];
+      if (complete.length) unfinished = 0;
+      else if (!done) unfinished += value.byteLength;
+      if (unfinished > maxEventBytes) {
+        const err = new UpstreamEventTooLarge(`upstream sent more than ${maxEventBytes} bytes without ending an event`);
+        await reader.cancel(err);
+        throw err;
+      }
       // Parsed here once for the decoder and the passthrough classifier alike (`ParsedMessage`).
       const messages = complete.map((raw) => {
         // The parser's own message object gains its parse (no copy: it is ours, and this runs per event).

@@ -70,6 +70,11 @@ export const SCENARIOS = [
   'late-end',
   /** The text answer whose body never ends after its last event: the connection stays open until the caller leaves. */
   'stall-after-end',
+  /**
+   * Bytes without end until the caller leaves: streamed, one event and then an event that never
+   * finishes; not streamed, a JSON body that never finishes.
+   */
+  'endless',
 ] as const;
 
 /** How deep `deep-no-ids` nests its extra field. */
@@ -737,6 +742,7 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
         return new Response(null, { status: 499 });
       }
     }
+    if (scenario === 'endless') return endlessBody(rec, req, kind, rec.body.stream === true);
     const p = plan(kind, scenario, norm);
     if (rec.body.stream === true) {
       const events = kind === 'openai' ? openaiEvents(rec.body, p) : anthropicEvents(rec.body, p, scenario);
@@ -783,6 +789,35 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
     handle,
   });
   return { kind, apiKey, ...server };
+}
+
+/** `endless`: 64 KiB writes of one JSON string that never closes, after one real event when streamed. */
+function endlessBody(rec: RecordedBase, req: Request, kind: FakeKind, stream: boolean): Response {
+  const enc = new TextEncoder();
+  const piece = enc.encode('x'.repeat(64 * 1024));
+  const first = stream
+    ? kind === 'openai'
+      ? `data: {"id":"chatcmpl-endless","object":"chat.completion.chunk","created":1,"model":"up-endless","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\ndata: {"choices":[{"index":0,"delta":{"content":"`
+      : `event: message_start\ndata: {"type":"message_start","message":{"id":"msg_endless","type":"message","role":"assistant","model":"up-endless","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\nevent: ping\ndata: {"type":"ping","text":"`
+    : '{"id":"endless","text":"';
+  let started = false;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (req.signal.aborted) return;
+      rec.firstByteAt ??= now();
+      if (!started) {
+        started = true;
+        controller.enqueue(enc.encode(first));
+      } else controller.enqueue(piece);
+    },
+    cancel() {
+      rec.abortedAt ??= now();
+    },
+  });
+  req.signal.addEventListener('abort', () => (rec.abortedAt ??= now()), { once: true });
+  return new Response(body, {
+    headers: { 'content-type': stream ? 'text/event-stream' : 'application/json' },
+  });
 }
 
 /** Polls until `check` returns a value (not undefined) or the time is up; returns the last result. */

@@ -653,6 +653,34 @@ for (const mode of MODES) {
       );
     });
 
+    test('an upstream answer without end is cut at its bound: a 502 or the stream’s error event, the upstream cancelled, the call billed as failed', async () => {
+      // `endless` writes one JSON string for ever: a whole answer past 64 MiB, or a stream event
+      // past 32 MiB, would otherwise take the gateway's memory. One call at a time (each moves
+      // tens of megabytes), passed through and translated, streamed and not.
+      const acct = await createAccount(gw, uniqueEmail('endless'), 1);
+      const cl = clientsFor(acct.key);
+      const cases = [
+        ['chat', 'oai', false],
+        ['messages', 'ant', false],
+        ['chat', 'oai', true],
+        ['messages', 'oai', true],
+      ] as const;
+      for (const [client, up, stream] of cases) {
+        const marker = newMarker('endless');
+        const err = await call(cl, client, modelId(up, 'endless'), { marker }, { stream }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect({ client, up, stream, failed: err instanceof Error }).toEqual({ client, up, stream, failed: true });
+        if (!stream) expect({ client, status: (err as { status?: number }).status }).toEqual({ client, status: 502 });
+        else expect(String((err as Error).message)).toContain('without ending an event');
+        const rec = await onlyRequest(fakeOf(up), marker);
+        expect(await eventually(() => rec.abortedAt, 5_000)).toBeDefined();
+      }
+      const listed = await llmTasks(gw, acct.key, cases.length);
+      expect(listed.map((t: { status: string }) => t.status)).toEqual(cases.map(() => 'failed'));
+    }, 60_000);
+
     // `no-ids`: an upstream that sends no response id (or an empty one) gets the recorded id filled in.
     for (const scenario of ['text', 'no-ids'] as const)
       test(`${scenario}: a same-format answer is the upstream's own (model renamed), streamed or not; every task records the id its client saw`, async () => {

@@ -1,0 +1,44 @@
+import { UpstreamError } from './upstream-error.ts';
+
+/**
+ * Largest whole answer an upstream may send (a non-streamed LLM answer, a media API's JSON). The
+ * largest real ones are a few base64 images; without a bound, one broken or hostile upstream
+ * streaming an endless body would take the process's memory, and every account's calls with it.
+ */
+export const MAX_UPSTREAM_BODY_BYTES = 64 * 1024 * 1024;
+
+const tooLarge = (status: number, maxBytes: number) =>
+  new UpstreamError('malformed', `upstream answered ${status} with a body larger than ${maxBytes} bytes`, status);
+
+/**
+ * A response's body as text, refused as `malformed` (not retried: the same call would get it
+ * again) past `maxBytes`. A declared `content-length` within the bound is read natively (the
+ * framing allows no more bytes than it says); a chunked body is counted as it arrives and
+ * cancelled the moment it crosses the bound.
+ */
+export async function readUpstreamText(response: Response, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
+  const declared = response.headers.get('content-length');
+  if (declared !== null && /^\d+$/.test(declared)) {
+    if (Number(declared) > maxBytes) {
+      await response.body?.cancel().catch(() => undefined);
+      throw tooLarge(response.status, maxBytes);
+    }
+    return response.text();
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(response.status, maxBytes);
+    }
+    chunks.push(value);
+  }
+  // TextDecoder drops a leading BOM, as Response.text() does.
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
