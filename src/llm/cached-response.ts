@@ -1,4 +1,5 @@
 import type { CachedAnswer } from './response-cache.ts';
+import { SSE_HEADERS } from '../http/answer-headers.ts';
 
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
@@ -9,13 +10,6 @@ export interface Capture {
   /** Set by the stream's outcome: only a normal finish is cached, never an error or a cut. */
   completed: boolean;
 }
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-};
 
 /** A cache hit as the client receives it: the stored body, or the stored stream event by event. */
 export function cachedResponse(hit: CachedAnswer): Response {

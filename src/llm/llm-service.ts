@@ -33,6 +33,7 @@ import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
 import { clientStream, passthroughRulesFor } from './stream-pipeline.ts';
 import { holdClientConnection } from '../http/client-idle.ts';
+import { JSON_HEADERS, SSE_HEADERS } from '../http/answer-headers.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
@@ -42,15 +43,6 @@ import { serverTimingHeaders } from '../observability/server-timing.ts';
 
 /** A stream whose upstream sends nothing for this long ends with the format's error event. */
 const DEFAULT_STREAM_IDLE_MS = 60_000;
-
-const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8' };
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-};
 
 /** What the call's metrics and spans name: the deployment serving it. */
 function watchLabels(served: Served) {

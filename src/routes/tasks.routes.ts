@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { SSE_HEADERS } from '../http/answer-headers.ts';
 import { requestIdOf } from '../observability/http-observer.ts';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
@@ -37,12 +38,6 @@ interface TaskServicesForRoutes {
   canceller: TaskCanceller;
   events: TaskEvents;
 }
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  'x-accel-buffering': 'no',
-};
 
 /**
  * Tasks (docs/api-contract.md): create, the list with its filters and pagination, one task by id,
