@@ -9,7 +9,7 @@ import { UpstreamError } from '../shared/upstream-error.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
-import { readUpstreamText } from '../shared/upstream-body.ts';
+import { eventStreamBody, readUpstreamText } from '../shared/upstream-body.ts';
 
 /** @see https://docs.anthropic.com/en/api/versioning */
 const ANTHROPIC_VERSION = '2023-06-01';
@@ -41,9 +41,8 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
     },
     async stream(call) {
       const { response, warnings } = send(call, true);
-      const res = await response;
-      if (!res.body) throw new Error('upstream stream has no body');
-      return { kind: 'wire', format: 'anthropic-messages', body: res.body, warnings };
+      const body = await eventStreamBody(await response);
+      return { kind: 'wire', format: 'anthropic-messages', body, warnings };
     },
     /** @see https://docs.anthropic.com/en/api/messages-count-tokens */
     async countTokens(call) {

@@ -5,7 +5,7 @@ import { asObject } from '../../translators/shared/validation.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
-import { readUpstreamText } from '../shared/upstream-body.ts';
+import { eventStreamBody, readUpstreamText } from '../shared/upstream-body.ts';
 
 /**
  * An upstream that speaks the OpenAI Responses API (`POST {base_url}/responses`, bearer key).
@@ -41,9 +41,8 @@ export function createResponsesAdapter(config: ProviderConfig): LlmAdapter {
     },
     async stream(call) {
       const { response, warnings } = send(call, true);
-      const res = await response;
-      if (!res.body) throw new Error('upstream stream has no body');
-      return { kind: 'wire', format: 'responses', body: res.body, warnings };
+      const body = await eventStreamBody(await response);
+      return { kind: 'wire', format: 'responses', body, warnings };
     },
   };
 }

@@ -3,7 +3,7 @@ import { decodeChatResponse, encodeChatRequest } from '../../translators/chat-co
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
-import { readUpstreamText } from '../shared/upstream-body.ts';
+import { eventStreamBody, readUpstreamText } from '../shared/upstream-body.ts';
 
 /**
  * Any OpenAI-compatible chat-completions upstream (OpenAI, vLLM, Ollama, llama.cpp server, Groq,
@@ -30,9 +30,8 @@ export function createChatAdapter(config: ProviderConfig): LlmAdapter {
     },
     async stream(call) {
       const { response, warnings } = send(call, true);
-      const res = await response;
-      if (!res.body) throw new Error('upstream stream has no body');
-      return { kind: 'wire', format: 'chat-completions', body: res.body, warnings };
+      const body = await eventStreamBody(await response);
+      return { kind: 'wire', format: 'chat-completions', body, warnings };
     },
   };
 }

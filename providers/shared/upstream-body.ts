@@ -1,4 +1,4 @@
-import { UpstreamError } from './upstream-error.ts';
+import { UpstreamError, upstreamMessage } from './upstream-error.ts';
 
 /**
  * Largest whole answer an upstream may send (a non-streamed LLM answer, a media API's JSON). The
@@ -41,4 +41,30 @@ export async function readUpstreamText(response: Response, maxBytes = MAX_UPSTRE
   }
   // TextDecoder drops a leading BOM, as Response.text() does.
   return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+/** How much of a body that is not an event stream is read to say what it was. */
+const NOT_A_STREAM_PEEK_BYTES = 64 * 1024;
+
+/**
+ * The body of an answer to a streaming request. One that is not an event stream (a JSON error
+ * sent with 200, a proxy's HTML page) is refused as `malformed`, naming its type and what it
+ * said, where the stream's parser would have found no event in it and said only that the
+ * stream ended before its first event. No content type at all is read as a stream.
+ */
+export async function eventStreamBody(response: Response): Promise<ReadableStream<Uint8Array>> {
+  const type = response.headers.get('content-type');
+  if (response.body && (type === null || type.toLowerCase().includes('text/event-stream'))) return response.body;
+  let said = '';
+  try {
+    said = await readUpstreamText(response, NOT_A_STREAM_PEEK_BYTES);
+  } catch {
+    // too long to quote: its type says enough
+  }
+  const what = said.trim() ? `: ${upstreamMessage(said, response.status)}` : '';
+  throw new UpstreamError(
+    'malformed',
+    `upstream answered ${response.status} with ${type?.split(';')[0]?.trim() || 'no body'} instead of an event stream${what}`,
+    response.status,
+  );
 }

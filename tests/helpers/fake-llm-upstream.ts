@@ -75,7 +75,12 @@ export const SCENARIOS = [
    * finishes; not streamed, a JSON body that never finishes.
    */
   'endless',
+  /** Streamed: 200 with a JSON error body instead of an event stream (a server that cannot stream this model). */
+  'json-to-stream',
 ] as const;
+
+/** What `json-to-stream` answers a streaming request with (status 200, a JSON body). */
+export const NO_STREAMING_MESSAGE = 'streaming is not supported for this model';
 
 /** How deep `deep-no-ids` nests its extra field. */
 export const DEEP_NESTING = 200_000;
@@ -743,6 +748,8 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
       }
     }
     if (scenario === 'endless') return endlessBody(rec, req, kind, rec.body.stream === true);
+    if (scenario === 'json-to-stream' && rec.body.stream === true)
+      return Response.json({ error: { message: NO_STREAMING_MESSAGE, type: 'invalid_request_error' } });
     const p = plan(kind, scenario, norm);
     if (rec.body.stream === true) {
       const events = kind === 'openai' ? openaiEvents(rec.body, p) : anthropicEvents(rec.body, p, scenario);

@@ -8,6 +8,7 @@ import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import {
   FAKE_INPUT_TOKENS,
   FULL_TEXT,
+  NO_STREAMING_MESSAGE,
   SCENARIOS,
   TEXT_DELTAS,
   eventually,
@@ -680,6 +681,29 @@ for (const mode of MODES) {
       const listed = await llmTasks(gw, acct.key, cases.length);
       expect(listed.map((t: { status: string }) => t.status)).toEqual(cases.map(() => 'failed'));
     }, 60_000);
+
+    test('an upstream that answers a stream request with JSON is a 502 saying so, with the upstream’s own words', async () => {
+      await matrix(
+        pairs(CLIENTS, UPSTREAMS),
+        ([cl, up]) => `${cl} → ${up}`,
+        async ([client, up]) => {
+          const err = await call(
+            c,
+            client,
+            modelId(up, 'json-to-stream'),
+            { marker: newMarker('json') },
+            { stream: true },
+          ).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          check(err && (err as { status?: number }).status === 502, `expected a 502, got ${String(err)}`);
+          expect((err as Error).message).toContain(
+            `upstream answered 200 with application/json instead of an event stream: ${NO_STREAMING_MESSAGE}`,
+          );
+        },
+      );
+    });
 
     // `no-ids`: an upstream that sends no response id (or an empty one) gets the recorded id filled in.
     for (const scenario of ['text', 'no-ids'] as const)
