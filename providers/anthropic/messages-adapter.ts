@@ -48,7 +48,9 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
     async countTokens(call) {
       const { value, warnings } = encodeAnthropicCountTokensRequest(call.request, call.model.upstreamModel);
       const res = await postJson(`${url}/count_tokens`, value, headers, policy, call.signal);
-      const body: unknown = await res.json().catch(() => undefined);
+      const body: unknown = await readUpstreamText(res)
+        .then(JSON.parse)
+        .catch(() => undefined);
       const tokens = asNumber(asObject(body)?.input_tokens);
       if (tokens === undefined || tokens < 0 || !Number.isInteger(tokens))
         throw new UpstreamError('server_error', 'upstream count_tokens answer has no input_tokens', res.status);

@@ -4,6 +4,7 @@ import { UpstreamError, kindForStatus } from '../shared/upstream-error.ts';
 import type { RetryPolicy } from '../shared/retry-policy.ts';
 import type { UpstreamHealth } from '../shared/upstream-health.ts';
 import { defaultMessage, upstreamRequest } from '../shared/upstream-request.ts';
+import { upstreamErrorText } from '../shared/upstream-body.ts';
 
 /** The API root without `/v1`: paths below name their version, as ElevenLabs' own docs do. */
 export const ELEVENLABS_BASE_URL = 'https://api.elevenlabs.io';
@@ -91,7 +92,7 @@ export class ElevenLabsApi {
       this.health.succeeded();
       return res;
     }
-    const text = await res.text().catch(() => '');
+    const text = await upstreamErrorText(res);
     const error = new UpstreamError(kindForStatus(res.status), elevenLabsMessage(text, res.status), res.status);
     if (res.status === 429 || res.status >= 500 || error.kind === 'auth')
       this.health.failed(`${res.status} ${error.message}`);

@@ -2,6 +2,7 @@ import { UpstreamError } from '../shared/upstream-error.ts';
 import type { UpstreamHealth } from '../shared/upstream-health.ts';
 import { defaultMessage, jsonBody, upstreamRequest } from '../shared/upstream-request.ts';
 import type { FalSettings } from './fal-settings.ts';
+import { upstreamErrorText } from '../shared/upstream-body.ts';
 
 /**
  * fal's queue: submit, status, result, cancel.
@@ -119,7 +120,7 @@ export class FalQueue {
         headers.has('x-fal-error-type') || (status >= 400 && status < 500 && status !== 408 && status !== 429),
     });
     if (response.ok) return { ok: true, output: await jsonBody<unknown>(response) };
-    const text = await response.text().catch(() => '');
+    const text = await upstreamErrorText(response);
     let errorType = response.headers.get('x-fal-error-type') ?? undefined;
     try {
       const parsed = JSON.parse(text) as { error_type?: unknown };

@@ -43,8 +43,32 @@ export async function readUpstreamText(response: Response, maxBytes = MAX_UPSTRE
   return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
-/** How much of a body that is not an event stream is read to say what it was. */
-const NOT_A_STREAM_PEEK_BYTES = 64 * 1024;
+/** How much of an error answer (or of a body that is not an event stream) is read to say what it was. */
+const ERROR_TEXT_BYTES = 64 * 1024;
+
+/**
+ * The start of an answer that is read only to say what went wrong (a 4xx or 5xx body): at most
+ * `maxBytes`, the rest cancelled, never a rejection. An error page of any size costs no more.
+ */
+export async function upstreamErrorText(response: Response, maxBytes = ERROR_TEXT_BYTES): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  try {
+    while (received < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      received += value.byteLength;
+    }
+  } catch {
+    // a body that fails half-way says what it said so far
+  }
+  if (received >= maxBytes) await reader.cancel().catch(() => undefined);
+  // `fatal: false`: a multi-byte character cut at the bound becomes U+FFFD.
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, maxBytes));
+}
 
 /**
  * The body of an answer to a streaming request. One that is not an event stream (a JSON error
@@ -55,12 +79,7 @@ const NOT_A_STREAM_PEEK_BYTES = 64 * 1024;
 export async function eventStreamBody(response: Response): Promise<ReadableStream<Uint8Array>> {
   const type = response.headers.get('content-type');
   if (response.body && (type === null || type.toLowerCase().includes('text/event-stream'))) return response.body;
-  let said = '';
-  try {
-    said = await readUpstreamText(response, NOT_A_STREAM_PEEK_BYTES);
-  } catch {
-    // too long to quote: its type says enough
-  }
+  const said = await upstreamErrorText(response);
   const what = said.trim() ? `: ${upstreamMessage(said, response.status)}` : '';
   throw new UpstreamError(
     'malformed',

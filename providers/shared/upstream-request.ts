@@ -3,7 +3,7 @@ import type { RetryPolicy } from './retry-policy.ts';
 import type { UpstreamHealth } from './upstream-health.ts';
 import { observeAttempt } from './upstream-observer.ts';
 import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
-import { readUpstreamText } from './upstream-body.ts';
+import { readUpstreamText, upstreamErrorText } from './upstream-body.ts';
 
 /** Longest `Retry-After` honoured inside one call; a longer one is left to the caller's schedule. */
 const MAX_INLINE_WAIT_MS = 5_000;
@@ -121,7 +121,7 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
       call.health?.succeeded();
       return response;
     }
-    const text = await response.text().catch(() => '');
+    const text = await upstreamErrorText(response);
     const kind = kindForStatus(response.status);
     lastError = new UpstreamError(
       kind,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { readUpstreamText } from '../../providers/shared/upstream-body.ts';
+import { readUpstreamText, upstreamErrorText } from '../../providers/shared/upstream-body.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import { UpstreamEventTooLarge, upstreamEvents } from '../../src/llm/upstream-events.ts';
 
@@ -79,5 +79,18 @@ describe('upstreamEvents', () => {
       if (read.done) break;
     }
     expect(messages).toBe(100);
+  });
+});
+
+describe('upstreamErrorText', () => {
+  test('an error answer is read to its first bytes only, the rest cancelled; a short one whole', async () => {
+    expect(await upstreamErrorText(new Response('{"error":{"message":"nope"}}', { status: 400 }))).toBe(
+      '{"error":{"message":"nope"}}',
+    );
+    const endless = body(1024, 0, { endless: true });
+    const text = await upstreamErrorText(new Response(endless.stream, { status: 500 }), 5_000);
+    expect(text).toBe('x'.repeat(5_000));
+    expect(endless.cancelled()).toBe(true);
+    expect(await upstreamErrorText(new Response(null, { status: 502 }))).toBe('');
   });
 });
