@@ -1,6 +1,7 @@
 import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from './sniff-content-type.ts';
 import type { MediaOutput } from '../types.ts';
 import { UpstreamAnswerError } from './media-sync-job.ts';
+import { readUpstreamBytes } from './upstream-body.ts';
 
 /** Raw sample formats carry no signature: their type comes from the format that was asked for. */
 const isRawAudio = (type: string | undefined) => type !== undefined && /^audio\/(l16|pcmu|pcma|basic)\b/i.test(type);
@@ -11,7 +12,7 @@ const isRawAudio = (type: string | undefined) => type !== undefined && /^audio\/
  * reads as text or JSON is not audio, whatever the status said.
  */
 export async function audioOutput(res: Response, formatType: string | undefined): Promise<MediaOutput> {
-  const body = new Uint8Array(await res.arrayBuffer());
+  const body = await readUpstreamBytes(res);
   if (body.byteLength === 0) throw new UpstreamAnswerError('the upstream answered with no audio');
   const sniffed = sniffContentType(body.subarray(0, SNIFF_BYTES));
   if (sniffed.startsWith('audio/') || sniffed === 'video/webm') return { kind: 'audio', body, contentType: sniffed };

@@ -11,21 +11,21 @@ const tooLarge = (status: number, maxBytes: number) =>
   new UpstreamError('malformed', `upstream answered ${status} with a body larger than ${maxBytes} bytes`, status);
 
 /**
- * A response's body as text, refused as `malformed` (not retried: the same call would get it
- * again) past `maxBytes`. A declared `content-length` within the bound is read natively (the
- * framing allows no more bytes than it says); a chunked body is counted as it arrives and
- * cancelled the moment it crosses the bound.
+ * A response's body, refused as `malformed` (not retried: the same call would get it again) past
+ * `maxBytes`. A declared `content-length` within the bound is read natively (the framing allows
+ * no more bytes than it says); a chunked body is counted as it arrives and cancelled the moment it
+ * crosses the bound.
  */
-export async function readUpstreamText(response: Response, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
+export async function readUpstreamBytes(response: Response, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<Uint8Array> {
   const declared = response.headers.get('content-length');
   if (declared !== null && /^\d+$/.test(declared)) {
     if (Number(declared) > maxBytes) {
       await response.body?.cancel().catch(() => undefined);
       throw tooLarge(response.status, maxBytes);
     }
-    return response.text();
+    return new Uint8Array(await response.arrayBuffer());
   }
-  if (!response.body) return '';
+  if (!response.body) return new Uint8Array(0);
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let received = 0;
@@ -39,8 +39,15 @@ export async function readUpstreamText(response: Response, maxBytes = MAX_UPSTRE
     }
     chunks.push(value);
   }
-  // TextDecoder drops a leading BOM, as Response.text() does.
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
+}
+
+/** `readUpstreamBytes` as text (a leading BOM dropped, as `Response.text()` does). */
+export async function readUpstreamText(response: Response, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
+  const declared = response.headers.get('content-length');
+  // The common case, a JSON answer of declared length, stays native end to end.
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) <= maxBytes) return response.text();
+  return new TextDecoder().decode(await readUpstreamBytes(response, maxBytes));
 }
 
 /** How much of an error answer (or of a body that is not an event stream) is read to say what it was. */

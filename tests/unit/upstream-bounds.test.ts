@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { readUpstreamText, upstreamErrorText } from '../../providers/shared/upstream-body.ts';
+import { readUpstreamBytes, readUpstreamText, upstreamErrorText } from '../../providers/shared/upstream-body.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import { UpstreamEventTooLarge, upstreamEvents } from '../../src/llm/upstream-events.ts';
 
@@ -92,5 +92,16 @@ describe('upstreamErrorText', () => {
     expect(text).toBe('x'.repeat(5_000));
     expect(endless.cancelled()).toBe(true);
     expect(await upstreamErrorText(new Response(null, { status: 502 }))).toBe('');
+  });
+});
+
+describe('readUpstreamBytes', () => {
+  test('bytes within the bound come whole, declared or not; past it the answer is malformed and cancelled', async () => {
+    expect((await readUpstreamBytes(new Response(new Uint8Array([1, 2, 3])), 3)).byteLength).toBe(3);
+    const endless = body(1024, 0, { endless: true });
+    expect(await readUpstreamBytes(new Response(endless.stream), 8_000).catch((e: UpstreamError) => e.kind)).toBe(
+      'malformed',
+    );
+    expect(endless.cancelled()).toBe(true);
   });
 });
