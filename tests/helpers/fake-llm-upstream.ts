@@ -827,6 +827,23 @@ function endlessBody(rec: RecordedBase, req: Request, kind: FakeKind, stream: bo
   });
 }
 
+/**
+ * The catalog entry of a model served by a fake upstream's `scenario` (as the gateway config's
+ * `models[]` takes it): id `<provider>/<scenario>`, upstream model `up-<scenario>`, $1 in / $2 out
+ * per million tokens.
+ */
+export function scenarioModel(provider: string, scenario: Scenario, displayName = `${provider} ${scenario}`) {
+  return {
+    id: `${provider}/${scenario}`,
+    category: 'llm',
+    upstream_model: `up-${scenario}`,
+    display_name: displayName,
+    context_length: 128000,
+    max_output: 16384,
+    pricing: { input_per_mtok: 1.0, output_per_mtok: 2.0 },
+  };
+}
+
 /** Polls until `check` returns a value (not undefined) or the time is up; returns the last result. */
 export async function eventually<T>(
   check: () => T | undefined | Promise<T | undefined>,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { createAccount, uniqueEmail } from '../helpers/api.ts';
-import { FULL_TEXT, startFakeLlmUpstream, type FakeLlmUpstream } from '../helpers/fake-llm-upstream.ts';
+import { FULL_TEXT, scenarioModel, startFakeLlmUpstream, type FakeLlmUpstream } from '../helpers/fake-llm-upstream.ts';
 import { LONG_PAUSE_MS } from '../helpers/fake-upstream-server.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 
@@ -34,18 +34,9 @@ beforeAll(async () => {
     max_retries: 0,
     stream_idle_timeout_ms: LONG_PAUSE_MS * 3,
   });
-  const model = (provider: string) => ({
-    id: `${provider}/long-pause`,
-    category: 'llm',
-    upstream_model: 'up-long-pause',
-    display_name: `${provider} pausing`,
-    context_length: 128000,
-    max_output: 16384,
-    pricing: { input_per_mtok: 1.0, output_per_mtok: 2.0 },
-  });
   const config = {
     providers: [provider('fakeoai', 'openai', oai), provider('fakeant', 'anthropic', ant)],
-    models: [model('fakeoai'), model('fakeant')],
+    models: [scenarioModel('fakeoai', 'long-pause'), scenarioModel('fakeant', 'long-pause')],
   };
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-client-idle-')), 'gateway.json');
   await writeFile(configPath, JSON.stringify(config));

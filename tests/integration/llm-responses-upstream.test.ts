@@ -10,6 +10,7 @@ import {
   FULL_TEXT,
   TEXT_DELTAS,
   eventually,
+  scenarioModel,
   startFakeLlmUpstream,
   type FakeLlmUpstream,
   type Scenario,
@@ -210,15 +211,7 @@ const inputText = (item: any): string =>
 beforeAll(async () => {
   fake = await startFakeResponsesUpstream({ apiKey: 'sk-fake-responses-0123' });
   chatFake = await startFakeLlmUpstream('openai', { apiKey: 'sk-fake-chat-0123' });
-  const entry = (scenario: string) => ({
-    id: model(scenario as Scenario),
-    category: 'llm',
-    upstream_model: `up-${scenario}`,
-    display_name: `Responses ${scenario}`,
-    context_length: 128000,
-    max_output: 16384,
-    pricing: { input_per_mtok: 1.0, output_per_mtok: 2.0 },
-  });
+  const entry = (scenario: string) => scenarioModel(PROVIDER, scenario as Scenario, `Responses ${scenario}`);
   const config = {
     rate_limit_per_minute: 100000,
     providers: [

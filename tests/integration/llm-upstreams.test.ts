@@ -12,6 +12,7 @@ import {
   SCENARIOS,
   TEXT_DELTAS,
   eventually,
+  scenarioModel,
   startFakeLlmUpstream,
   upstreamModelEcho,
   type FakeLlmUpstream,
@@ -478,15 +479,6 @@ beforeAll(async () => {
     api_key: fakeOf(up).apiKey,
     ...extra,
   });
-  const model = (provider: string, scenario: Scenario) => ({
-    id: `${provider}/${scenario}`,
-    category: 'llm',
-    upstream_model: `up-${scenario}`,
-    display_name: `${provider} ${scenario}`,
-    context_length: 128000,
-    max_output: 16384,
-    pricing: { input_per_mtok: 1.0, output_per_mtok: 2.0 },
-  });
   const config = {
     rate_limit_per_minute: 100000,
     providers: [
@@ -496,8 +488,10 @@ beforeAll(async () => {
       provider('tightant', 'ant', { max_retries: 1, timeout_ms: 500 }),
     ],
     models: [
-      ...UPSTREAMS.flatMap((up) => SCENARIOS.filter((s) => s !== 'slow-headers').map((s) => model(PROVIDER[up], s))),
-      ...UPSTREAMS.map((up) => model(TIGHT[up], 'slow-headers')),
+      ...UPSTREAMS.flatMap((up) =>
+        SCENARIOS.filter((s) => s !== 'slow-headers').map((s) => scenarioModel(PROVIDER[up], s)),
+      ),
+      ...UPSTREAMS.map((up) => scenarioModel(TIGHT[up], 'slow-headers')),
     ],
   };
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-llm-upstreams-')), 'gateway.json');

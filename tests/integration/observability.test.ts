@@ -9,6 +9,7 @@ import {
   FAKE_INPUT_TOKENS,
   LATE_HEADERS_MS,
   TEXT_DELTAS,
+  scenarioModel,
   startFakeLlmUpstream,
   type FakeLlmUpstream,
 } from '../helpers/fake-llm-upstream.ts';
@@ -41,15 +42,6 @@ beforeAll(async () => {
   ant = await startFakeLlmUpstream('anthropic', { apiKey: 'sk-ant-fake-obs' });
   otlp = new OtlpReceiver().start();
   rx = WebhookReceiver.start();
-  const model = (provider: string, scenario: string) => ({
-    id: `${provider}/${scenario}`,
-    category: 'llm',
-    upstream_model: `up-${scenario}`,
-    display_name: `${provider} ${scenario}`,
-    context_length: 128000,
-    max_output: 16384,
-    pricing: { input_per_mtok: 1.0, output_per_mtok: 2.0 },
-  });
   const config = {
     providers: [
       { id: 'sandbox', kind: 'sandbox', display_name: 'Sandbox' },
@@ -65,12 +57,12 @@ beforeAll(async () => {
     ],
     models: [
       { id: 'sandbox/image', category: 'image', display_name: 'Sandbox Image' },
-      model('fakeoai', 'text'),
-      model('fakeoai', 'flaky-429'),
-      model('fakeoai', 'always-500'),
-      model('fakeoai', 'slow-stream'),
-      model('fakeoai', 'late-headers'),
-      model('fakeant', 'text'),
+      scenarioModel('fakeoai', 'text'),
+      scenarioModel('fakeoai', 'flaky-429'),
+      scenarioModel('fakeoai', 'always-500'),
+      scenarioModel('fakeoai', 'slow-stream'),
+      scenarioModel('fakeoai', 'late-headers'),
+      scenarioModel('fakeant', 'text'),
     ],
   };
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-observability-')), 'gateway.json');
