@@ -1,5 +1,6 @@
 import { rememberClientAddress } from '../http/client-address.ts';
 import { useIdleControl } from '../http/client-idle.ts';
+import { corsPreflight, withCors } from '../http/cors.ts';
 import { bodyFullyRead, hasRequestBody, LLM_BODY_MAX_BYTES } from '../http/request-body.ts';
 import { beginRequest, endRequest, inRequestScope, withRequestId } from '../observability/http-observer.ts';
 import { maxRequestBytes } from '../uploads/upload-request.ts';
@@ -67,8 +68,8 @@ export function requestHandler(ctx: AppContext, app: App) {
       let status = 500;
       try {
         rememberClientAddress(request, () => server.requestIP(request)?.address, trustProxy);
-        const answer = await inRequestScope(observed, () => handle(request));
-        const response = withRequestId(closingIfBodyUnread(request, answer), observed);
+        const answer = corsPreflight(request) ?? (await inRequestScope(observed, () => handle(request)));
+        const response = withCors(request, withRequestId(closingIfBodyUnread(request, answer), observed));
         status = response.status;
         return response;
       } finally {
