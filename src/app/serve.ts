@@ -1,6 +1,7 @@
 import { rememberClientAddress } from '../http/client-address.ts';
 import { useIdleControl } from '../http/client-idle.ts';
 import { corsPreflight, withCors } from '../http/cors.ts';
+import { requestPath } from '../http/request-path.ts';
 import { bodyFullyRead, hasRequestBody, LLM_BODY_MAX_BYTES } from '../http/request-body.ts';
 import { beginRequest, endRequest, inRequestScope, withRequestId } from '../observability/http-observer.ts';
 import { maxRequestBytes } from '../uploads/upload-request.ts';
@@ -75,12 +76,9 @@ export function requestHandler(ctx: AppContext, app: App) {
       } finally {
         inFlight--;
         endRequest(request, observed, status);
-        const url = request.url;
-        const pathStart = url.indexOf('/', url.indexOf('//') + 2);
-        const queryStart = url.indexOf('?', pathStart);
         ctx.log.info('request', {
           method: request.method,
-          path: queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart),
+          path: requestPath(request.url),
           status,
           request_id: observed.requestId,
           duration_ms: Math.round((performance.now() - started) * 100) / 100,

@@ -7,6 +7,7 @@
  * admin routes get no CORS headers at all.
  * @see https://fetch.spec.whatwg.org/#http-cors-protocol
  */
+import { requestPath } from './request-path.ts';
 
 /** The paths a browser may call from another origin. */
 const isApiPath = (path: string) => path.startsWith('/v1/') || path === '/upload' || path.startsWith('/files/');
@@ -27,12 +28,6 @@ const EXPOSED = [
 /** Header names as a preflight may list them: tokens separated by commas and spaces, bounded. */
 const HEADER_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;
 
-const pathOf = (url: string) => {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  const query = url.indexOf('?', start);
-  return query < 0 ? url.slice(start) : url.slice(start, query);
-};
-
 /**
  * The answer to a CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) on
  * an API path: 204 allowing any origin, the usual methods and the headers the page asked for.
@@ -42,7 +37,7 @@ export function corsPreflight(request: Request): Response | undefined {
   if (request.method !== 'OPTIONS') return undefined;
   const headers = request.headers;
   if (!headers.has('origin') || !headers.has('access-control-request-method')) return undefined;
-  if (!isApiPath(pathOf(request.url))) return undefined;
+  if (!isApiPath(requestPath(request.url))) return undefined;
   const asked = headers.get('access-control-request-headers')?.trim() ?? '';
   return new Response(null, {
     status: 204,
@@ -60,7 +55,7 @@ export function corsPreflight(request: Request): Response | undefined {
  * API path; any other response as it is. Headers of a fetched response are immutable: copied then.
  */
 export function withCors(request: Request, response: Response): Response {
-  if (!request.headers.has('origin') || !isApiPath(pathOf(request.url))) return response;
+  if (!request.headers.has('origin') || !isApiPath(requestPath(request.url))) return response;
   if (response.headers.has('access-control-allow-origin')) return response;
   try {
     response.headers.set('access-control-allow-origin', '*');

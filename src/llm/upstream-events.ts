@@ -183,7 +183,7 @@ export function upstreamEvents(
   let parsed: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => parsed.push(message) });
   const backlog: DecodedRead[] = [];
-  /** Bytes read since the last read that completed an event (an over-count by that read's tail). */
+  /** Bytes read since the last read that completed an event (that read's tail uncounted: one read at most). */
   let unfinished = 0;
   return {
     async next() {
