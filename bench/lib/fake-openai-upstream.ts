@@ -91,7 +91,7 @@ function pacedStream(parts: Uint8Array[], signal: AbortSignal): ReadableStream<U
   });
 }
 
-// TLS_CERT_FILE and TLS_KEY_FILE: HTTPS, as a real provider speaks (bench/lib/self-signed-cert.ts).
+// TLS_CERT_FILE and TLS_KEY_FILE: HTTPS, as a real provider speaks (tests/helpers/self-signed-cert.ts).
 const tls = process.env.TLS_CERT_FILE
   ? { cert: Bun.file(process.env.TLS_CERT_FILE), key: Bun.file(process.env.TLS_KEY_FILE ?? '') }
   : undefined;

@@ -18,7 +18,7 @@ import { writeBenchConfig } from './sandbox-config.ts';
 import { stopProcesses } from './stop-processes.ts';
 import { GATEWAY_CORE, LOAD_CORE, pin, pinServices } from './cpu-pin.ts';
 import type { H2loadTarget } from './h2load.ts';
-import { selfSignedCert } from './self-signed-cert.ts';
+import { selfSignedCert } from '../../tests/helpers/self-signed-cert.ts';
 import { spawnPortPrinter } from './spawn-port-printer.ts';
 
 export const HOST = '127.0.0.1';

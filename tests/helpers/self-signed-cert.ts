@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 
 /**
- * A throwaway self-signed certificate for 127.0.0.1 in `dir` (the `openssl` command line), so a
- * benchmark's fake upstream can speak TLS as a real provider does; a process trusts it with
- * `NODE_EXTRA_CA_CERTS=<certFile>`.
+ * A throwaway self-signed certificate in `dir` (the `openssl` command line) for 127.0.0.1 and
+ * `names`, so a fake upstream can speak TLS as a real provider does (benchmarks, the proxy test);
+ * a process trusts it with `NODE_EXTRA_CA_CERTS=<certFile>`.
  */
-export async function selfSignedCert(dir: string): Promise<{ certFile: string; keyFile: string }> {
+export async function selfSignedCert(
+  dir: string,
+  names: string[] = [],
+): Promise<{ certFile: string; keyFile: string }> {
   const certFile = join(dir, 'upstream-cert.pem');
   const keyFile = join(dir, 'upstream-key.pem');
   const made = Bun.spawnSync(
@@ -23,7 +26,7 @@ export async function selfSignedCert(dir: string): Promise<{ certFile: string; k
       '-subj',
       '/CN=127.0.0.1',
       '-addext',
-      'subjectAltName=IP:127.0.0.1',
+      `subjectAltName=${['IP:127.0.0.1', ...names.map((name) => `DNS:${name}`)].join(',')}`,
       '-keyout',
       keyFile,
       '-out',
