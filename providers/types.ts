@@ -31,6 +31,8 @@ export interface LlmCall {
   wire?: { format: UpstreamStreamFormat; body: Record<string, unknown> };
   /** Told of every upstream HTTP attempt, retries included (`x-gateway-attempts`). */
   onAttempt?: () => void;
+  /** The client's own request headers this upstream takes (`LlmAdapter.forwardedHeaders`), when any were sent. */
+  headers?: Record<string, string>;
 }
 
 /** Upstream wire formats a provider can stream in; `canonical` when it emits canonical events itself. */
@@ -63,6 +65,12 @@ export interface LlmAdapter {
   countTokens?(call: LlmCall): Promise<{ inputTokens: number; warnings: TranslationWarning[] }>;
   /** A client speaking this wire format has its own request body sent upstream (see `LlmCall.wire`). */
   passthroughFormat?: UpstreamStreamFormat;
+  /**
+   * Request headers of this upstream's own API that a client speaking it sends and the upstream
+   * must receive (Anthropic's `anthropic-beta`: the features a call opts into). Handed over in
+   * `LlmCall.headers` only when the client's format is `format`.
+   */
+  forwardedHeaders?: { format: UpstreamStreamFormat; names: readonly string[] };
 }
 
 export interface EmbeddingCall {

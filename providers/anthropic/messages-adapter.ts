@@ -27,12 +27,17 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
   };
   const policy = retryPolicy(config);
 
+  /** The client's betas (`call.headers`) beside the gateway's own; ours win a clash. */
+  const headersFor = (call: LlmCall) => (call.headers ? { ...call.headers, ...headers } : headers);
   const send = (call: LlmCall, stream: boolean) => {
     const { value, warnings } = encodeAnthropicRequest({ ...call.request, stream }, call.model.upstreamModel);
-    return { response: postJson(url, value, headers, policy, call.signal, call.onAttempt), warnings };
+    return { response: postJson(url, value, headersFor(call), policy, call.signal, call.onAttempt), warnings };
   };
 
   return {
+    // A Messages client's betas (`anthropic-beta`, e.g. a 1M-token context, interleaved thinking)
+    // are the upstream's to honour. @see https://docs.anthropic.com/en/api/beta-headers
+    forwardedHeaders: { format: 'anthropic-messages', names: ['anthropic-beta'] },
     async generate(call) {
       const { response, warnings } = send(call, false);
       const text = await readUpstreamText(await response);
@@ -47,7 +52,7 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
     /** @see https://docs.anthropic.com/en/api/messages-count-tokens */
     async countTokens(call) {
       const { value, warnings } = encodeAnthropicCountTokensRequest(call.request, call.model.upstreamModel);
-      const res = await postJson(`${url}/count_tokens`, value, headers, policy, call.signal);
+      const res = await postJson(`${url}/count_tokens`, value, headersFor(call), policy, call.signal);
       const body: unknown = await readUpstreamText(res)
         .then(JSON.parse)
         .catch(() => undefined);

@@ -7,6 +7,8 @@ import { errorFields } from '../ops/logger.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
 import { defaultTokenCounter, type TokenCounter } from './token-counter.ts';
 import { warningHeaders } from './warning-headers.ts';
+import { forwardedHeaders } from './forwarded-headers.ts';
+import { anthropicMessagesFormat } from './formats/anthropic-messages-format.ts';
 
 /**
  * `POST /v1/messages/count_tokens` (docs/api-contract.md): the input tokens of a Messages request
@@ -51,7 +53,8 @@ export class TokenCountService {
     let warnings = decoded.warnings;
     if (adapter?.countTokens) {
       try {
-        const counted = await adapter.countTokens({ request: decoded.value, model, signal: request.signal });
+        const headers = forwardedHeaders(adapter, anthropicMessagesFormat, request.headers);
+        const counted = await adapter.countTokens({ request: decoded.value, model, signal: request.signal, headers });
         inputTokens = counted.inputTokens;
         warnings = [...warnings, ...counted.warnings];
       } catch (err) {

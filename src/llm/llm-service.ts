@@ -33,6 +33,7 @@ import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
 import { clientStream, passthroughRulesFor } from './stream-pipeline.ts';
 import { holdClientConnection } from '../http/client-idle.ts';
+import { forwardedHeaders } from './forwarded-headers.ts';
 import { JSON_HEADERS, SSE_HEADERS } from '../http/answer-headers.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
@@ -84,6 +85,8 @@ interface Call {
   reservationId?: string;
   /** The client's own body, for a deployment whose upstream speaks the client's format (passthrough). */
   wire?: LlmCall['wire'];
+  /** The client's request headers, some of which an upstream of its own API takes (`forwardedHeaders`). */
+  requestHeaders: Headers;
   /** Metrics and spans of the call (src/observability/); also knows the request id. */
   watch: LlmCallWatch;
   /** What the call took from its API key (budget hold, tpm estimate): src/keys/llm-key-gate.ts. */
@@ -257,8 +260,9 @@ export class LlmService {
           // The client's own body goes only to an upstream of its format; a fallback of another
           // format gets the canonical request.
           const wire = call.wire && call.served.adapter.passthroughFormat === call.wire.format ? call.wire : undefined;
+          const headers = forwardedHeaders(call.served.adapter, call.format, call.requestHeaders);
           return call.watch.upstream(() =>
-            step({ request: call.decoded.request, model: call.served.model, signal, onAttempt, wire }),
+            step({ request: call.decoded.request, model: call.served.model, signal, onAttempt, wire, headers }),
           );
         },
         (err) => classifyLlmFailure(err, signal),
@@ -381,6 +385,7 @@ export class LlmService {
       startedAt: new Date(),
       history,
       wire,
+      requestHeaders: request.headers,
       watch: new LlmCallWatch(request, {
         ...watchLabels(served),
         clientFormat: format.name,

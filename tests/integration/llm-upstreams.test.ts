@@ -699,6 +699,39 @@ for (const mode of MODES) {
       );
     });
 
+    test('a Messages client’s betas (anthropic-beta) reach an Anthropic upstream, streamed, not and counted; no other client’s do', async () => {
+      const BETAS = 'interleaved-thinking-2025-05-14,context-1m-2025-08-07';
+      const withBetas = { headers: { 'anthropic-beta': BETAS } };
+      const ask = (marker: string) => [{ role: 'user' as const, content: `Tell me something. ${marker}` }];
+      const seen = async (marker: string) => (await onlyRequest(fakeOf('ant'), marker)).headers['anthropic-beta'];
+
+      const json = newMarker('beta');
+      await c.anthropic.messages.create(
+        { model: modelId('ant', 'text'), max_tokens: 100, messages: ask(json) },
+        withBetas,
+      );
+      expect(await seen(json)).toBe(BETAS);
+      const streamed = newMarker('beta');
+      const stream = await c.anthropic.messages.create(
+        { model: modelId('ant', 'text'), max_tokens: 100, messages: ask(streamed), stream: true },
+        withBetas,
+      );
+      for await (const _ of stream) {
+        // read to the end
+      }
+      expect(await seen(streamed)).toBe(BETAS);
+      const counted = newMarker('beta');
+      await c.anthropic.messages.countTokens({ model: modelId('ant', 'text'), messages: ask(counted) }, withBetas);
+      expect(await seen(counted)).toBe(BETAS);
+      // A Messages call without betas sends none; a chat client's header means nothing to Anthropic.
+      const plain = newMarker('beta');
+      await c.anthropic.messages.create({ model: modelId('ant', 'text'), max_tokens: 100, messages: ask(plain) });
+      expect(await seen(plain)).toBeUndefined();
+      const chat = newMarker('beta');
+      await c.openai.chat.completions.create({ model: modelId('ant', 'text'), messages: ask(chat) }, withBetas);
+      expect(await seen(chat)).toBeUndefined();
+    });
+
     // `no-ids`: an upstream that sends no response id (or an empty one) gets the recorded id filled in.
     for (const scenario of ['text', 'no-ids'] as const)
       test(`${scenario}: a same-format answer is the upstream's own (model renamed), streamed or not; every task records the id its client saw`, async () => {
