@@ -30,11 +30,24 @@ export function useIdleControl(control: IdleControl | undefined, seconds: number
 export function holdClientConnection(request: Request): () => void {
   const control = server;
   if (!control) return () => undefined;
-  control.timeout(request, 0);
+  setIdle(control, request, 0);
   let held = true;
   return () => {
     if (!held) return;
     held = false;
-    control.timeout(request, idleSeconds);
+    setIdle(control, request, idleSeconds);
   };
+}
+
+/**
+ * Never throws: the release runs inside a stream's settlement, which must go on whatever state
+ * the client's connection is in (Bun 1.4 does not throw for one already closed; this keeps a
+ * later Bun from turning a gone client into an unsettled call).
+ */
+function setIdle(control: IdleControl, request: Request, seconds: number): void {
+  try {
+    control.timeout(request, seconds);
+  } catch {
+    // the connection is gone: nothing to hold or release
+  }
 }
