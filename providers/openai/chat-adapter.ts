@@ -4,21 +4,39 @@ import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
 import { eventStreamBody, readUpstreamText } from '../shared/upstream-body.ts';
+import { UpstreamError } from '../shared/upstream-error.ts';
+
+/**
+ * An upstream's refusal of `stream_options` ("Unrecognized request argument supplied:
+ * stream_options", "Unknown parameter: 'stream_options'", "Argument not supported:
+ * stream_options": some Azure API versions and OpenAI-compatible vendors).
+ */
+const refusesStreamOptions = (err: unknown) =>
+  err instanceof UpstreamError && err.kind === 'bad_request' && /stream_options/.test(err.message);
 
 /**
  * Any OpenAI-compatible chat-completions upstream (OpenAI, vLLM, Ollama, llama.cpp server, Groq,
- * Together…). Streams are returned as raw bytes in the chat-completions format; the encoder
- * always asks for `stream_options.include_usage`, so usage is never missing.
+ * Together…). Streams are returned as raw bytes in the chat-completions format. The encoder asks
+ * for `stream_options.include_usage`, so usage is not missing; an upstream that refuses the field
+ * is asked again without it, and from then on this provider's streams go without it (their usage
+ * is then what the upstream sends of its own accord, else estimated from the stream).
  * @see https://platform.openai.com/docs/api-reference/chat/create
  */
 export function createChatAdapter(config: ProviderConfig): LlmAdapter {
   const url = `${baseUrl(config, 'https://api.openai.com/v1')}/chat/completions`;
   const headers: Record<string, string> = config.api_key ? { authorization: `Bearer ${config.api_key}` } : {};
   const policy = retryPolicy(config);
+  /** Whether this provider takes `stream_options`; learnt from its first refusal. */
+  let streamOptions = true;
 
   const send = (call: LlmCall, stream: boolean) => {
     const { value, warnings } = encodeChatRequest({ ...call.request, stream }, call.model.upstreamModel);
+    if (stream && !streamOptions) delete (value as { stream_options?: unknown }).stream_options;
     return { response: postJson(url, value, headers, policy, call.signal, call.onAttempt), warnings };
+  };
+  const startStream = async (call: LlmCall) => {
+    const { response, warnings } = send(call, true);
+    return { body: await eventStreamBody(await response), warnings };
   };
 
   return {
@@ -29,9 +47,15 @@ export function createChatAdapter(config: ProviderConfig): LlmAdapter {
       return { response: decoded, warnings, raw: { format: 'chat-completions', text } };
     },
     async stream(call) {
-      const { response, warnings } = send(call, true);
-      const body = await eventStreamBody(await response);
-      return { kind: 'wire', format: 'chat-completions', body, warnings };
+      let started: Awaited<ReturnType<typeof startStream>>;
+      try {
+        started = await startStream(call);
+      } catch (err) {
+        if (!streamOptions || !refusesStreamOptions(err)) throw err;
+        streamOptions = false;
+        started = await startStream(call);
+      }
+      return { kind: 'wire', format: 'chat-completions', body: started.body, warnings: started.warnings };
     },
   };
 }

@@ -77,6 +77,8 @@ export const SCENARIOS = [
   'endless',
   /** Streamed: 200 with a JSON error body instead of an event stream (a server that cannot stream this model). */
   'json-to-stream',
+  /** The text answer, but a request carrying `stream_options` is refused with 400 (as some Azure API versions do). */
+  'no-stream-options',
 ] as const;
 
 /** What `json-to-stream` answers a streaming request with (status 200, a JSON body). */
@@ -748,6 +750,8 @@ export async function startFakeLlmUpstream(kind: FakeKind, opts: { apiKey?: stri
       }
     }
     if (scenario === 'endless') return endlessBody(rec, req, kind, rec.body.stream === true);
+    if (scenario === 'no-stream-options' && kind === 'openai' && rec.body.stream_options !== undefined)
+      return errorFor(kind, 400, 'Unrecognized request argument supplied: stream_options');
     if (scenario === 'json-to-stream' && rec.body.stream === true)
       return Response.json({ error: { message: NO_STREAMING_MESSAGE, type: 'invalid_request_error' } });
     const p = plan(kind, scenario, norm);

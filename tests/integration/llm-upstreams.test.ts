@@ -732,6 +732,28 @@ for (const mode of MODES) {
       expect(await seen(chat)).toBeUndefined();
     });
 
+    test('an OpenAI-compatible upstream that refuses stream_options is asked again without it, and then never with it', async () => {
+      const acct = await createAccount(gw, uniqueEmail('streamopts'), 1);
+      const cl = clientsFor(acct.key);
+      const model = modelId('oai', 'no-stream-options');
+      const first = newMarker('opts');
+      const out = await call(cl, 'chat', model, { marker: first }, { stream: true });
+      expect(out.text).toBe(FULL_TEXT);
+      const tried = await fakeOf('oai').waitFor(first, 2, 2_000);
+      expect(tried.map((r) => r.body.stream_options ?? null)).toEqual([{ include_usage: true }, null]);
+      // Learnt: the next streams (any client format) go without it at once.
+      for (const client of ['messages', 'responses'] as const) {
+        const marker = newMarker('opts');
+        const again = await call(cl, client, model, { marker }, { stream: true });
+        expect(again.text).toBe(FULL_TEXT);
+        const sent = await onlyRequest(fakeOf('oai'), marker);
+        expect(sent.body.stream_options).toBeUndefined();
+      }
+      // Billed all the same (usage estimated from the stream when the upstream sends none).
+      const listed = await llmTasks(gw, acct.key, 3);
+      expect(listed.map((t: { status: string }) => t.status)).toEqual(['completed', 'completed', 'completed']);
+    });
+
     // `no-ids`: an upstream that sends no response id (or an empty one) gets the recorded id filled in.
     for (const scenario of ['text', 'no-ids'] as const)
       test(`${scenario}: a same-format answer is the upstream's own (model renamed), streamed or not; every task records the id its client saw`, async () => {
