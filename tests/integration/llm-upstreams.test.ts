@@ -486,12 +486,17 @@ beforeAll(async () => {
       provider('fakeant', 'ant', { max_retries: 2, timeout_ms: 2000 }),
       provider('tightoai', 'oai', { max_retries: 1, timeout_ms: 500 }),
       provider('tightant', 'ant', { max_retries: 1, timeout_ms: 500 }),
+      // Its own provider: it learns to leave stream_options out, which must not reach the others.
+      provider('strictoai', 'oai', { max_retries: 2, timeout_ms: 2000 }),
     ],
     models: [
       ...UPSTREAMS.flatMap((up) =>
-        SCENARIOS.filter((s) => s !== 'slow-headers').map((s) => scenarioModel(PROVIDER[up], s)),
+        SCENARIOS.filter((s) => s !== 'slow-headers' && s !== 'no-stream-options').map((s) =>
+          scenarioModel(PROVIDER[up], s),
+        ),
       ),
       ...UPSTREAMS.map((up) => scenarioModel(TIGHT[up], 'slow-headers')),
+      scenarioModel('strictoai', 'no-stream-options'),
     ],
   };
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-llm-upstreams-')), 'gateway.json');
@@ -735,7 +740,7 @@ for (const mode of MODES) {
     test('an OpenAI-compatible upstream that refuses stream_options is asked again without it, and then never with it', async () => {
       const acct = await createAccount(gw, uniqueEmail('streamopts'), 1);
       const cl = clientsFor(acct.key);
-      const model = modelId('oai', 'no-stream-options');
+      const model = 'strictoai/no-stream-options';
       const first = newMarker('opts');
       const out = await call(cl, 'chat', model, { marker: first }, { stream: true });
       expect(out.text).toBe(FULL_TEXT);
