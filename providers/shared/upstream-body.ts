@@ -10,6 +10,12 @@ export const MAX_UPSTREAM_BODY_BYTES = 64 * 1024 * 1024;
 const tooLarge = (status: number, maxBytes: number) =>
   new UpstreamError('malformed', `upstream answered ${status} with a body larger than ${maxBytes} bytes`, status);
 
+/** The body's declared `content-length`, when it declares one. */
+function declaredLength(response: Response): number | undefined {
+  const declared = response.headers.get('content-length');
+  return declared !== null && /^\d+$/.test(declared) ? Number(declared) : undefined;
+}
+
 /**
  * A response's body, refused as `malformed` (not retried: the same call would get it again) past
  * `maxBytes`. A declared `content-length` within the bound is read natively (the framing allows
@@ -17,9 +23,9 @@ const tooLarge = (status: number, maxBytes: number) =>
  * crosses the bound.
  */
 export async function readUpstreamBytes(response: Response, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<Uint8Array> {
-  const declared = response.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared)) {
-    if (Number(declared) > maxBytes) {
+  const declared = declaredLength(response);
+  if (declared !== undefined) {
+    if (declared > maxBytes) {
       await response.body?.cancel().catch(() => undefined);
       throw tooLarge(response.status, maxBytes);
     }
@@ -44,9 +50,9 @@ export async function readUpstreamBytes(response: Response, maxBytes = MAX_UPSTR
 
 /** `readUpstreamBytes` as text (a leading BOM dropped, as `Response.text()` does). */
 export async function readUpstreamText(response: Response, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
-  const declared = response.headers.get('content-length');
+  const declared = declaredLength(response);
   // The common case, a JSON answer of declared length, stays native end to end.
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) <= maxBytes) return response.text();
+  if (declared !== undefined && declared <= maxBytes) return response.text();
   return new TextDecoder().decode(await readUpstreamBytes(response, maxBytes));
 }
 
