@@ -1,0 +1,168 @@
+import { bodyFraming, type BodyFraming } from './body-framing.ts';
+import { StaleConnection, type Http1Connection } from './http1-connection.ts';
+import { decodedBody } from './content-coding.ts';
+import { HttpProtocolError, MAX_HEAD_BYTES, parseResponseHead, type ResponseHead } from './response-head.ts';
+
+/** Chunks a body holds unread before its connection stops reading (the upstream then waits). */
+const BODY_HIGH_WATER = 16;
+
+/** `Keep-Alive: timeout=N` less a second, so the gateway lets go before the server does. */
+function keepAliveMs(head: ResponseHead, fallback: number): number {
+  const seconds = /timeout\s*=\s*(\d+)/i.exec(head.headers.get('keep-alive') ?? '')?.[1];
+  return seconds === undefined ? fallback : Math.max(1_000, Math.min(Number(seconds) * 1_000 - 1_000, fallback));
+}
+
+/**
+ * One request and its answer on `connection`: resolves at the answer's head with a `Response`
+ * whose body streams the rest as it arrives (paused past `BODY_HIGH_WATER` unread chunks). The
+ * connection goes back to its pool when the body has ended cleanly and the server allows it, and
+ * is closed otherwise: on a fault, a cancel, or `signal`'s abort (before or after the head).
+ * A redirect is refused, as `fetch` with `redirect: 'error'` refuses it.
+ */
+export function exchange(
+  connection: Http1Connection,
+  bytes: Buffer,
+  method: string,
+  signal?: AbortSignal,
+): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    let headBytes: Buffer | undefined;
+    let framing: BodyFraming | undefined;
+    let reusable = false;
+    let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let paused = false;
+    let ended = false;
+
+    const onAbort = () => fail(signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError'));
+    const end = () => {
+      ended = true;
+      signal?.removeEventListener('abort', onAbort);
+      connection.sink = undefined;
+    };
+    function fail(error: unknown) {
+      if (ended) return;
+      end();
+      connection.destroy();
+      if (!controller) return reject(error);
+      try {
+        controller.error(error);
+      } catch {
+        // the consumer cancelled the body already
+      }
+    }
+    function finish(extra?: Buffer) {
+      if (ended) return;
+      end();
+      controller?.close();
+      // The whole body is read: a connection paused for a slow reader reads again, idle or not.
+      if (paused) connection.resume();
+      if (!reusable || (extra && extra.byteLength > 0)) connection.destroy();
+      else connection.idle();
+    }
+    function enqueue(chunk: Buffer) {
+      if (chunk.byteLength === 0 || !controller) return;
+      controller.enqueue(chunk);
+      if (!paused && (controller.desiredSize ?? 1) <= 0) {
+        paused = true;
+        connection.pause();
+      }
+    }
+    function body(chunk: Buffer) {
+      const f = framing as BodyFraming;
+      switch (f.kind) {
+        case 'length': {
+          const take = Math.min(f.remaining, chunk.byteLength);
+          enqueue(chunk.subarray(0, take));
+          f.remaining -= take;
+          if (f.remaining === 0) finish(chunk.subarray(take));
+          return;
+        }
+        case 'chunked': {
+          const { data, rest } = f.decoder.push(chunk);
+          // One read, one chunk for the reader, however many chunks the server cut it into: a
+          // fast upstream's whole stream often arrives in one read, and each chunk handed on
+          // costs the reader a promise and its parser a feed.
+          enqueue(data.length === 1 ? (data[0] as Buffer) : Buffer.concat(data));
+          if (f.decoder.done) finish(rest);
+          return;
+        }
+        case 'close':
+          return enqueue(chunk);
+        case 'none':
+          return finish(chunk);
+        default:
+          return f satisfies never;
+      }
+    }
+    function head(chunk: Buffer) {
+      headBytes = headBytes ? Buffer.concat([headBytes, chunk]) : chunk;
+      const blank = headBytes.indexOf('\r\n\r\n', 0, 'latin1');
+      if (blank < 0) {
+        if (headBytes.byteLength > MAX_HEAD_BYTES)
+          throw new HttpProtocolError(`response head past ${MAX_HEAD_BYTES} bytes`);
+        return;
+      }
+      const parsed = parseResponseHead(headBytes.toString('latin1', 0, blank));
+      const rest = headBytes.subarray(blank + 4);
+      headBytes = undefined;
+      if (parsed.status < 200) {
+        // 100 Continue, 103 Early Hints: informational, the real answer follows.
+        if (parsed.status === 101) throw new HttpProtocolError('upstream switched protocols unasked');
+        if (rest.byteLength) head(rest);
+        return;
+      }
+      if (parsed.status > 599) throw new HttpProtocolError(`status ${parsed.status} is not an HTTP status`);
+      if (parsed.status >= 300 && parsed.status < 400 && parsed.headers.has('location'))
+        throw new TypeError(
+          `upstream redirected (${parsed.status}) to ${parsed.headers.get('location')}; redirects are not followed`,
+        );
+      ({ framing, reusable } = bodyFraming(parsed, method));
+      connection.keepAliveMs = keepAliveMs(parsed, connection.keepAliveMs);
+      const raw =
+        framing.kind === 'none'
+          ? null
+          : new ReadableStream<Uint8Array>(
+              {
+                start: (c) => {
+                  controller = c;
+                },
+                pull: () => {
+                  if (!paused) return;
+                  paused = false;
+                  connection.resume();
+                },
+                cancel: (reason) => fail(reason),
+              },
+              new CountQueuingStrategy({ highWaterMark: BODY_HIGH_WATER }),
+            );
+      const { headers, stream } = decodedBody(parsed.headers, raw);
+      resolve(new Response(stream, { status: parsed.status, statusText: parsed.statusText, headers }));
+      body(rest);
+    }
+
+    connection.sink = {
+      data(chunk) {
+        try {
+          framing ? body(chunk) : head(chunk);
+        } catch (error) {
+          fail(error);
+        }
+      },
+      closed(error) {
+        if (framing?.kind === 'close' && !error) return finish();
+        fail(
+          error ??
+            new TypeError(
+              controller
+                ? `${connection.origin.key} closed the connection before the body ended`
+                : `${connection.origin.key} closed the connection without answering`,
+            ),
+        );
+      },
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (!connection.write(bytes))
+      fail(new StaleConnection(`${connection.origin.key} had closed the kept-alive connection`));
+  });
+}
