@@ -4,6 +4,7 @@ import type { UpstreamHealth } from './upstream-health.ts';
 import { observeAttempt } from './upstream-observer.ts';
 import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
 import { readUpstreamText, upstreamErrorText } from './upstream-body.ts';
+import { upstreamTransport } from './upstream-transport.ts';
 
 /** Longest `Retry-After` honoured inside one call; a longer one is left to the caller's schedule. */
 const MAX_INLINE_WAIT_MS = 5_000;
@@ -93,7 +94,7 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
     let response: Response;
     const observed = observeAttempt(call.method, call.url);
     try {
-      response = await fetch(call.url, {
+      response = await upstreamTransport(call.url, {
         method: call.method,
         headers: {
           ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -103,7 +104,6 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
         },
         body: payload,
         signal: AbortSignal.any([signal, timeout.signal]),
-        redirect: 'error',
       });
     } catch (err) {
       clearTimeout(timer);

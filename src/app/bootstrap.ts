@@ -6,6 +6,7 @@ import { KeyCache } from '../auth/key-cache.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { loadEnv, type Env } from '../config/env.ts';
+import { useUpstreamClient } from '../../providers/shared/upstream-transport.ts';
 import { loadGatewayConfig } from '../config/gateway-config.ts';
 import { connectDatabase, type DatabaseHandle } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
@@ -57,6 +58,7 @@ export interface Started {
 /** Everything before listening: env, config, database + migrations, store, catalog, caches. */
 export async function bootstrap(source: Record<string, string | undefined> = process.env): Promise<Started> {
   const env: Env = loadEnv(source);
+  useUpstreamClient(env.upstreamHttpClient);
   const config = await loadGatewayConfig(env.gatewayConfigPath, source);
   config.providers.forEach((p, i) => {
     if (!isProviderKind(p.kind))

@@ -60,6 +60,7 @@ const EnvSchema = v.object({
   S3_SECRET_ACCESS_KEY: v.optional(v.string()),
   BODY_TIMEOUT_MS: v.optional(positiveInt, '30000'),
   CLIENT_IDLE_TIMEOUT_S: v.optional(v.pipe(positiveInt, v.maxValue(255, "expected at most 255 (Bun's limit)")), '255'),
+  UPSTREAM_HTTP_CLIENT: v.optional(v.picklist(['socket', 'fetch']), 'socket'),
   AUTH_FAILURES_PER_MINUTE: v.optional(positiveInt, '20'),
   TRUST_PROXY: v.optional(boolString, 'false'),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
@@ -106,6 +107,8 @@ export interface Env {
    * while an LLM call waits on its upstream (src/http/client-idle.ts).
    */
   clientIdleTimeoutS: number;
+  /** The HTTP client upstream calls go through (providers/shared/upstream-transport.ts). */
+  upstreamHttpClient: 'socket' | 'fetch';
   /** Failed authentications one client address may make per minute before it gets 429s. */
   authFailuresPerMinute: number;
   /** Take the client address from the last `X-Forwarded-For` entry (behind a reverse proxy only). */
@@ -183,6 +186,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       : undefined,
     bodyTimeoutMs: e.BODY_TIMEOUT_MS,
     clientIdleTimeoutS: e.CLIENT_IDLE_TIMEOUT_S,
+    upstreamHttpClient: e.UPSTREAM_HTTP_CLIENT,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,

@@ -1,0 +1,37 @@
+import { http1Fetch } from './http1/http1-fetch.ts';
+
+/** `socket`: the gateway's own HTTP/1.1 client (the default); `fetch`: Bun's. */
+export type UpstreamClient = 'socket' | 'fetch';
+
+let client: UpstreamClient = 'socket';
+
+/** Chooses the client every upstream call goes through (`UPSTREAM_HTTP_CLIENT`, set at start). */
+export function useUpstreamClient(chosen: UpstreamClient) {
+  client = chosen;
+}
+
+/** A proxy is configured for this scheme: Bun's `fetch` speaks to it (CONNECT for https). */
+function proxied(url: string): boolean {
+  const env = process.env;
+  return url.startsWith('https:')
+    ? Boolean(env.HTTPS_PROXY || env.https_proxy)
+    : Boolean(env.HTTP_PROXY || env.http_proxy);
+}
+
+export interface TransportInit {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+}
+
+/**
+ * One upstream HTTP exchange. The gateway's own client reads each answer on the JavaScript
+ * thread, saving the hand-over `fetch` makes from its HTTP thread on every read (see
+ * docs/upstream-http.md); Bun's `fetch` serves when chosen and whenever a proxy is set.
+ * Either way redirects are refused: an upstream's answer is the answer.
+ */
+export function upstreamTransport(url: string, init: TransportInit): Promise<Response> {
+  if (client === 'fetch' || proxied(url)) return fetch(url, { ...init, redirect: 'error' });
+  return http1Fetch(url, init);
+}
