@@ -134,6 +134,22 @@ describe('the upstream HTTP/1.1 client', () => {
     expect(server.connections).toBe(1);
   });
 
+  test('a request body far larger than the socket takes at once is written whole, in order', async () => {
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: async (req) => {
+        const bytes = Buffer.from(await req.arrayBuffer());
+        return Response.json({ length: bytes.length, sum: bytes.reduce((a, b) => (a + b) % 65521, 0) });
+      },
+    });
+    stops.push(() => server.stop(true));
+    const body = 'é'.repeat(3 * 1024 * 1024);
+    const expected = Buffer.from(body).reduce((a, b) => (a + b) % 65521, 0);
+    const answer = await (await post(`http://127.0.0.1:${server.port}`, body)).json();
+    expect(answer).toEqual({ length: 6 * 1024 * 1024, sum: expected });
+  });
+
   test('gzip and brotli answers are decoded, and counted against bounds as decoded', async () => {
     const json = JSON.stringify({ text: 'x'.repeat(10_000) });
     const server = scriptedServer((socket, _request, n) => {
