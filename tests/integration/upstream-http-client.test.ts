@@ -150,6 +150,34 @@ describe('the upstream HTTP/1.1 client', () => {
     expect(answer).toEqual({ length: 6 * 1024 * 1024, sum: expected });
   });
 
+  test('an answer that comes before the request body was all written ends its connection', async () => {
+    // The first connection answers 413 at the request's head and reads nothing more of it.
+    let connections = 0;
+    const server = Bun.listen<{ answered: boolean; first: boolean }>({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        open(socket) {
+          socket.data = { answered: false, first: ++connections === 1 };
+        },
+        data(socket, chunk) {
+          if (socket.data.answered || !chunk.includes('\r\n\r\n')) return;
+          socket.data.answered = true;
+          socket.write(
+            socket.data.first
+              ? 'HTTP/1.1 413 Content Too Large\r\ncontent-length: 0\r\n\r\n'
+              : 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
+          );
+        },
+      },
+    });
+    stops.push(() => server.stop(true));
+    const url = `http://127.0.0.1:${server.port}`;
+    expect((await post(url, 'x'.repeat(32 * 1024 * 1024))).status).toBe(413);
+    expect(await (await post(url)).text()).toBe('ok');
+    expect(connections).toBe(2);
+  });
+
   test('gzip and brotli answers are decoded, and counted against bounds as decoded', async () => {
     const json = JSON.stringify({ text: 'x'.repeat(10_000) });
     const server = scriptedServer((socket, _request, n) => {

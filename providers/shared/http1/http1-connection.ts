@@ -116,6 +116,11 @@ export class Http1Connection {
     return true;
   }
 
+  /** Part of the request is still to be written (the server answered before reading it all). */
+  get writing(): boolean {
+    return this.unwritten !== undefined;
+  }
+
   private flush() {
     if (!this.unwritten || !this.socket) return;
     const written = this.socket.write(this.unwritten);

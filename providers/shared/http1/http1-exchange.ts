@@ -56,7 +56,9 @@ export function exchange(
       controller?.close();
       // The whole body is read: a connection paused for a slow reader reads again, idle or not.
       if (paused) connection.resume();
-      if (!reusable || (extra && extra.byteLength > 0)) connection.destroy();
+      // An answer that came before the whole request was written (a 413 to a large body) leaves
+      // the rest of that body between it and the next request: such a connection is not reused.
+      if (!reusable || connection.writing || (extra && extra.byteLength > 0)) connection.destroy();
       else connection.idle();
     }
     function enqueue(chunk: Buffer) {
