@@ -1,3 +1,5 @@
+import { FIELD_NAME } from './response-head.ts';
+
 /** A request as the gateway sends it upstream: method, target, fields and an optional body. */
 export interface Http1Request {
   method: string;
@@ -6,7 +8,6 @@ export interface Http1Request {
   body?: string;
 }
 
-const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
  * A field value may not hold CR, LF or NUL (the request would be split), as `fetch`'s `Headers`
  * has it, nor anything past latin1 (a header is bytes; the incoming side reads them as latin1).

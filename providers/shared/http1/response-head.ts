@@ -14,8 +14,8 @@ export class HttpProtocolError extends Error {}
 export const MAX_HEAD_BYTES = 64 * 1024;
 
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
-/** RFC 9110 §5.1 token, the only characters a field name may have. */
-const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** RFC 9110 §5.1 token, the only characters a field name may have (sent or received). */
+export const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * Parses a response head: `text` is everything before the blank line that ends it, read as
