@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Socket } from 'bun';
 
 /** Where a connection goes: one pool of idle connections per origin. */
@@ -20,8 +21,6 @@ export class StaleConnection extends Error {}
 
 /** How long an idle connection is kept when the server does not say (`Keep-Alive: timeout=`). */
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
-
-const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|.*:.*)$/;
 
 /**
  * One HTTP/1.1 connection to an upstream, its bytes delivered on the JavaScript thread (where
@@ -70,7 +69,7 @@ export class Http1Connection {
       Bun.connect({
         hostname: origin.hostname,
         port: origin.port,
-        tls: origin.tls ? (IP_LITERAL.test(origin.hostname) ? true : { serverName: origin.hostname }) : undefined,
+        tls: origin.tls ? (isIP(origin.hostname) ? true : { serverName: origin.hostname }) : undefined,
         socket: {
           open(socket) {
             connection.socket = socket;
