@@ -293,7 +293,7 @@ describe('the upstream HTTP/1.1 client', () => {
 describe('over TLS', () => {
   test('verifies the upstream certificate against the trusted roots (NODE_EXTRA_CA_CERTS included), by host name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'http1-tls-'));
-    const { certFile, keyFile } = await selfSignedCert(dir, ['llm.test']);
+    const { certFile, keyFile } = await selfSignedCert(dir, ['localhost']);
     const server = Bun.serve({
       hostname: '127.0.0.1',
       port: 0,
@@ -323,6 +323,8 @@ describe('over TLS', () => {
       { host: `127.0.0.1:${server.port}`, body: { i: 0 } },
       { host: `127.0.0.1:${server.port}`, body: { i: 1 } },
     ]);
+    // By name: the name goes in SNI and the certificate is checked against it.
+    expect((await client('localhost', true))[1]).toEqual({ host: `localhost:${server.port}`, body: { i: 1 } });
     expect((await client('127.0.0.1', false))[0].error).toMatch(/TLS with 127.0.0.1 failed: .*self.signed/i);
   });
 });
