@@ -276,6 +276,18 @@ describe('the upstream HTTP/1.1 client', () => {
     expect(idleConnectionCount(server.url)).toBe(0);
   });
 
+  test("an idle connection is let go a second before the server's Keep-Alive timeout", async () => {
+    const told = scriptedServer((socket) =>
+      socket.write('HTTP/1.1 200 OK\r\nkeep-alive: timeout=2\r\ncontent-length: 2\r\n\r\nok'),
+    );
+    const silent = scriptedServer((socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));
+    stops.push(told.stop, silent.stop);
+    await Promise.all([post(told.url).then((r) => r.text()), post(silent.url).then((r) => r.text())]);
+    expect([idleConnectionCount(told.url), idleConnectionCount(silent.url)]).toEqual([1, 1]);
+    await Bun.sleep(1_300);
+    expect([idleConnectionCount(told.url), idleConnectionCount(silent.url)]).toEqual([0, 1]);
+  });
+
   test('a header value with a line break is refused before anything is sent', async () => {
     const server = scriptedServer((socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'));
     stops.push(server.stop);

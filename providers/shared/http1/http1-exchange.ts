@@ -1,15 +1,19 @@
 import { bodyFraming, type BodyFraming } from './body-framing.ts';
-import { StaleConnection, type Http1Connection } from './http1-connection.ts';
+import { DEFAULT_KEEP_ALIVE_MS, StaleConnection, type Http1Connection } from './http1-connection.ts';
 import { decodedBody } from './content-coding.ts';
 import { HttpProtocolError, MAX_HEAD_BYTES, parseResponseHead, type ResponseHead } from './response-head.ts';
 
 /** Chunks a body holds unread before its connection stops reading (the upstream then waits). */
 const BODY_HIGH_WATER = 16;
 
-/** `Keep-Alive: timeout=N` less a second, so the gateway lets go before the server does. */
-function keepAliveMs(head: ResponseHead, fallback: number): number {
+/**
+ * How long the connection may idle after this answer: the server's `Keep-Alive: timeout=N` less a
+ * second, so the gateway lets go before the server does (at least 1 s, at most the default).
+ */
+function keepAliveMs(head: ResponseHead): number {
   const seconds = /timeout\s*=\s*(\d+)/i.exec(head.headers.get('keep-alive') ?? '')?.[1];
-  return seconds === undefined ? fallback : Math.max(1_000, Math.min(Number(seconds) * 1_000 - 1_000, fallback));
+  if (seconds === undefined) return DEFAULT_KEEP_ALIVE_MS;
+  return Math.max(1_000, Math.min(Number(seconds) * 1_000 - 1_000, DEFAULT_KEEP_ALIVE_MS));
 }
 
 /**
@@ -119,7 +123,7 @@ export function exchange(
           `upstream redirected (${parsed.status}) to ${parsed.headers.get('location')}; redirects are not followed`,
         );
       ({ framing, reusable } = bodyFraming(parsed, method));
-      connection.keepAliveMs = keepAliveMs(parsed, connection.keepAliveMs);
+      connection.keepAliveMs = keepAliveMs(parsed);
       const raw =
         framing.kind === 'none'
           ? null
