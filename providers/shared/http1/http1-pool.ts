@@ -39,11 +39,6 @@ export async function acquire(origin: Origin, signal?: AbortSignal): Promise<Htt
   return connection;
 }
 
-/** Closes every idle connection (tests, shutdown). */
-export function closeIdleConnections() {
-  for (const list of idle.values()) for (const connection of list.splice(0)) connection.destroy();
-}
-
 /** Idle connections per origin, for tests and diagnostics. */
 export function idleConnectionCount(originKey: string): number {
   return idle.get(originKey)?.length ?? 0;
