@@ -10,12 +10,20 @@ export function useUpstreamClient(chosen: UpstreamClient) {
   client = chosen;
 }
 
+/**
+ * The schemes a proxy is configured for, read once: the environment is set when the process
+ * starts (as every other variable, src/config/env.ts), so an upstream call need not look again.
+ */
+let proxiedSchemes: { http: boolean; https: boolean } | undefined;
+
 /** A proxy is configured for this scheme: Bun's `fetch` speaks to it (CONNECT for https). */
 function proxied(url: string): boolean {
   const env = process.env;
-  return url.startsWith('https:')
-    ? Boolean(env.HTTPS_PROXY || env.https_proxy)
-    : Boolean(env.HTTP_PROXY || env.http_proxy);
+  proxiedSchemes ??= {
+    http: Boolean(env.HTTP_PROXY || env.http_proxy),
+    https: Boolean(env.HTTPS_PROXY || env.https_proxy),
+  };
+  return url.startsWith('https:') ? proxiedSchemes.https : proxiedSchemes.http;
 }
 
 export interface TransportInit {
