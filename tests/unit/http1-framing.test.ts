@@ -128,14 +128,19 @@ describe('response heads and framing', () => {
 describe('request bytes', () => {
   const url = new URL('https://api.example.test:8443/v1/chat/completions?x=1');
 
-  test('one buffer: request line, host, the given fields, defaults, the UTF-8 length and body', () => {
+  /** What the socket writes: a string as its UTF-8, a buffer as it is. */
+  const wire = (data: string | Buffer) => (typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+
+  test('one piece: request line, host, the given fields, defaults, the UTF-8 length and body', () => {
     const body = '{"content":"héllo 👋"}';
-    const text = requestBytes({
-      method: 'POST',
-      url,
-      headers: { authorization: 'Bearer k', Accept: 'text/event-stream' },
-      body,
-    }).toString('utf8');
+    const text = wire(
+      requestBytes({
+        method: 'POST',
+        url,
+        headers: { authorization: 'Bearer k', Accept: 'text/event-stream' },
+        body,
+      }),
+    ).toString('utf8');
     const [head, sent] = text.split('\r\n\r\n') as [string, string];
     const lines = head.split('\r\n');
     expect(lines[0]).toBe('POST /v1/chat/completions?x=1 HTTP/1.1');
@@ -147,17 +152,35 @@ describe('request bytes', () => {
     expect(sent).toBe(body);
   });
 
+  test('a latin1 field value goes as its one byte, the body beside it as UTF-8', () => {
+    const body = '{"content":"héllo 👋"}';
+    const sent = wire(requestBytes({ method: 'POST', url, headers: { 'x-note': 'café' }, body }));
+    const blank = sent.indexOf('\r\n\r\n');
+    const head = sent.subarray(0, blank).toString('latin1');
+    expect(head.split('\r\n')).toContain('x-note: café');
+    expect(sent.subarray(0, blank).includes(Buffer.from([0xe9]))).toBe(true);
+    expect(head).toContain(`content-length: ${Buffer.byteLength(body)}`);
+    expect(sent.subarray(blank + 4).toString('utf8')).toBe(body);
+    expect(sent.byteLength).toBe(blank + 4 + Buffer.byteLength(body));
+    // Without a body too: the head alone, ending in its blank line.
+    const bare = wire(requestBytes({ method: 'GET', url, headers: { 'x-note': 'café' } }));
+    expect(bare.subarray(-4).toString()).toBe('\r\n\r\n');
+    expect(bare.includes(Buffer.from([0xe9]))).toBe(true);
+  });
+
   test('a field that would split the request, or that the framing owns, is refused or dropped', () => {
     for (const value of ['a\r\nx-injected: 1', 'a\nb', 'a\0b', 'snow ☃'])
       expect(() => requestBytes({ method: 'POST', url, headers: { 'anthropic-beta': value }, body: '' })).toThrow(
         TypeError,
       );
     expect(() => requestBytes({ method: 'GET', url, headers: { 'bad name': 'x' } })).toThrow(TypeError);
-    const text = requestBytes({
-      method: 'GET',
-      url,
-      headers: { host: 'evil.test', 'Content-Length': '99', connection: 'close' },
-    }).toString();
+    const text = wire(
+      requestBytes({
+        method: 'GET',
+        url,
+        headers: { host: 'evil.test', 'Content-Length': '99', connection: 'close' },
+      }),
+    ).toString();
     expect(text).not.toContain('evil.test');
     expect(text).not.toContain('99');
     expect(text.toLowerCase()).not.toContain('connection:');

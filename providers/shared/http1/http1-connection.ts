@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { Socket } from 'bun';
+import type { RequestData } from './request-bytes.ts';
 
 /** Where a connection goes: one pool of idle connections per origin. */
 export interface Origin {
@@ -107,11 +108,14 @@ export class Http1Connection {
   }
 
   /** Writes a request; false when the socket had closed already (nothing was sent). */
-  write(bytes: Buffer): boolean {
+  write(data: RequestData): boolean {
     if (this.closed || !this.socket) return false;
-    const written = this.socket.write(bytes);
+    const written = this.socket.write(data);
     if (written < 0) return false;
-    if (written < bytes.byteLength) this.unwritten = bytes.subarray(written);
+    // A string is written as its UTF-8; what the socket did not take waits as bytes.
+    const length = typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.byteLength;
+    if (written < length)
+      this.unwritten = (typeof data === 'string' ? Buffer.from(data, 'utf8') : data).subarray(written);
     return true;
   }
 

@@ -2,6 +2,7 @@ import { bodyFraming, type BodyFraming } from './body-framing.ts';
 import { DEFAULT_KEEP_ALIVE_MS, StaleConnection, type Http1Connection } from './http1-connection.ts';
 import { decodedBody } from './content-coding.ts';
 import { HttpProtocolError, MAX_HEAD_BYTES, parseResponseHead, type ResponseHead } from './response-head.ts';
+import type { RequestData } from './request-bytes.ts';
 
 /** Chunks a body holds unread before its connection stops reading (the upstream then waits). */
 const BODY_HIGH_WATER = 16;
@@ -25,7 +26,7 @@ function keepAliveMs(head: ResponseHead): number {
  */
 export function exchange(
   connection: Http1Connection,
-  bytes: Buffer,
+  bytes: RequestData,
   method: string,
   signal?: AbortSignal,
 ): Promise<Response> {
