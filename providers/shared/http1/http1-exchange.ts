@@ -125,6 +125,19 @@ export function exchange(
         );
       ({ framing, reusable } = bodyFraming(parsed, method));
       connection.keepAliveMs = keepAliveMs(parsed);
+      if (
+        framing.kind === 'length' &&
+        rest.byteLength >= framing.remaining &&
+        !parsed.headers.has('content-encoding')
+      ) {
+        // The whole body came with its head (a JSON answer, usually): answered from these bytes,
+        // with no stream between them and the reader (a stream and its reads cost about 2 KB of
+        // heap and a promise per read; bench/README.md).
+        // The socket's chunk is the reader's alone (Bun hands each read its own buffer).
+        const whole = rest.subarray(0, framing.remaining) as Uint8Array<ArrayBuffer>;
+        resolve(new Response(whole, { status: parsed.status, statusText: parsed.statusText, headers: parsed.headers }));
+        return finish(rest.subarray(framing.remaining));
+      }
       const raw =
         framing.kind === 'none'
           ? null
