@@ -27,8 +27,8 @@ function decode(wire: Buffer, cuts: number[]): { data: Buffer; rest: Buffer; don
   for (const to of [...points, wire.length]) {
     if (to <= from) continue;
     const out = decoder.push(wire.subarray(from, to));
-    data.push(...out.data.map((d) => Buffer.from(d)));
-    if (out.rest) rest = Buffer.concat([rest, out.rest]);
+    if (out) data.push(Buffer.from(out));
+    if (decoder.rest) rest = Buffer.concat([rest, decoder.rest]);
     from = to;
   }
   return { data: Buffer.concat(data), rest, done: decoder.done };
@@ -67,6 +67,25 @@ describe('chunked bodies', () => {
     expect(() => new ChunkedDecoder().push(Buffer.from('1'.repeat(5000)))).toThrow(HttpProtocolError);
     // 16^13 would pass Number's exact range and any sane body: refused by its digits.
     expect(() => new ChunkedDecoder().push(Buffer.from('10000000000000\r\n'))).toThrow(HttpProtocolError);
+    // Endless lines of any part: spaces, an extension, a trailer.
+    for (const endless of [' '.repeat(5000), `5;${'x'.repeat(5000)}`, `0\r\nx-t: ${'y'.repeat(5000)}`])
+      expect(() => new ChunkedDecoder().push(Buffer.from(endless))).toThrow(HttpProtocolError);
+    // A line ended by a bare LF, or a CR followed by anything else.
+    for (const broken of ['5\nhello\r\n', '5\rxhello\r\n', '5 5\r\n', '0\r\nx-t: 1\rz'])
+      expect(() => new ChunkedDecoder().push(Buffer.from(broken))).toThrow(HttpProtocolError);
+  });
+
+  test('spaces around the size and extensions are read past; a read of several chunks is one buffer', () => {
+    const wire = Buffer.from('5 ;name=value\r\nhello\r\n\t1;a;b="c"\r\n!\r\n0\r\nx-t: 1\r\n\r\n');
+    const decoder = new ChunkedDecoder();
+    const data = decoder.push(wire);
+    expect(data?.toString()).toBe('hello!');
+    expect(decoder.done).toBe(true);
+    expect(decoder.rest).toBeUndefined();
+    // One chunk alone is a view of the read, not a copy.
+    const single = Buffer.from('5\r\nhello\r\n');
+    const view = new ChunkedDecoder().push(single);
+    expect(view?.buffer).toBe(single.buffer);
   });
 });
 

@@ -85,12 +85,12 @@ export function exchange(
           return;
         }
         case 'chunked': {
-          const { data, rest } = f.decoder.push(chunk);
           // One read, one chunk for the reader, however many chunks the server cut it into: a
           // fast upstream's whole stream often arrives in one read, and each chunk handed on
           // costs the reader a promise and its parser a feed.
-          enqueue(data.length === 1 ? (data[0] as Buffer) : Buffer.concat(data));
-          if (f.decoder.done) finish(rest);
+          const data = f.decoder.push(chunk);
+          if (data) enqueue(data);
+          if (f.decoder.done) finish(f.decoder.rest);
           return;
         }
         case 'close':
