@@ -46,6 +46,31 @@ describe('passthrough', () => {
     );
   });
 
+  test('chat: a chunk whose data spanned several lines goes on as as many data lines, renamed', () => {
+    // eventsource-parser joins `data:` lines with a line feed; pretty-printed JSON keeps them.
+    const data = '{"id":"c",\n"model":"m",\n"choices":[{"index":0,"delta":{"content":"hi"}}]}';
+    const sent = chatPassthrough.forward(msg(data), ctx) as string;
+    expect(sent).toBe(
+      'data: {"id":"c",\ndata: "model":"acme/chat-large",\ndata: "choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n',
+    );
+    // What a client's parser makes of it is the chunk, renamed.
+    const joined = sent
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.slice('data: '.length))
+      .join('\n');
+    expect(JSON.parse(joined)).toEqual({
+      id: 'c',
+      model: 'acme/chat-large',
+      choices: [{ index: 0, delta: { content: 'hi' } }],
+    });
+    // Two gateway ids in turn: each event gets its own, not the last one quoted.
+    expect(chatPassthrough.forward(msg('{"model":"m"}'), { ...ctx, gatewayModel: 'b/other' })).toBe(
+      'data: {"model":"b/other"}\n\n',
+    );
+    expect(chatPassthrough.forward(msg('{"model":"m"}'), ctx)).toBe('data: {"model":"acme/chat-large"}\n\n');
+  });
+
   test('chat: usage chunk and usage:null held back unless the client asked for usage', () => {
     const chunk =
       '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}';

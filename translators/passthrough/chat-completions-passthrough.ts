@@ -1,4 +1,4 @@
-import { formatSse } from '../shared/sse.ts';
+import { formatSse, sseEvent } from '../shared/sse.ts';
 import { repairChatChunk } from './chat-chunk-repair.ts';
 import { lacksId, withId } from './fill-missing-id.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
@@ -39,7 +39,8 @@ export const chatPassthrough: PassthroughRules = {
       if (Array.isArray(choices) && choices.length === 0) return null;
       if (chunk?.usage === null) data = withoutNullUsage(data);
     }
-    return formatSse(data);
+    // Renaming, repairing and dropping `usage` write no raw line break: only the upstream's data can hold one.
+    return sseEvent(data, message.data.includes('\n'));
   },
   errorEvent: (code, message) => formatSse({ error: { message, type: 'server_error', param: null, code } }),
   forwardBody: (text, ctx) => renameBodyModel(text, ctx.gatewayModel),

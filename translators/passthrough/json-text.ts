@@ -27,3 +27,18 @@ export function stringEnd(text: string, at: number): number {
   }
   return -1;
 }
+
+let lastModel: string | undefined;
+let lastQuoted = '';
+
+/**
+ * A model id as a JSON string. Every event of a passed-through stream splices the same id in, so
+ * the last one's quoting is kept rather than made again per event (one `JSON.stringify` each).
+ */
+export function quotedModel(model: string): string {
+  if (model !== lastModel) {
+    lastQuoted = JSON.stringify(model);
+    lastModel = model;
+  }
+  return lastQuoted;
+}

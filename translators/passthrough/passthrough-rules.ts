@@ -1,7 +1,7 @@
 import { messageJson, parseJsonData, type EventSourceMessage, type ParsedMessage } from '../shared/sse.ts';
 import { asObject, type Json } from '../shared/validation.ts';
 import type { ChatChunkRepair } from './chat-chunk-repair.ts';
-import { stringEnd, stringValueStart } from './json-text.ts';
+import { quotedModel, stringEnd, stringValueStart } from './json-text.ts';
 
 /**
  * When the client speaks the upstream's own wire format, upstream events are forwarded as they
@@ -65,7 +65,7 @@ export function renameModel(data: string, ctx: PassthroughContext): string {
   for (let key = data.indexOf('"model"'); key !== -1; key = data.indexOf('"model"', key + 1)) {
     const start = stringValueStart(data, key + 7);
     const end = start === -1 ? -1 : stringEnd(data, start);
-    if (end !== -1) return `${data.slice(0, key)}"model":${JSON.stringify(ctx.gatewayModel)}${data.slice(end)}`;
+    if (end !== -1) return `${data.slice(0, key)}"model":${quotedModel(ctx.gatewayModel)}${data.slice(end)}`;
   }
   return data;
 }

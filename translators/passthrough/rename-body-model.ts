@@ -1,4 +1,4 @@
-import { stringEnd, stringValueStart } from './json-text.ts';
+import { quotedModel, stringEnd, stringValueStart } from './json-text.ts';
 
 /**
  * A whole non-streamed response body (chat completion, Anthropic message) as the upstream wrote
@@ -23,7 +23,7 @@ function splicedModel(text: string, gatewayModel: string): string | undefined {
   const start = stringValueStart(text, key + 7);
   const end = start === -1 ? -1 : stringEnd(text, start);
   if (end === -1 || text.indexOf('"model"', end) !== -1) return undefined;
-  return `${text.slice(0, start)}${JSON.stringify(gatewayModel)}${text.slice(end)}`;
+  return `${text.slice(0, start)}${quotedModel(gatewayModel)}${text.slice(end)}`;
 }
 
 function rewrittenModel(text: string, gatewayModel: string): string {

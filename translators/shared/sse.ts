@@ -12,7 +12,16 @@ export type { EventSourceMessage };
 export function formatSse(data: unknown, event?: string): string {
   const payload = typeof data === 'string' ? data : JSON.stringify(data);
   // JSON.stringify never writes a raw line break; a passed-through payload only when its upstream did.
-  const lines = payload.includes('\n') ? payload.replaceAll('\n', '\ndata: ') : payload;
+  return sseEvent(payload, payload.includes('\n'), event);
+}
+
+/**
+ * `formatSse` for a payload whose caller knows whether it may hold a line break: a passed-through
+ * event's data with its model spliced in has at most the line breaks of the data the parser
+ * handed over, and asking that flat string spares scanning (so first copying) the spliced one.
+ */
+export function sseEvent(payload: string, mayBreakLines: boolean, event?: string): string {
+  const lines = mayBreakLines ? payload.replaceAll('\n', '\ndata: ') : payload;
   return event ? `event: ${event}\ndata: ${lines}\n\n` : `data: ${lines}\n\n`;
 }
 
