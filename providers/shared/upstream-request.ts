@@ -4,7 +4,7 @@ import type { UpstreamHealth } from './upstream-health.ts';
 import { observeAttempt } from './upstream-observer.ts';
 import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
 import { readUpstreamText, upstreamErrorText } from './upstream-body.ts';
-import { upstreamTransport } from './upstream-transport.ts';
+import { HeadTimeout, upstreamTransport } from './upstream-transport.ts';
 
 /** Longest `Retry-After` honoured inside one call; a longer one is left to the caller's schedule. */
 const MAX_INLINE_WAIT_MS = 5_000;
@@ -89,8 +89,6 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
       await sleep(asked !== undefined ? asked * 1000 : backoff, signal);
     }
     call.onAttempt?.();
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), policy.timeoutMs);
     let response: Response;
     const observed = observeAttempt(call.method, call.url);
     try {
@@ -103,19 +101,19 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
           ...observed?.headers,
         },
         body: payload,
-        signal: AbortSignal.any([signal, timeout.signal]),
+        signal,
+        headTimeoutMs: policy.timeoutMs,
       });
     } catch (err) {
-      clearTimeout(timer);
-      observed?.end({ error: signal.aborted ? 'cancelled' : timeout.signal.aborted ? 'timeout' : 'unreachable' });
+      const timedOut = err instanceof HeadTimeout;
+      observed?.end({ error: signal.aborted ? 'cancelled' : timedOut ? 'timeout' : 'unreachable' });
       if (signal.aborted) throw signal.reason ?? err;
-      lastError = timeout.signal.aborted
+      lastError = timedOut
         ? new UpstreamError('timeout', `upstream did not answer within ${policy.timeoutMs} ms`)
         : new UpstreamError('unreachable', `upstream unreachable: ${(err as Error).message}`);
       call.health?.failed(lastError.message);
       continue;
     }
-    clearTimeout(timer);
     observed?.end({ status: response.status });
     if (response.ok || call.passStatus?.(response.status, response.headers)) {
       call.health?.succeeded();

@@ -1,4 +1,6 @@
-import { http1Fetch } from './http1/http1-fetch.ts';
+import { HeadTimeout, http1Fetch } from './http1/http1-fetch.ts';
+
+export { HeadTimeout };
 
 /** `socket`: the gateway's own HTTP/1.1 client (the default); `fetch`: Bun's. */
 export type UpstreamClient = 'socket' | 'fetch';
@@ -30,7 +32,10 @@ export interface TransportInit {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** The call's own end (its client gone): aborts the exchange, its body included. */
   signal: AbortSignal;
+  /** Longest wait for the answer's head, connecting included: past it a `HeadTimeout`. */
+  headTimeoutMs: number;
 }
 
 /**
@@ -40,6 +45,21 @@ export interface TransportInit {
  * Either way redirects are refused: an upstream's answer is the answer.
  */
 export function upstreamTransport(url: string, init: TransportInit): Promise<Response> {
-  if (client === 'fetch' || proxied(url)) return fetch(url, { ...init, redirect: 'error' });
+  if (client === 'fetch' || proxied(url)) return viaFetch(url, init);
   return http1Fetch(url, init);
+}
+
+/** Bun's `fetch`, its head timeout an abort signal joined to the call's (what `fetch` takes). */
+async function viaFetch(url: string, { headTimeoutMs, signal, ...init }: TransportInit): Promise<Response> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), headTimeoutMs);
+  try {
+    return await fetch(url, { ...init, signal: AbortSignal.any([signal, timeout.signal]), redirect: 'error' });
+  } catch (err) {
+    if (timeout.signal.aborted && !signal.aborted)
+      throw new HeadTimeout(`${new URL(url).origin} sent no answer within ${headTimeoutMs} ms`);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -7,6 +7,7 @@ import type { Socket } from 'bun';
 import { http1Fetch } from '../../providers/shared/http1/http1-fetch.ts';
 import { idleConnectionCount } from '../../providers/shared/http1/http1-pool.ts';
 import { readUpstreamText } from '../../providers/shared/upstream-body.ts';
+import { HeadTimeout, upstreamTransport, useUpstreamClient } from '../../providers/shared/upstream-transport.ts';
 import { selfSignedCert } from '../helpers/self-signed-cert.ts';
 
 /**
@@ -242,6 +243,43 @@ describe('the upstream HTTP/1.1 client', () => {
     await expect(reader.read()).rejects.toThrow('client went away mid-body');
     expect(await (await post(server.url)).text()).toBe('ok');
     expect(server.connections).toBe(3);
+  });
+
+  test("no head within the head timeout is a HeadTimeout, with either client; the caller's abort stays its own", async () => {
+    // Only `/quick` is answered; the others are left waiting.
+    const server = scriptedServer((socket, request) => {
+      if (request.startsWith('POST /quick ')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+    });
+    stops.push(server.stop);
+    const init = (signal: AbortSignal, headTimeoutMs: number) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      signal,
+      headTimeoutMs,
+    });
+    const alive = new AbortController().signal;
+    try {
+      for (const client of ['socket', 'fetch'] as const) {
+        useUpstreamClient(client);
+        const started = performance.now();
+        const silent = upstreamTransport(`${server.url}/silent`, init(alive, 150));
+        await expect(silent).rejects.toBeInstanceOf(HeadTimeout);
+        expect(performance.now() - started).toBeLessThan(1_000);
+        // The caller's own abort is its reason, not a timeout.
+        const gone = new AbortController();
+        setTimeout(() => gone.abort(new Error('client went away')), 30);
+        const aborted = upstreamTransport(`${server.url}/gone`, init(gone.signal, 5_000)).catch((e) => e);
+        expect(await aborted).not.toBeInstanceOf(HeadTimeout);
+        expect(String(await aborted)).toMatch(client === 'socket' ? /client went away/ : /abort|client went away/i);
+      }
+      // An answer within the time is the answer, and its timer does not outlive it.
+      useUpstreamClient('socket');
+      const quick = await upstreamTransport(`${server.url}/quick`, init(alive, 5_000));
+      expect(await quick.text()).toBe('ok');
+    } finally {
+      useUpstreamClient('socket');
+    }
   });
 
   test('a body whose last read filled the unread queue (its socket paused at the end) leaves the connection usable', async () => {

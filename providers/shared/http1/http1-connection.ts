@@ -20,6 +20,13 @@ export interface ConnectionSink {
 /** A kept-alive connection found closed as a request was written on it: nothing reached the server. */
 export class StaleConnection extends Error {}
 
+/**
+ * No answer's head within the time the caller allowed, connecting included: the connection is
+ * closed. Its own timer rather than an abort signal joined to the caller's (`AbortSignal.any`):
+ * a controller and a joined signal per call cost more than the rest of the call's signals.
+ */
+export class HeadTimeout extends Error {}
+
 /** How long an idle connection is kept when the server does not say (`Keep-Alive: timeout=`). */
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 
@@ -44,7 +51,7 @@ export class Http1Connection {
   private constructor(readonly origin: Origin) {}
 
   /** Opens a connection (TCP, then TLS with the host's certificate verified) that is ready for a request. */
-  static connect(origin: Origin, signal?: AbortSignal): Promise<Http1Connection> {
+  static connect(origin: Origin, signal?: AbortSignal, timeoutMs?: number): Promise<Http1Connection> {
     const connection = new Http1Connection(origin);
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -52,15 +59,24 @@ export class Http1Connection {
         fail(signal?.reason);
         connection.destroy();
       };
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              fail(new HeadTimeout(`no connection to ${origin.key} within ${timeoutMs} ms`));
+              connection.destroy();
+            }, timeoutMs);
       const fail = (error: unknown) => {
         if (settled) return;
         settled = true;
+        clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         reject(error);
       };
       const ready = (socket: Socket<undefined>) => {
         if (settled) return socket.terminate();
         settled = true;
+        clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         socket.setNoDelay(true);
         resolve(connection);

@@ -1,5 +1,5 @@
 import { bodyFraming, type BodyFraming } from './body-framing.ts';
-import { DEFAULT_KEEP_ALIVE_MS, StaleConnection, type Http1Connection } from './http1-connection.ts';
+import { DEFAULT_KEEP_ALIVE_MS, HeadTimeout, StaleConnection, type Http1Connection } from './http1-connection.ts';
 import { decodedBody } from './content-coding.ts';
 import { HttpProtocolError, MAX_HEAD_BYTES, parseResponseHead, type ResponseHead } from './response-head.ts';
 import type { RequestData } from './request-bytes.ts';
@@ -22,16 +22,19 @@ function keepAliveMs(head: ResponseHead): number {
  * whose body streams the rest as it arrives (paused past `BODY_HIGH_WATER` unread chunks). The
  * connection goes back to its pool when the body has ended cleanly and the server allows it, and
  * is closed otherwise: on a fault, a cancel, or `signal`'s abort (before or after the head).
- * A redirect is refused, as `fetch` with `redirect: 'error'` refuses it.
+ * No head within `headTimeoutMs` is a `HeadTimeout`. A redirect is refused, as `fetch` with
+ * `redirect: 'error'` refuses it.
  */
 export function exchange(
   connection: Http1Connection,
   bytes: RequestData,
   method: string,
   signal?: AbortSignal,
+  headTimeoutMs?: number,
 ): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     let headBytes: Buffer | undefined;
+    let headTimer: ReturnType<typeof setTimeout> | undefined;
     let framing: BodyFraming | undefined;
     let reusable = false;
     let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -41,6 +44,7 @@ export function exchange(
     const onAbort = () => fail(signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError'));
     const end = () => {
       ended = true;
+      clearTimeout(headTimer);
       signal?.removeEventListener('abort', onAbort);
       connection.sink = undefined;
     };
@@ -123,6 +127,7 @@ export function exchange(
         throw new TypeError(
           `upstream redirected (${parsed.status}) to ${parsed.headers.get('location')}; redirects are not followed`,
         );
+      clearTimeout(headTimer);
       ({ framing, reusable } = bodyFraming(parsed, method));
       connection.keepAliveMs = keepAliveMs(parsed);
       if (
@@ -182,6 +187,11 @@ export function exchange(
     };
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
+    if (headTimeoutMs !== undefined)
+      headTimer = setTimeout(
+        () => fail(new HeadTimeout(`${connection.origin.key} sent no answer within ${headTimeoutMs} ms`)),
+        Math.max(0, headTimeoutMs),
+      );
     if (!connection.write(bytes))
       fail(new StaleConnection(`${connection.origin.key} had closed the kept-alive connection`));
   });

@@ -3,11 +3,15 @@ import { exchange } from './http1-exchange.ts';
 import { acquire } from './http1-pool.ts';
 import { requestBytes } from './request-bytes.ts';
 
+export { HeadTimeout } from './http1-connection.ts';
+
 export interface Http1Init {
   method: string;
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
+  /** Longest wait for the answer's head, connecting included: past it a `HeadTimeout`. */
+  headTimeoutMs?: number;
 }
 
 const origins = new Map<string, Origin>();
@@ -39,10 +43,12 @@ export async function http1Fetch(url: string, init: Http1Init): Promise<Response
   const parsed = new URL(url);
   const origin = originOf(parsed);
   const bytes = requestBytes({ method: init.method, url: parsed, headers: init.headers, body: init.body });
+  const deadline = init.headTimeoutMs === undefined ? undefined : performance.now() + init.headTimeoutMs;
+  const left = () => (deadline === undefined ? undefined : deadline - performance.now());
   for (let attempt = 0; ; attempt++) {
-    const connection = await acquire(origin, init.signal);
+    const connection = await acquire(origin, init.signal, left());
     try {
-      return await exchange(connection, bytes, init.method, init.signal);
+      return await exchange(connection, bytes, init.method, init.signal, left());
     } catch (error) {
       if (!(error instanceof StaleConnection) || attempt > 0) throw error;
     }

@@ -23,9 +23,9 @@ function keep(connection: Http1Connection) {
 
 /**
  * A connection to `origin` ready for a request: the most recently used idle one (its TCP window
- * and TLS state warmest), or a new one. Idle ones the server closed have left the pool already.
+ * and TLS state warmest), or a new one (given up past `timeoutMs`). Idle ones the server closed have left the pool already.
  */
-export async function acquire(origin: Origin, signal?: AbortSignal): Promise<Http1Connection> {
+export async function acquire(origin: Origin, signal?: AbortSignal, timeoutMs?: number): Promise<Http1Connection> {
   const list = idle.get(origin.key);
   for (let connection = list?.pop(); connection; connection = list?.pop()) {
     clearTimeout(connection.idleTimer);
@@ -33,7 +33,7 @@ export async function acquire(origin: Origin, signal?: AbortSignal): Promise<Htt
     connection.take();
     return connection;
   }
-  const connection = await Http1Connection.connect(origin, signal);
+  const connection = await Http1Connection.connect(origin, signal, timeoutMs);
   connection.onIdle = keep;
   connection.onClose = forget;
   return connection;
