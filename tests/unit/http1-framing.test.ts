@@ -61,6 +61,40 @@ describe('chunked bodies', () => {
     expect(out.rest.toString()).toBe('HTTP/1.1 200 OK\r\n');
   });
 
+  test('property: any bytes an upstream sends, cut anywhere, decode or are refused as a protocol error', () => {
+    // A hostile or broken upstream: random bytes, or a valid body with bytes flipped. Never any
+    // other exception (a RangeError, a TypeError), and never more data out than bytes in.
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 600 }),
+          fc
+            .tuple(
+              fc.uint8Array({ maxLength: 400 }),
+              fc.array(fc.nat(), { maxLength: 6 }),
+              fc.integer({ min: 0, max: 255 }),
+            )
+            .map(([bytes, flips, value]) => {
+              const wire = chunked(Buffer.from(bytes), [7, 64, 3]);
+              for (const at of flips) wire[at % wire.length] = value;
+              return new Uint8Array(wire);
+            }),
+        ),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (bytes, cuts) => {
+          const wire = Buffer.from(bytes);
+          try {
+            const out = decode(wire, cuts);
+            expect(out.data.length + out.rest.length).toBeLessThanOrEqual(wire.length);
+          } catch (err) {
+            expect(err).toBeInstanceOf(HttpProtocolError);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   test('a bad size, data longer than its size and an endless size line are refused', () => {
     expect(() => new ChunkedDecoder().push(Buffer.from('zz\r\n'))).toThrow(HttpProtocolError);
     expect(() => new ChunkedDecoder().push(Buffer.from('2\r\nabc\r\n'))).toThrow(HttpProtocolError);
@@ -99,6 +133,28 @@ describe('response heads and framing', () => {
     expect(parsed.headers.get('retry-after')).toBe('2');
     expect(parsed.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
     expect(head('HTTP/1.1 204').statusText).toBe('');
+  });
+
+  test('property: any head text parses or is refused as a protocol error, never another exception', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 300 }),
+          fc
+            .array(fc.string({ maxLength: 40 }), { maxLength: 8 })
+            .map((lines) => ['HTTP/1.1 200 OK', ...lines].join('\r\n')),
+        ),
+        (text) => {
+          try {
+            const parsed = head(text);
+            expect(parsed.status).toBeGreaterThanOrEqual(100);
+          } catch (err) {
+            expect(err).toBeInstanceOf(HttpProtocolError);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   test('what is not HTTP/1.x is refused, not guessed', () => {
