@@ -1,4 +1,5 @@
-import { HeadTimeout, http1Fetch } from './http1/http1-fetch.ts';
+import { HeadTimeout } from './http1/http1-connection.ts';
+import { http1Fetch } from './http1/http1-fetch.ts';
 
 export { HeadTimeout };
 

@@ -22,8 +22,8 @@ export class StaleConnection extends Error {}
 
 /**
  * No answer's head within the time the caller allowed, connecting included: the connection is
- * closed. Its own timer rather than an abort signal joined to the caller's (`AbortSignal.any`):
- * a controller and a joined signal per call cost more than the rest of the call's signals.
+ * closed. A timer of the client's own rather than an abort signal joined to the caller's
+ * (`AbortSignal.any`), which costs about 1.4 µs more per call (docs/upstream-http.md).
  */
 export class HeadTimeout extends Error {}
 

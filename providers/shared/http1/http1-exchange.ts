@@ -190,7 +190,7 @@ export function exchange(
     if (headTimeoutMs !== undefined)
       headTimer = setTimeout(
         () => fail(new HeadTimeout(`${connection.origin.key} sent no answer within ${headTimeoutMs} ms`)),
-        Math.max(0, headTimeoutMs),
+        headTimeoutMs,
       );
     if (!connection.write(bytes))
       fail(new StaleConnection(`${connection.origin.key} had closed the kept-alive connection`));

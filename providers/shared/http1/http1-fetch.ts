@@ -3,8 +3,6 @@ import { exchange } from './http1-exchange.ts';
 import { acquire } from './http1-pool.ts';
 import { requestBytes } from './request-bytes.ts';
 
-export { HeadTimeout } from './http1-connection.ts';
-
 export interface Http1Init {
   method: string;
   headers: Record<string, string>;
@@ -44,7 +42,7 @@ export async function http1Fetch(url: string, init: Http1Init): Promise<Response
   const origin = originOf(parsed);
   const bytes = requestBytes({ method: init.method, url: parsed, headers: init.headers, body: init.body });
   const deadline = init.headTimeoutMs === undefined ? undefined : performance.now() + init.headTimeoutMs;
-  const left = () => (deadline === undefined ? undefined : deadline - performance.now());
+  const left = () => (deadline === undefined ? undefined : Math.max(0, deadline - performance.now()));
   for (let attempt = 0; ; attempt++) {
     const connection = await acquire(origin, init.signal, left());
     try {
