@@ -22,6 +22,7 @@
 import { resolve } from 'node:path';
 import { http1Fetch } from '../providers/shared/http1/http1-fetch.ts';
 import { numberArg, stringArg } from './lib/cli-args.ts';
+import { heapAllocated } from './lib/gc-log.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 
 const ALL = ['client-json', 'client-stream', 'fetch-json', 'fetch-stream', 'gateway-json', 'gateway-stream'] as const;
@@ -52,24 +53,6 @@ if (CHILD) {
   process.exit(0);
 }
 
-/** Sum of "bytes allocated this cycle" over a command's GC log, and how many cycles it logged. */
-async function allocated(command: string[]): Promise<{ bytes: number; cycles: number }> {
-  const child = Bun.spawn(command, { env: { ...process.env, BUN_JSC_logGC: '1' }, stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  if (code !== 0) throw new Error(`${command.join(' ')} failed (${code}): ${err.slice(-1500)}`);
-  let bytes = 0;
-  let cycles = 0;
-  for (const m of `${out}\n${err}`.matchAll(/bytes allocated this cycle: (\d+)/g)) {
-    bytes += Number(m[1]);
-    cycles++;
-  }
-  return { bytes, cycles };
-}
-
 function command(c: Case, calls: number, port: number): string[] {
   if (c.startsWith('gateway')) {
     const inProcess = resolve(import.meta.dir, 'in-process.ts');
@@ -83,8 +66,8 @@ const upstream = await spawnPortPrinter(resolve(import.meta.dir, 'lib/fake-opena
 const rows: string[] = [];
 try {
   for (const c of CASES) {
-    const few = await allocated(command(c, CALLS, upstream.port));
-    const many = await allocated(command(c, CALLS * 5, upstream.port));
+    const few = await heapAllocated(command(c, CALLS, upstream.port));
+    const many = await heapAllocated(command(c, CALLS * 5, upstream.port));
     const extra = CALLS * 4;
     const kb = (many.bytes - few.bytes) / extra / 1024;
     const cycles = ((many.cycles - few.cycles) / extra) * 1000;

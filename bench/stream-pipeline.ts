@@ -32,6 +32,7 @@ import { streamEvents } from './lib/fake-chat-stream.ts';
 import { median } from './lib/h2load.ts';
 import { table } from './lib/wrk.ts';
 import { numberArg, stringArg } from './lib/cli-args.ts';
+import { heapAllocated } from './lib/gc-log.ts';
 
 const STREAMS = numberArg('--streams', 20_000);
 const ROUNDS = numberArg('--rounds', 3);
@@ -105,27 +106,16 @@ if (ALLOC_CHILD) {
 
 /** Heap KB per stream of one case, from the GC log of a child process running it alone. */
 async function allocatedKbPerStream(name: string): Promise<number> {
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      import.meta.path,
-      '--alloc-child',
-      name,
-      '--streams',
-      String(STREAMS),
-      '--deltas',
-      String(DELTAS),
-    ],
-    { env: { ...process.env, BUN_JSC_logGC: '1' }, stdout: 'pipe', stderr: 'pipe' },
-  );
-  const [out, err, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
+  const { bytes } = await heapAllocated([
+    process.execPath,
+    import.meta.path,
+    '--alloc-child',
+    name,
+    '--streams',
+    String(STREAMS),
+    '--deltas',
+    String(DELTAS),
   ]);
-  if (code !== 0) throw new Error(`allocation run of ${name} failed (${code}): ${err.slice(-2000)}`);
-  let bytes = 0;
-  for (const m of `${out}\n${err}`.matchAll(/bytes allocated this cycle: (\d+)/g)) bytes += Number(m[1]);
   return bytes / 1024 / STREAMS;
 }
 
