@@ -2,7 +2,7 @@
  * Latency below saturation: what the gateway adds to a non-streamed chat call when it is not
  * overloaded. Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N] [--accounts 1] [--no-pin] [--pin-services]
+ *   bun run bench/open-loop.ts [--seconds 10] [--fractions 25,50,75] [--saturation N] [--accounts 1] [--no-pin] [--pin-services] [--floor]
  *
  * 1. Starts the zero-latency fake upstream and the gateway (Postgres+Redis), the gateway pinned to
  *    core 1, this script, h2load and the fake to core 0 (bench/lib/cpu-pin.ts); `--no-pin` leaves
@@ -17,12 +17,20 @@
  *    a streamed chat call every 20 ms on a pool of keep-alive connections
  *    (bench/lib/first-byte-probe.ts), through the gateway and direct, with the medians of the
  *    gateway's own `Server-Timing` parts (bench/time-split.ts splits every part, at each load).
+ * 5. Where the machine's CPU went in each gateway row (bench/lib/machine-cpu.ts): the gateway's,
+ *    Postgres's (every `postgres` process) and Redis's share of a core, and each core's busy share.
+ *    On two cores Postgres shares the gateway's core unless `--pin-services` moves it, and its
+ *    work per call is of the gateway's order, so "50 % of saturation" is not a half-idle core.
+ * `--floor` also runs each rate through a bare Bun proxy pinned where the gateway is
+ * (bench/lib/bare-proxy.ts: `fetch` to the fake and back, nothing else): what relaying the call
+ * at all adds on this machine at that rate, the floor under the targets.
  * `--accounts N` spreads every load over N accounts (one h2load process per account's key, the
  * rate split evenly; the direct baseline split over as many processes): all calls of one account
  * settle against its one balance row, so one account measures that row's serialisation too.
  * Every process it starts is stopped at the end, also on error or Ctrl-C; traffic goes to 127.0.0.1 only.
  */
-import { machine } from './lib/cpu-pin.ts';
+import { resolve } from 'node:path';
+import { GATEWAY_CORE, machine, pin } from './lib/cpu-pin.ts';
 import { probeFirstByte } from './lib/first-byte-probe.ts';
 import {
   closedLoop,
@@ -34,7 +42,8 @@ import {
   type LoadRun,
 } from './lib/h2load.ts';
 import { checkTarget, HOST, startLlmBenchStack } from './lib/llm-bench-stack.ts';
-import { withCpuShare } from './lib/proc-cpu.ts';
+import { withMachineShares } from './lib/machine-cpu.ts';
+import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { table } from './lib/wrk.ts';
 import { stringArg } from './lib/cli-args.ts';
 
@@ -47,6 +56,7 @@ const GIVEN_SATURATION = Number(stringArg('--saturation', '0'));
 const SATURATION_CONNECTIONS = 64;
 const PROBE_INTERVAL_MS = 20; // 50 probes a second: small beside the background load
 const ACCOUNTS = Math.max(1, Math.floor(Number(stringArg('--accounts', '1')) || 1));
+const FLOOR = process.argv.includes('--floor');
 
 const TARGET_ADDED_P50_MS = 0.1;
 const TARGET_ADDED_P99_MS = 1;
@@ -70,6 +80,15 @@ const stack = await startLlmBenchStack('openloop', {
   pin: !process.argv.includes('--no-pin'),
   pinServices: process.argv.includes('--pin-services'),
 });
+// The floor: a bare Bun proxy on the gateway's core, relaying to the same fake upstream.
+const bare = FLOOR
+  ? await spawnPortPrinter(resolve(import.meta.dir, 'lib/bare-proxy.ts'), 'bare proxy', {
+      UPSTREAM: `http://${HOST}:${stack.upstreamPort}`,
+    })
+  : undefined;
+if (bare && stack.pinned) pin(bare.proc.pid, GATEWAY_CORE);
+// The stack's own Ctrl-C handler exits the process; the proxy must not outlive it.
+process.once('exit', () => bare?.proc.kill());
 try {
   const keys: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) keys.push(await stack.newKey(`bench-openloop-${i}`));
@@ -78,6 +97,10 @@ try {
   const gatewayChat = gatewayChats[0] ?? stack.chat('gateway', { key });
   const directChat = stack.chat('direct');
   const directChats = keys.map(() => directChat);
+  const floorChats = bare
+    ? directChats.map((t) => ({ ...t, url: t.url.replace(`:${stack.upstreamPort}/`, `:${bare.port}/`) }))
+    : undefined;
+  if (floorChats?.[0]) await checkTarget(floorChats[0], false);
   const gatewayStream = stack.chat('gateway', { key, stream: true });
   const directStream = stack.chat('direct', { stream: true });
   await checkTarget(gatewayChat, false);
@@ -110,15 +133,18 @@ try {
   const at50: { gateway?: LoadRun; direct?: LoadRun } = {};
   for (const fraction of FRACTIONS) {
     const rate = Math.max(1, Math.round(saturation * fraction));
-    const { result: viaGateway, cpuShare } = await withCpuShare(stack.gateway.proc.pid, () =>
+    const { result: viaGateway, shares } = await withMachineShares(stack.gateway.proc.pid, () =>
       openLoop(gatewayChats, rate, SECONDS),
     );
-    const runs: Record<'gateway' | 'direct', LoadRun> = {
+    const runs: Record<'gateway' | 'direct', LoadRun> & { floor?: LoadRun } = {
       gateway: viaGateway,
       direct: await openLoop(directChats, rate, SECONDS),
+      ...(floorChats ? { floor: await openLoop(floorChats, rate, SECONDS) } : {}),
     };
     const g = runs.gateway;
     const d = runs.direct;
+    const f = runs.floor;
+    const pct = (share: number) => Math.round(share * 100);
     if (fraction === 0.5) Object.assign(at50, runs);
     for (const [path, r] of Object.entries(runs))
       log(
@@ -134,10 +160,17 @@ try {
       'direct p99 ms': ms(d.p99Ms),
       'gateway p99 ms': ms(g.p99Ms),
       'added p99 ms': signed(g.p99Ms - d.p99Ms),
+      ...(f
+        ? {
+            'bare proxy added p50 / p99 ms': `${signed(f.p50Ms - d.p50Ms)} / ${signed(f.p99Ms - d.p99Ms)}`,
+          }
+        : {}),
       'non-200 gateway / direct': `${non200(g)} / ${non200(d)}`,
       // Includes the 1 s warm-up, so a little above the measured window's share.
-      'gateway CPU, % of a core': Math.round(cpuShare * 100),
-      'gateway CPU ms per call': ms((cpuShare * 1000) / g.rate, 2),
+      'gateway CPU, % of a core': pct(shares.gateway),
+      'gateway CPU ms per call': ms((shares.gateway * 1000) / g.rate, 2),
+      'Postgres / Redis, % of a core': `${pct(shares.postgres)} / ${pct(shares.redis)}`,
+      'busy % per core': shares.cores.map(pct).join(' / '),
     });
   }
   console.log(
@@ -216,5 +249,6 @@ try {
   log(`gateway output:\n${stack.gateway.output().slice(-4000)}`);
   throw err;
 } finally {
+  bare?.proc.kill();
   await stack.stop();
 }
