@@ -19,14 +19,11 @@
  * `--seconds` of closed-loop load; rows alternate for `--rounds`. Prints a Markdown table with
  * every round's figure and the medians.
  */
-import { resolve } from 'node:path';
+import { startBareProxy } from './lib/bare-proxy-process.ts';
 import { closedLoop, median, requireH2load, type H2loadTarget } from './lib/h2load.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { numberArg } from './lib/cli-args.ts';
-import { GATEWAY_CORE, pin } from './lib/cpu-pin.ts';
 import { chatBody, startLlmBenchStack } from './lib/llm-bench-stack.ts';
-import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
-import { stopProcesses } from './lib/stop-processes.ts';
 
 const SECONDS = numberArg('--seconds', 6);
 const ROUNDS = numberArg('--rounds', 2);
@@ -34,12 +31,7 @@ const CONNECTIONS = numberArg('--connections', 16);
 
 requireH2load();
 const stack = await startLlmBenchStack('stages', { pin: true, pinServices: true, sandbox: true });
-const bare = await spawnPortPrinter(resolve(import.meta.dir, 'lib/bare-proxy.ts'), 'bare proxy', {
-  UPSTREAM: `http://127.0.0.1:${stack.upstreamPort}`,
-});
-if (stack.pinned) pin(bare.proc.pid, GATEWAY_CORE);
-// The stack's own Ctrl-C handler exits the process; the bare server must not outlive it.
-process.once('exit', () => bare.proc.kill());
+const bare = await startBareProxy(stack);
 try {
   const key = await stack.newKey('stages');
   const relayed = stack.chat('gateway', { key });
@@ -52,7 +44,7 @@ try {
     {
       name: 'floor: bare Bun server, relayed non-streamed',
       status: 200,
-      target: { ...direct, url: direct.url.replace(`:${stack.upstreamPort}/`, `:${bare.port}/`) },
+      target: bare.via(direct),
       pid: bare.proc.pid,
     },
     { name: 'GET /healthz (serving, routing; no key)', status: 200, target: get(`${gatewayUrl}/healthz`) },
@@ -103,6 +95,6 @@ try {
     );
   }
 } finally {
-  await stopProcesses([], [bare.proc], 5000);
+  await bare.stop();
   await stack.stop();
 }

@@ -21,10 +21,8 @@
  * 0.10 ms of CPU per lone call after 3,000, 0.007 ms after 20,000; bench/README.md), and that
  * compile time would otherwise be counted as the calls' CPU.
  */
-import { resolve } from 'node:path';
-import { stopProcesses } from './lib/stop-processes.ts';
-import { GATEWAY_CORE, machine, pin } from './lib/cpu-pin.ts';
-import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
+import { startBareProxy } from './lib/bare-proxy-process.ts';
+import { machine } from './lib/cpu-pin.ts';
 import { closedLoop, percentile, requireH2load, type H2loadTarget } from './lib/h2load.ts';
 import { checkTarget, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
@@ -75,16 +73,7 @@ const stack = await startLlmBenchStack('hotpath', {
   pinServices: !process.argv.includes('--no-pin-services'),
   bunArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined,
 });
-const bare = await spawnPortPrinter(resolve(import.meta.dir, 'lib/bare-proxy.ts'), 'bare proxy', {
-  UPSTREAM: `http://127.0.0.1:${stack.upstreamPort}`,
-});
-if (stack.pinned) pin(bare.proc.pid, GATEWAY_CORE);
-// The stack's own Ctrl-C handler exits the process; the proxy must not outlive it.
-process.once('exit', () => bare.proc.kill());
-const throughBare = (target: H2loadTarget): H2loadTarget => ({
-  ...target,
-  url: target.url.replace(`:${stack.upstreamPort}/`, `:${bare.port}/`),
-});
+const bare = await startBareProxy(stack);
 try {
   const key = await stack.newKey('hotpath');
   const chat = (stream: boolean): Case => ({
@@ -92,7 +81,7 @@ try {
     stream,
     gateway: stack.chat('gateway', { key, stream }),
     direct: stack.chat('direct', { stream }),
-    floor: throughBare(stack.chat('direct', { stream })),
+    floor: bare.via(stack.chat('direct', { stream })),
     complete: stream ? '[DONE]' : '"usage"',
   });
   const messages: Case = {
@@ -110,7 +99,7 @@ try {
       }),
     },
     direct: stack.chat('direct', { stream: true }),
-    floor: throughBare(stack.chat('direct', { stream: true })),
+    floor: bare.via(stack.chat('direct', { stream: true })),
     complete: 'message_stop',
   };
   // `--cases 1,3`: only those cases (1 non-streamed, 2 streamed, 3 Messages), e.g. for a profile of one.
@@ -199,6 +188,6 @@ try {
   console.log(`\n### CPU per call under load (h2load closed loop, ${CONNECTIONS} connections, ${SECONDS} s)\n`);
   console.log(table(underLoad));
 } finally {
-  await stopProcesses([], [bare.proc], 5000);
+  await bare.stop();
   await stack.stop();
 }

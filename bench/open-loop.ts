@@ -29,8 +29,8 @@
  * settle against its one balance row, so one account measures that row's serialisation too.
  * Every process it starts is stopped at the end, also on error or Ctrl-C; traffic goes to 127.0.0.1 only.
  */
-import { resolve } from 'node:path';
-import { GATEWAY_CORE, machine, pin } from './lib/cpu-pin.ts';
+import { startBareProxy } from './lib/bare-proxy-process.ts';
+import { machine } from './lib/cpu-pin.ts';
 import { probeFirstByte } from './lib/first-byte-probe.ts';
 import {
   closedLoop,
@@ -43,7 +43,6 @@ import {
 } from './lib/h2load.ts';
 import { checkTarget, HOST, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { withMachineShares } from './lib/machine-cpu.ts';
-import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { table } from './lib/wrk.ts';
 import { stringArg } from './lib/cli-args.ts';
 
@@ -81,14 +80,7 @@ const stack = await startLlmBenchStack('openloop', {
   pinServices: process.argv.includes('--pin-services'),
 });
 // The floor: a bare Bun proxy on the gateway's core, relaying to the same fake upstream.
-const bare = FLOOR
-  ? await spawnPortPrinter(resolve(import.meta.dir, 'lib/bare-proxy.ts'), 'bare proxy', {
-      UPSTREAM: `http://${HOST}:${stack.upstreamPort}`,
-    })
-  : undefined;
-if (bare && stack.pinned) pin(bare.proc.pid, GATEWAY_CORE);
-// The stack's own Ctrl-C handler exits the process; the proxy must not outlive it.
-process.once('exit', () => bare?.proc.kill());
+const bare = FLOOR ? await startBareProxy(stack) : undefined;
 try {
   const keys: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) keys.push(await stack.newKey(`bench-openloop-${i}`));
@@ -97,9 +89,7 @@ try {
   const gatewayChat = gatewayChats[0] ?? stack.chat('gateway', { key });
   const directChat = stack.chat('direct');
   const directChats = keys.map(() => directChat);
-  const floorChats = bare
-    ? directChats.map((t) => ({ ...t, url: t.url.replace(`:${stack.upstreamPort}/`, `:${bare.port}/`) }))
-    : undefined;
+  const floorChats = bare ? directChats.map((t) => bare.via(t)) : undefined;
   if (floorChats?.[0]) await checkTarget(floorChats[0], false);
   const gatewayStream = stack.chat('gateway', { key, stream: true });
   const directStream = stack.chat('direct', { stream: true });
@@ -249,6 +239,6 @@ try {
   log(`gateway output:\n${stack.gateway.output().slice(-4000)}`);
   throw err;
 } finally {
-  bare?.proc.kill();
+  await bare?.stop();
   await stack.stop();
 }

@@ -7,7 +7,7 @@
  * @see https://man7.org/linux/man-pages/man5/proc.5.html
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { cpuSeconds } from './proc-cpu.ts';
+import { cpuSeconds, cpuSecondsOfStat } from './proc-cpu.ts';
 
 interface Snapshot {
   at: number;
@@ -47,7 +47,7 @@ function namedCpuSeconds(prefix: string): number {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (name.startsWith(prefix)) total += cpuSeconds(Number(entry));
+      if (name.startsWith(prefix)) total += cpuSecondsOfStat(stat);
     } catch {
       // exited meanwhile
     }

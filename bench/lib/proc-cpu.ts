@@ -18,7 +18,11 @@ export function mainThreadCpuSeconds(pid: number): number {
 }
 
 function statCpuSeconds(path: string): number {
-  const stat = readFileSync(path, 'utf8');
+  return cpuSecondsOfStat(readFileSync(path, 'utf8'));
+}
+
+/** User + system CPU seconds from the text of a `/proc/<pid>/stat` already read. */
+export function cpuSecondsOfStat(stat: string): number {
   // Fields after the command name (which may hold spaces, inside parentheses): utime is the 14th, stime the 15th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
