@@ -9,13 +9,16 @@
  * a fresh gateway on Postgres+Redis (its own database and Redis prefix, a GATEWAY_CONFIG with one
  * `openai` provider pointing at the fake) with `WORKERS=n`, waits until every worker listens,
  * and measures with wrk (2 s warm-up per row, requests signed in turn by `--accounts` accounts'
- * keys): an authenticated read (`GET /v1/account`, which
+ * keys), with the CPU per request of all the gateway's processes together and of Postgres
+ * (bench/lib/machine-cpu.ts): near-linear growth needs the first to stay flat as workers are
+ * added, whatever the cores left for the rest allow. The cases: an authenticated read (`GET /v1/account`, which
  * touches neither the upstream nor the database on a warm key), and non-streamed and streamed
  * chat completions relayed to the fake (each one also a usage record in Postgres). wrk, the fake
  * upstream, Postgres, Redis and the gateway all share this machine's cores, so the curve flattens
  * when they, not the gateway, are the limit. Every process it starts is stopped on exit.
  */
 import { availableParallelism } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,6 +26,8 @@ import type { Subprocess } from 'bun';
 import { createAccount, uniqueEmail } from '../tests/helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gateway-process.ts';
 import { dropTestDatabases } from '../tests/helpers/services.ts';
+import { benchGatewayEnv } from './lib/llm-bench-stack.ts';
+import { withMachineShares } from './lib/machine-cpu.ts';
 import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { requireWrk, runWrk, table, type LoadResult } from './lib/wrk.ts';
@@ -91,20 +96,29 @@ async function holdsSocket(pid: number, inodes: Set<string>): Promise<boolean> {
  * Waits until the primary and `n - 1` child processes each hold a socket listening on the port
  * (read from /proc, so the gateway can run with LOG_LEVEL=warn and no per-request log lines).
  */
+/** The pids whose parent is `parent` (a primary's workers), from /proc. */
+function childPids(parent: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat = '';
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // Field 4 (after the parenthesised command) is the parent pid.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === parent) children.push(Number(entry));
+  }
+  return children;
+}
+
 async function allListening(gw: GatewayProcess, n: number): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const inodes = await listeningInodes(gw.port);
-    const children: number[] = [];
-    for (const entry of await readdir('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      const stat = await Bun.file(`/proc/${entry}/stat`)
-        .text()
-        .catch(() => '');
-      // Field 4 (after the parenthesised command) is the parent pid.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === gw.proc.pid) children.push(Number(entry));
-    }
+    const children = childPids(gw.proc.pid);
     let listening = (await holdsSocket(gw.proc.pid, inodes)) ? 1 : 0;
     for (const pid of children) if (await holdsSocket(pid, inodes)) listening++;
     if (listening >= n) return;
@@ -170,6 +184,8 @@ try {
       GATEWAY_CONFIG: configPath,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '100000000',
+      // A setting to try without editing the script, as every benchmark stack takes it.
+      ...benchGatewayEnv(),
     });
     await allListening(gateway, workers);
     const keys: string[] = [];
@@ -195,7 +211,11 @@ try {
     for (const c of cases) {
       const opts = { url: c.url, connections: CONNECTIONS, script: c.script };
       await runWrk({ ...opts, seconds: 2 });
-      const r: LoadResult = await runWrk({ ...opts, seconds: SECONDS });
+      const gw = gateway;
+      const { result: r, shares } = await withMachineShares(
+        () => [gw.proc.pid, ...childPids(gw.proc.pid)],
+        (): Promise<LoadResult> => runWrk({ ...opts, seconds: SECONDS }),
+      );
       if (workers === COUNTS[0]) base.set(c.name, r.requestsPerSec);
       const first = base.get(c.name) ?? Number.NaN;
       rows.push({
@@ -206,6 +226,9 @@ try {
         [`× ${COUNTS[0]} worker${COUNTS[0] === 1 ? '' : 's'}`]: (r.requestsPerSec / first).toFixed(2),
         'p50 ms': r.p50Ms.toFixed(2),
         'p99 ms': r.p99Ms.toFixed(2),
+        'gateway CPU ms per request (all processes)': ((shares.gateway * 1000) / r.requestsPerSec).toFixed(3),
+        'Postgres CPU ms per request': ((shares.postgres * 1000) / r.requestsPerSec).toFixed(3),
+        'busy % per core': shares.cores.map((c) => Math.round(c * 100)).join(' / '),
         'non-2xx': r.non2xx,
         'socket errors': r.errors,
       });

@@ -55,28 +55,43 @@ function namedCpuSeconds(prefix: string): number {
   return total;
 }
 
-function snapshot(gatewayPid: number): Snapshot {
+/** The gateway's processes: its one pid, or a function listing them (a primary and its workers). */
+export type GatewayPids = number | (() => number[]);
+
+function gatewayCpuSeconds(gateway: GatewayPids): number {
+  if (typeof gateway === 'number') return cpuSeconds(gateway);
+  let total = 0;
+  for (const pid of gateway()) {
+    try {
+      total += cpuSeconds(pid);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
+}
+
+function snapshot(gateway: GatewayPids): Snapshot {
   return {
     at: performance.now(),
     cores: coreJiffies(),
-    gateway: cpuSeconds(gatewayPid),
+    gateway: gatewayCpuSeconds(gateway),
     postgres: namedCpuSeconds('postgres'),
     redis: namedCpuSeconds('redis-server'),
   };
 }
 
 /**
- * Runs `work` and returns its result with the machine's shares meanwhile. A database process
- * that started or exited during the phase is counted from zero or missed: a close figure, not an
- * exact one.
+ * Runs `work` and returns its result with the machine's shares meanwhile. A process that started
+ * or exited during the phase is counted from zero or missed: a close figure, not an exact one.
  */
 export async function withMachineShares<T>(
-  gatewayPid: number,
+  gateway: GatewayPids,
   work: () => Promise<T>,
 ): Promise<{ result: T; shares: MachineShares }> {
-  const before = snapshot(gatewayPid);
+  const before = snapshot(gateway);
   const result = await work();
-  const after = snapshot(gatewayPid);
+  const after = snapshot(gateway);
   const seconds = (after.at - before.at) / 1000;
   const share = (key: 'gateway' | 'postgres' | 'redis') => (after[key] - before[key]) / seconds;
   return {
