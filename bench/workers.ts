@@ -18,7 +18,6 @@
  * when they, not the gateway, are the limit. Every process it starts is stopped on exit.
  */
 import { availableParallelism } from 'node:os';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,6 +27,7 @@ import { MODES, startGateway, type GatewayProcess } from '../tests/helpers/gatew
 import { dropTestDatabases } from '../tests/helpers/services.ts';
 import { benchGatewayEnv } from './lib/llm-bench-stack.ts';
 import { withMachineShares } from './lib/machine-cpu.ts';
+import { processStats } from './lib/proc-cpu.ts';
 import { stopProcesses } from './lib/stop-processes.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { requireWrk, runWrk, table, type LoadResult } from './lib/wrk.ts';
@@ -98,20 +98,9 @@ async function holdsSocket(pid: number, inodes: Set<string>): Promise<boolean> {
  */
 /** The pids whose parent is `parent` (a primary's workers), from /proc. */
 function childPids(parent: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat = '';
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // Field 4 (after the parenthesised command) is the parent pid.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (ppid === parent) children.push(Number(entry));
-  }
-  return children;
+  return processStats()
+    .filter((p) => p.ppid === parent)
+    .map((p) => p.pid);
 }
 
 async function allListening(gw: GatewayProcess, n: number): Promise<void> {

@@ -6,8 +6,8 @@
  * the gateway's own, so an open-loop row is only readable beside these figures.
  * @see https://man7.org/linux/man-pages/man5/proc.5.html
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { cpuSeconds, cpuSecondsOfStat } from './proc-cpu.ts';
+import { readFileSync } from 'node:fs';
+import { cpuSeconds, processStats } from './proc-cpu.ts';
 
 interface Snapshot {
   at: number;
@@ -42,16 +42,7 @@ function coreJiffies(): Array<[number, number]> {
 /** CPU seconds of every process whose command name starts with `prefix` (those alive now). */
 function namedCpuSeconds(prefix: string): number {
   let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (name.startsWith(prefix)) total += cpuSecondsOfStat(stat);
-    } catch {
-      // exited meanwhile
-    }
-  }
+  for (const p of processStats()) if (p.name.startsWith(prefix)) total += p.cpuSeconds;
   return total;
 }
 
