@@ -101,13 +101,15 @@ function settlementQuery(rowsJson: string, finishedAt: string) {
     ), moved as (
       update accounts as a set balance_usd = a.balance_usd - t.charged, reserved_usd = a.reserved_usd - t.from_lease, updated_at = now()
       from totals as t where a.id = t.id and (t.charged > 0 or t.from_lease > 0) and (select billed from verdict)
-      returning a.id, a.balance_usd, t.charged, t.cost
+      returning a.id, a.balance_usd, t.charged
     ), ledger as (
       insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
       select c.account_id, -c.charge, m.balance_usd + m.charged - c.charged_upto, 'charge', c.id, c.category, c.model
       from cumulative as c join moved as m on m.id = c.account_id where c.charge > 0
     ), ${addKeySpendSql()}
-    select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from moved
+    -- Every account of a billed batch, moved or not: one charged nothing can still fall short.
+    select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from totals
+    where (select billed from verdict)
     union all
     select 'lease', id, take::text, null from taken
     union all
