@@ -67,10 +67,15 @@ function settlementQuery(rowsJson: string, finishedAt: string) {
              greatest(l.spendable, 0) as spendable
       from locked as l
     ), running as (
-      select f.*, b.from_lease + b.spendable as cap, sum(f.cost) over (partition by f.account_id order by f.ord) as upto
+      select f.*, b.from_lease, b.from_lease + b.spendable as cap, sum(f.cost) over (partition by f.account_id order by f.ord) as upto
       from rec as f join budget as b on b.id = f.account_id
     ), priced as (
-      select r.*, greatest(least(r.upto, r.cap), 0) - greatest(least(r.upto - r.cost, r.cap), 0) as charge from running as r
+      -- Together, the account's calls up to this one are charged their cost capped: the running
+      -- charge the ledger's balances need (the cap is never negative, so no second window sums
+      -- the charges). Each call is charged its step of it.
+      select r.*, greatest(least(r.upto, r.cap), 0) as charged_upto,
+             greatest(least(r.upto, r.cap), 0) - greatest(least(r.upto - r.cost, r.cap), 0) as charge
+      from running as r
     ), created as (
       -- A call whose task row exists was settled by a commit we did not hear of: not charged again.
       insert into tasks (id, account_id, key_id, model, provider, category, status, input, output, error_message, cost_usd, created_at, finished_at, request_id)
@@ -89,27 +94,25 @@ function settlementQuery(rowsJson: string, finishedAt: string) {
       end as billed
     ), charged as (
       select p.* from priced as p where (select billed from verdict)
-    ), cumulative as (
-      select c.*, sum(c.charge) over (partition by c.account_id order by c.ord) as charged_upto from charged as c
     ), totals as (
-      select b.id, b.from_lease, coalesce(sum(c.charge), 0) as charged, coalesce(sum(c.cost), 0) as cost
-      from budget as b left join charged as c on c.account_id = b.id group by b.id, b.from_lease
+      -- Every account of a billed batch has calls in it; a batch not billed has no totals.
+      select account_id as id, from_lease, sum(charge) as charged, sum(cost) as cost
+      from charged group by account_id, from_lease
     ), taken as (
       update llm_reservations as h set amount_usd = h.amount_usd - t.take from lease_take as t
       where h.id = t.id and t.take > 0 and (select billed from verdict)
       returning h.id, t.take
     ), moved as (
       update accounts as a set balance_usd = a.balance_usd - t.charged, reserved_usd = a.reserved_usd - t.from_lease, updated_at = now()
-      from totals as t where a.id = t.id and (t.charged > 0 or t.from_lease > 0) and (select billed from verdict)
+      from totals as t where a.id = t.id and (t.charged > 0 or t.from_lease > 0)
       returning a.id, a.balance_usd, t.charged
     ), ledger as (
       insert into ledger_entries (account_id, amount_usd, balance_after_usd, kind, task_id, category, note)
       select c.account_id, -c.charge, m.balance_usd + m.charged - c.charged_upto, 'charge', c.id, c.category, c.model
-      from cumulative as c join moved as m on m.id = c.account_id where c.charge > 0
+      from charged as c join moved as m on m.id = c.account_id where c.charge > 0
     ), ${addKeySpendSql()}
-    -- Every account of a billed batch, moved or not: one charged nothing can still fall short.
+    -- Every account of the batch, moved or not: one charged nothing can still fall short.
     select 'account' as kind, id::text as id, cost::text as cost, charged::text as charged from totals
-    where (select billed from verdict)
     union all
     select 'lease', id, take::text, null from taken
     union all
