@@ -26,7 +26,7 @@
  *    work per call is of the gateway's order, so "50 % of saturation" is not a half-idle core.
  * `--floor` also runs each rate through a bare Bun proxy pinned where the gateway is
  * (bench/lib/bare-proxy.ts: `fetch` to the fake and back, nothing else): what relaying the call
- * at all adds on this machine at that rate, the floor under the targets.
+ * at all adds on this machine at that rate, the floor under the targets, and its CPU per call.
  * `--accounts N` spreads every load over N accounts (one h2load process per account's key, the
  * rate split evenly; the direct baseline split over as many processes): all calls of one account
  * settle against its one balance row, so one account measures that row's serialisation too.
@@ -131,10 +131,15 @@ try {
     const { result: viaGateway, shares } = await withMachineShares(stack.gateway.proc.pid, () =>
       openLoop(gatewayChats, rate, SECONDS),
     );
+    const direct = await openLoop(directChats, rate, SECONDS);
+    // The bare proxy's own CPU per call at the same rate: below saturation a call costs more than
+    // under load (each wakes an idle core), the floor's as much as the gateway's.
+    const floor =
+      bare && floorChats ? await withMachineShares(bare.proc.pid, () => openLoop(floorChats, rate, SECONDS)) : undefined;
     const runs: Record<'gateway' | 'direct', LoadRun> & { floor?: LoadRun } = {
       gateway: viaGateway,
-      direct: await openLoop(directChats, rate, SECONDS),
-      ...(floorChats ? { floor: await openLoop(floorChats, rate, SECONDS) } : {}),
+      direct,
+      ...(floor ? { floor: floor.result } : {}),
     };
     const g = runs.gateway;
     const d = runs.direct;
@@ -164,6 +169,7 @@ try {
       // Includes the 1 s warm-up, so a little above the measured window's share.
       'gateway CPU, % of a core': pct(shares.gateway),
       'gateway CPU ms per call': ms((shares.gateway * 1000) / g.rate, 2),
+      ...(f && floor ? { 'bare proxy CPU ms per call': ms((floor.shares.gateway * 1000) / f.rate, 2) } : {}),
       'Postgres / Redis, % of a core': `${pct(shares.postgres)} / ${pct(shares.redis)}`,
       'busy % per core': shares.cores.map(pct).join(' / '),
     });
