@@ -8,6 +8,7 @@ import * as m0006 from './0006-task-request-id.ts';
 import * as m0007 from './0007-cancelled-tasks.ts';
 import * as m0008 from './0008-key-settings.ts';
 import * as m0009 from './0009-recorded-task-probe.ts';
+import * as m0010 from './0010-task-payload-lz4.ts';
 
 /** Numbered, in order. Imported statically so a bundled or compiled gateway still finds them. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007-cancelled-tasks': m0007,
   '0008-key-settings': m0008,
   '0009-recorded-task-probe': m0009,
+  '0010-task-payload-lz4': m0010,
 };
