@@ -133,9 +133,11 @@ try {
     );
     const direct = await openLoop(directChats, rate, SECONDS);
     // The bare proxy's own CPU per call at the same rate: below saturation a call costs more than
-    // under load (each wakes an idle core), the floor's as much as the gateway's.
+    // under load (each wakes an idle core), the floor's too, so the gateway's reads against it.
     const floor =
-      bare && floorChats ? await withMachineShares(bare.proc.pid, () => openLoop(floorChats, rate, SECONDS)) : undefined;
+      bare && floorChats
+        ? await withMachineShares(bare.proc.pid, () => openLoop(floorChats, rate, SECONDS))
+        : undefined;
     const runs: Record<'gateway' | 'direct', LoadRun> & { floor?: LoadRun } = {
       gateway: viaGateway,
       direct,
