@@ -180,7 +180,8 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
     }>(
       databaseUrl,
       `select t.id as task_id, t.cost_usd::text as cost,
-              count(*) filter (where l.kind = 'charge') as charges, count(*) filter (where l.kind = 'refund') as refunds,
+              (count(*) filter (where l.kind = 'charge'))::text as charges,
+              (count(*) filter (where l.kind = 'refund'))::text as refunds,
               coalesce(-sum(l.amount_usd) filter (where l.kind = 'charge'), 0)::text as charged,
               coalesce(sum(l.amount_usd) filter (where l.kind = 'refund'), 0)::text as refunded
          from tasks t left join ledger_entries l on l.task_id = t.id group by t.id`,

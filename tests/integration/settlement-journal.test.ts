@@ -269,7 +269,7 @@ async function expectBilledOnce(databaseUrl: string, userId: number, clientId: s
   expect(m.balance).toBeCloseTo(m.ledger, 12);
   const [recorded] = await queryDatabase<{ n: string }>(
     databaseUrl,
-    "select count(*) as n from tasks where output->>'id' = $1",
+    "select count(*)::text as n from tasks where output->>'id' = $1",
     [clientId],
   );
   expect(recorded?.n).toBe('1');
