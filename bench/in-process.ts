@@ -10,7 +10,7 @@
  *
  *   bun run bench/in-process.ts [--cases account,refused,echo,echo-stream,relayed,relayed-stream,relayed-paced]
  *                               [--requests 20000] [--warmup 5000] [--rounds 3] [--concurrency 16]
- *                               [--profile [--top 25]]
+ *                               [--messages N] [--profile [--top 25]]
  *
  * Cases: `account` (GET /v1/account: key, rate limit, account), `refused` (a chat call for an
  * unknown model: key, body, lookup, 404), `echo` and `echo-stream` (the built-in `sandbox/echo`:
@@ -37,6 +37,7 @@ import { numberArg, stringArg } from './lib/cli-args.ts';
 import { summarizeCpuProfile } from './lib/cpu-profile-summary.ts';
 import { writeBenchConfig } from './lib/sandbox-config.ts';
 import { chatBody } from './lib/llm-bench-stack.ts';
+import { prose } from '../tests/helpers/prose.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { table } from './lib/wrk.ts';
@@ -107,12 +108,33 @@ const created = await send('/admin/accounts', {
 });
 const key = ((await created.json()) as { data: { api_key: string } }).data.api_key;
 
-const post = (model: string, stream: boolean) => () =>
-  send('/v1/chat/completions', {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: chatBody(model, stream),
-  });
+/**
+ * `--messages N`: the chat calls carry a conversation of N messages of 2,000 characters of
+ * word-like text (tests/helpers/prose.ts) instead of the two short ones, as agents and long chats
+ * send; each body is built once.
+ */
+const MESSAGES = numberArg('--messages', 0);
+const bodyOf = (model: string, stream: boolean) =>
+  MESSAGES > 0
+    ? JSON.stringify({
+        model,
+        messages: Array.from({ length: MESSAGES }, (_, i) => ({
+          role: i % 2 ? 'assistant' : 'user',
+          content: prose(2000, i * 977),
+        })),
+        max_tokens: 64,
+        ...(stream ? { stream: true } : {}),
+      })
+    : chatBody(model, stream);
+const post = (model: string, stream: boolean) => {
+  const body = bodyOf(model, stream);
+  return () =>
+    send('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body,
+    });
+};
 const requests: Record<Case, { make: () => Promise<Response>; status: number }> = {
   account: { make: () => send('/v1/account', { headers: { authorization: `Bearer ${key}` } }), status: 200 },
   refused: { make: post('nobody/no-such-model', false), status: 404 },
@@ -162,7 +184,7 @@ try {
       results.set(c, [...(results.get(c) ?? []), r]);
     }
   console.log(
-    `\n### In process (${CONCURRENCY} in flight, ${REQUESTS} requests per case and round, ${ROUNDS} rounds, Postgres+Redis; Bun ${Bun.version})\n`,
+    `\n### In process (${CONCURRENCY} in flight, ${REQUESTS} requests per case and round, ${ROUNDS} rounds, Postgres+Redis; Bun ${Bun.version}; ${MESSAGES > 0 ? `chat calls of ${MESSAGES} messages of 2,000 characters` : 'chat calls of two short messages'})\n`,
   );
   console.log(
     table(
