@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { MAX_JSON_DEPTH, isStorableString } from '../../src/http/hostile-json.ts';
-import { recordableInput } from '../../src/llm/record-input.ts';
+import { MAX_RECORDED_CHARS, recordableInput } from '../../src/llm/record-input.ts';
 
 /** Every string in `value` (keys included) as the record would hold it. */
 function strings(value: unknown, out: string[] = []): string[] {
@@ -36,6 +36,54 @@ describe('recordableInput (the request as its task record keeps it)', () => {
   test('a request with nothing to change is kept as it is, not copied', () => {
     const input = { model: 'm', messages: [{ role: 'user', content: 'hi' }], temperature: 0.2, stop: null };
     expect(recordableInput(input)).toBe(input);
+  });
+
+  test('a conversation past 256 KiB keeps its short top-level settings and says how large it was', () => {
+    const messages = Array.from({ length: 100 }, (_, i) => ({ role: 'user', content: `${i} ${'word '.repeat(800)}` }));
+    const input = { model: 'm', messages, max_tokens: 64, stream: true, stop: null, user: 'u'.repeat(300) };
+    const kept = recordableInput(input) as Record<string, unknown>;
+    expect(Object.keys(kept)).toEqual(['model', 'max_tokens', 'stream', 'stop', 'not_recorded']);
+    expect(kept).toMatchObject({ model: 'm', max_tokens: 64, stream: true, stop: null });
+    expect(kept.not_recorded).toMatch(/^request not recorded: more than 262,\d{3} characters, past the 256 KiB/);
+    expect(input.messages).toHaveLength(100);
+  });
+
+  test('a conversation under 256 KiB is kept whole; a `__proto__` field of one past it stays a field', () => {
+    const messages = Array.from({ length: 50 }, () => ({ role: 'user', content: 'word '.repeat(800) }));
+    const input = { model: 'm', messages };
+    expect(recordableInput(input)).toBe(input);
+    const hostile = JSON.parse(`{"__proto__": "x", "messages": ${JSON.stringify([...messages, ...messages])}}`);
+    const kept = recordableInput(hostile) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(kept)).toBe(Object.prototype);
+    expect(Object.keys(kept)).toEqual(['__proto__', 'not_recorded']);
+  });
+
+  test('property: a record kept whole is at most 256 KiB of JSON; a larger one keeps the settings only', () => {
+    const seen = { whole: 0, settings: 0 };
+    const message = fc.record({
+      role: fc.constantFrom('user', 'assistant'),
+      length: fc.nat(6000),
+      word: fc.string({ unit: fc.constantFrom(...'abcdefgh') }),
+    });
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 160, size: 'max' }), (drawn) => {
+        const messages = drawn.map((m) => ({
+          role: m.role,
+          content: `${m.word} `.repeat(m.length).slice(0, m.length),
+        }));
+        const kept = recordableInput({ model: 'm', messages }) as Record<string, unknown>;
+        if ('not_recorded' in kept) {
+          seen.settings++;
+          expect(JSON.stringify(messages).length).toBeGreaterThan(MAX_RECORDED_CHARS / 2);
+        } else {
+          seen.whole++;
+          expect(JSON.stringify(kept).length).toBeLessThanOrEqual(MAX_RECORDED_CHARS);
+        }
+      }),
+      { numRuns: 100 },
+    );
+    // Both sides of the limit were drawn.
+    expect(seen.whole > 0 && seen.settings > 0).toBe(true);
   });
 
   test('property: the record is storable, equal to the input where the input was, and never changes the input', () => {
