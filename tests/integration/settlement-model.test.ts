@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { createAccount } from '../../src/accounts/accounts.repository.ts';
 import { fromUnits, toUnits } from '../../src/accounts/money.ts';
-import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
+import type { DatabaseHandle } from '../../src/db/connect.ts';
 import { type SettlementRow, settleLlmCalls } from '../../src/llm/llm-settlement.repository.ts';
 import { type ModelCall, type ModelState, settleModel } from '../helpers/settlement-model.ts';
 import { settlementRow } from '../helpers/settlement-row.ts';
-import { createTestDatabase, dropTestDatabases } from '../helpers/services.ts';
+import { DATABASE_MODES, useDatabase } from '../helpers/in-process-database.ts';
 
 /**
  * The settlement statement against its reference (tests/helpers/settlement-model.ts), on random
@@ -165,41 +161,22 @@ function rowsOf(calls: ModelCall[], taskIds: string[]): SettlementRow[] {
   );
 }
 
-const modes = [
-  { name: 'postgres', open: async () => ({ databaseUrl: await createTestDatabase('settlemodel'), dataDir: tmpdir() }) },
-  { name: 'embedded', open: async () => ({ dataDir: await mkdtemp(join(tmpdir(), 'settle-model-')) }) },
-] as const;
-
-for (const mode of modes)
-  describe(`settlement statement (${mode.name})`, () => {
-    let database: DatabaseHandle;
-    let where: { databaseUrl?: string; dataDir: string };
-    beforeAll(async () => {
-      where = await mode.open();
-      database = await connectDatabase(where);
-      await migrateToLatest(database.db);
-    }, 60_000);
-    afterAll(async () => {
-      await database.close();
-      if (where.databaseUrl) await dropTestDatabases([where.databaseUrl]);
-      else await rm(where.dataDir, { recursive: true, force: true });
-    });
+for (const mode of DATABASE_MODES)
+  describe(`settlement statement (${mode})`, () => {
+    const database = useDatabase(mode, 'settlemodel');
 
     test('charges, caps, leases, keys, ledger and shortfalls match the reference model on random batches', async () => {
       await fc.assert(
         fc.asyncProperty(scenario, async (s) => {
-          const { calls, before } = await arrange(database.db, s);
+          const { db, prepared } = database();
+          const { calls, before } = await arrange(db, s);
           const taskIds = calls.map(() => crypto.randomUUID());
-          const settled = await settleLlmCalls(database.db, database.prepared, rowsOf(calls, taskIds));
+          const settled = await settleLlmCalls(db, prepared, rowsOf(calls, taskIds));
           const want = settleModel(before, calls);
 
-          expect(await observe(database.db, before)).toEqual(want.after);
-          const tasks = await database.db
-            .selectFrom('tasks')
-            .select(['id', 'cost_usd'])
-            .where('id', 'in', taskIds)
-            .execute();
-          const ledger = await database.db
+          expect(await observe(db, before)).toEqual(want.after);
+          const tasks = await db.selectFrom('tasks').select(['id', 'cost_usd']).where('id', 'in', taskIds).execute();
+          const ledger = await db
             .selectFrom('ledger_entries')
             .select(['task_id', 'amount_usd', 'balance_after_usd'])
             .where('task_id', 'in', taskIds)
@@ -223,9 +200,9 @@ for (const mode of modes)
           expect(settled.keyTaken).toEqual(want.keyTaken);
 
           // Retried whole (after a commit the gateway did not hear of), the batch moves nothing.
-          const again = await settleLlmCalls(database.db, database.prepared, rowsOf(calls, taskIds));
+          const again = await settleLlmCalls(db, prepared, rowsOf(calls, taskIds));
           expect(again).toEqual({ accounts: [], shortfalls: new Map(), taken: new Map(), keyTaken: new Map() });
-          expect(await observe(database.db, before)).toEqual(want.after);
+          expect(await observe(db, before)).toEqual(want.after);
         }),
         { numRuns: 100 },
       );
