@@ -37,7 +37,7 @@ import { numberArg, stringArg } from './lib/cli-args.ts';
 import { summarizeCpuProfile } from './lib/cpu-profile-summary.ts';
 import { writeBenchConfig } from './lib/sandbox-config.ts';
 import { chatBody } from './lib/llm-bench-stack.ts';
-import { prose } from '../tests/helpers/prose.ts';
+import { conversation } from '../tests/helpers/prose.ts';
 import { cpuSeconds, mainThreadCpuSeconds } from './lib/proc-cpu.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';
 import { table } from './lib/wrk.ts';
@@ -118,10 +118,7 @@ const bodyOf = (model: string, stream: boolean) =>
   MESSAGES > 0
     ? JSON.stringify({
         model,
-        messages: Array.from({ length: MESSAGES }, (_, i) => ({
-          role: i % 2 ? 'assistant' : 'user',
-          content: prose(2000, i * 977),
-        })),
+        messages: conversation(MESSAGES, 2000),
         max_tokens: 64,
         ...(stream ? { stream: true } : {}),
       })

@@ -18,7 +18,7 @@ import { toUnits } from '../src/accounts/money.ts';
 import { connectDatabase, type DatabaseHandle } from '../src/db/connect.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { settleLlmCalls } from '../src/llm/llm-settlement.repository.ts';
-import { prose } from '../tests/helpers/prose.ts';
+import { conversation, prose } from '../tests/helpers/prose.ts';
 import { settlementRow } from '../tests/helpers/settlement-row.ts';
 import { createTestDatabase, dropTestDatabases } from '../tests/helpers/services.ts';
 import { numberArg } from './lib/cli-args.ts';
@@ -59,10 +59,7 @@ async function setUp(label: string, compression: 'as migrated' | 'pglz'): Promis
 
 /** Settles `CALLS` one-call batches of a conversation of `size`, one after another. */
 async function run(s: Setup, [count, chars]: [number, number]): Promise<{ wallMs: number; cpuMs: number }> {
-  const messages = Array.from({ length: count }, (_, i) => ({
-    role: i % 2 ? 'assistant' : 'user',
-    content: prose(chars, i * 977),
-  }));
+  const messages = conversation(count, chars);
   const call = () =>
     settleLlmCalls(s.database.db, s.database.prepared, [
       settlementRow({
@@ -102,9 +99,7 @@ try {
   const show = (xs: Array<{ wallMs: number; cpuMs: number }>, k: 'wallMs' | 'cpuMs') =>
     xs.map((x) => x[k].toFixed(2)).join(' / ');
   const rows = SIZES.map(([count, chars]) => {
-    const recorded = JSON.stringify(
-      Array.from({ length: count }, (_, i) => ({ role: 'user', content: prose(chars, i * 977) })),
-    ).length;
+    const recorded = JSON.stringify(conversation(count, chars)).length;
     const lz4 = results.get(`${count}x${chars} lz4`) ?? [];
     const pglz = results.get(`${count}x${chars} pglz`) ?? [];
     return {

@@ -11,3 +11,11 @@ export function prose(chars: number, seed = 0): string {
   for (let i = seed; out.length < chars; i++) out += `${WORDS[(i * i + 3 * i) % WORDS.length]} `;
   return out.slice(0, chars);
 }
+
+/** A chat conversation of `count` messages of `chars` characters each, user and assistant in turn, each its own text. */
+export function conversation(count: number, chars: number): Array<{ role: 'user' | 'assistant'; content: string }> {
+  return Array.from({ length: count }, (_, i) => ({
+    role: i % 2 ? 'assistant' : 'user',
+    content: prose(chars, i * 977),
+  }));
+}

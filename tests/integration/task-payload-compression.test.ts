@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { createAccount } from '../../src/accounts/accounts.repository.ts';
 import { toUnits } from '../../src/accounts/money.ts';
 import { settleLlmCalls } from '../../src/llm/llm-settlement.repository.ts';
-import { prose } from '../helpers/prose.ts';
+import { conversation, prose } from '../helpers/prose.ts';
 import { settlementRow } from '../helpers/settlement-row.ts';
 import { DATABASE_MODES, useDatabase } from '../helpers/in-process-database.ts';
 
@@ -23,10 +23,7 @@ for (const mode of DATABASE_MODES)
         email: `lz4-${Date.now()}@example.com`,
         balance: toUnits(1),
       });
-      const messages = Array.from({ length: 20 }, (_, i) => ({
-        role: i % 2 ? 'assistant' : 'user',
-        content: prose(3000, i * 977),
-      }));
+      const messages = conversation(20, 3000);
       const id = crypto.randomUUID();
       await settleLlmCalls(db, prepared, [
         settlementRow({
