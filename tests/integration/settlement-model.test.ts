@@ -40,33 +40,27 @@ const scenario = fc.record({
 });
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 
-let made = 0;
+let emails = 0;
 /** Writes the scenario's accounts, keys and leases; returns the calls and the state the model starts from. */
 async function arrange(db: DatabaseHandle['db'], s: Scenario): Promise<{ calls: ModelCall[]; before: ModelState }> {
   const before: ModelState = { accounts: new Map(), leases: new Map(), keys: new Map(), keyLeases: new Map() };
-  const made_ = s.accounts.map(() => ({
-    id: 0,
-    key: 0,
-    leases: [] as string[],
-    keyLease: undefined as string | undefined,
-  }));
-  for (const [i, a] of s.accounts.entries()) {
-    const { account } = await createAccount(db, { email: `model-${made++}-${Date.now()}@example.com`, balance: 0n });
+  const owners: Array<{ id: number; key: number; leases: string[]; keyLease?: string }> = [];
+  for (const a of s.accounts) {
+    const { account } = await createAccount(db, { email: `model-${emails++}-${Date.now()}@example.com`, balance: 0n });
     const key = await db
       .selectFrom('api_keys')
       .select('id')
       .where('account_id', '=', account.id)
       .executeTakeFirstOrThrow();
-    made_[i] = {
+    owners.push({
       id: account.id,
       key: key.id,
       leases: a.leaseSpare.map(() => crypto.randomUUID()),
-      keyLease: undefined,
-    };
-    if (a.keyLeaseSpare !== undefined) made_[i]!.keyLease = crypto.randomUUID();
+      ...(a.keyLeaseSpare !== undefined ? { keyLease: crypto.randomUUID() } : {}),
+    });
   }
   const calls: ModelCall[] = s.calls.map((c) => {
-    const owner = made_[c.account % made_.length]!;
+    const owner = owners[c.account % owners.length]!;
     const lease = c.hold && owner.leases.length ? owner.leases[c.hold.lease % owner.leases.length] : undefined;
     return {
       account: owner.id,
@@ -82,7 +76,7 @@ async function arrange(db: DatabaseHandle['db'], s: Scenario): Promise<{ calls: 
   const held = (lease: string, of: (c: ModelCall) => { lease: string; units: bigint } | undefined) =>
     calls.reduce((sum, c) => sum + (of(c)?.lease === lease ? of(c)!.units : 0n), 0n);
   for (const [i, a] of s.accounts.entries()) {
-    const { id, key, leases, keyLease } = made_[i]!;
+    const { id, key, leases, keyLease } = owners[i]!;
     const amounts = leases.map((lease, j) => held(lease, (c) => c.hold) + a.leaseSpare[j]!);
     for (const [j, lease] of leases.entries()) before.leases.set(lease, amounts[j]!);
     const reserved = amounts.reduce((x, y) => x + y, 0n) + a.otherReserved;
