@@ -1,5 +1,5 @@
 import { type ObservedAttempt, withUpstreamScope } from '../../providers/shared/upstream-observer.ts';
-import { httpRequestDuration, httpRequests } from './metrics.ts';
+import { eventLoopLag, httpRequestDuration, httpRequests } from './metrics.ts';
 import { requestIdFor } from './request-id.ts';
 import { routeOf } from './route-template.ts';
 import { endAttemptSpan, type Span, tracing } from './tracing.ts';
@@ -23,6 +23,7 @@ const methodLabel = (method: string) => (METHODS.has(method) ? method : '_OTHER'
 
 /** Called by serve.ts when a request arrives. */
 export function beginRequest(request: Request): RequestObservation {
+  eventLoopLag.busy();
   const obs: RequestObservation = {
     requestId: requestIdFor(request.headers.get('x-request-id')),
     startedAt: performance.now(),

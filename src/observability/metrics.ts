@@ -1,5 +1,7 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { CellCounter, CellHistogram } from './cell-metrics.ts';
+import { EventLoopLag } from './event-loop-lag.ts';
+import { EVENT_LOOP_LAG_NAMES, registerEventLoopLag } from './event-loop-lag-gauges.ts';
 
 /**
  * Buckets for work the gateway does itself (routing, auth, a cached read): the first bucket is
@@ -21,12 +23,17 @@ const REQUEST_BUCKETS = [...FAST_BUCKETS, 2.5, 5, 10, 30, 60, 120, 300, 600];
  */
 export const registry = new Registry();
 /**
- * The event-loop lag gauges come from a timer sampled every `eventLoopMonitoringPrecision` ms:
- * prom-client's 10 ms woke an idle gateway 100 times a second (about two thirds of its idle
- * CPU). At 50 ms a stall of 50 ms or more is always seen, a shorter one in proportion.
+ * prom-client's default process metrics, but for its event-loop lag: its sampler is a timer that
+ * never stops (event-loop-lag.ts says why ours rests). `collectDefaultMetrics` cannot leave a
+ * metric out, so its sampler is given the longest period a timer takes (about 24.8 days, so it
+ * never wakes the process) and its series are replaced by ours under the same names.
  * @see https://nodejs.org/api/perf_hooks.html#perf_hooksmonitoreventloopdelayoptions
  */
-collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 50 });
+collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 2 ** 31 - 1 });
+for (const name of EVENT_LOOP_LAG_NAMES) registry.removeSingleMetric(name);
+/** Marked busy by every request (http-observer.ts); rests when none arrive. */
+export const eventLoopLag = new EventLoopLag();
+registerEventLoopLag(registry, eventLoopLag);
 
 const inRegistry = { registers: [registry] };
 
