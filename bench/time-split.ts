@@ -5,7 +5,7 @@
  * the client saw outside all three (reading the request, writing the answer, the client's own
  * wake-ups). Prints Markdown tables (figures, not a test).
  *
- *   bun run bench/time-split.ts [--seconds 8] [--fractions 0,25,50] [--saturation N] [--journal] [--free-services] [--embedded]
+ *   bun run bench/time-split.ts [--seconds 8] [--fractions 0,25,50] [--saturation N] [--tail 5] [--journal] [--free-services] [--embedded]
  *
  * 1. The pinned stack of bench/lib/llm-bench-stack.ts (gateway alone on core 1; the fake upstream,
  *    Postgres, Redis, h2load and this script on core 0), Postgres+Redis; `--journal` starts the
@@ -19,12 +19,14 @@
  *    call every 40 ms on keep-alive raw sockets — a JSON call timed to its answer's head, a
  *    streamed call to its first event — first through the gateway, then direct to the fake at
  *    the same background rate (the baseline).
+ * 4. A second table takes the slowest `--tail` % of the gateway's answers in each row and averages
+ *    their parts: whether a slow answer waited on the upstream, the settlement or its own process.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machine } from './lib/cpu-pin.ts';
-import { probeFirstByte } from './lib/first-byte-probe.ts';
+import { type FirstByteSamples, probeFirstByte } from './lib/first-byte-probe.ts';
 import { closedLoop, median, openLoop, requireH2load, type H2loadTarget } from './lib/h2load.ts';
 import { HOST, startLlmBenchStack } from './lib/llm-bench-stack.ts';
 import { stringArg } from './lib/cli-args.ts';
@@ -39,6 +41,26 @@ const GIVEN_SATURATION = Number(stringArg('--saturation', '0'));
 const JOURNAL = process.argv.includes('--journal');
 const EMBEDDED = process.argv.includes('--embedded');
 const PROBE_INTERVAL_MS = 40;
+/** The slowest this many percent of answers make the tail table. */
+const TAIL = Number(stringArg('--tail', '5')) || 5;
+
+/** The slowest `percent` % of `samples` by the client's time: its mean, and each part's mean over the same answers. */
+function tailOf(samples: FirstByteSamples, percent: number): Record<string, string | number> {
+  const order = samples.firstEventMs.map((ms, i) => [ms, i] as const).sort((a, b) => b[0] - a[0]);
+  const slowest = order.slice(0, Math.max(1, Math.round((order.length * percent) / 100)));
+  const mean = (f: (i: number) => number) => slowest.reduce((sum, [, i]) => sum + f(i), 0) / slowest.length;
+  const part = (name: string) => (i: number) => samples.serverTiming[i]?.[name] ?? 0;
+  const client = (i: number) => samples.firstEventMs[i] ?? 0;
+  return {
+    answers: slowest.length,
+    'from ms': ms(slowest.at(-1)?.[0]),
+    'mean ms': ms(mean(client)),
+    'gateway part': ms(mean(part('gateway'))),
+    'upstream part': ms(mean(part('upstream'))),
+    'settle part': ms(mean(part('settle'))),
+    outside: ms(mean((i) => client(i) - part('gateway')(i) - part('upstream')(i) - part('settle')(i))),
+  };
+}
 
 requireH2load();
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -88,6 +110,7 @@ try {
   };
 
   const rows: Array<Record<string, string | number>> = [];
+  const tailRows: Array<Record<string, string | number>> = [];
   for (const fraction of FRACTIONS) {
     const rate = Math.round(saturation * fraction);
     const viaGateway = await probe('gateway', rate);
@@ -115,6 +138,7 @@ try {
         'settle part p50': kind === 'json' ? ms(part('settle')) : '—',
         'outside the parts p50': ms(median(outside)),
       });
+      tailRows.push({ load: rows.at(-1)?.load ?? '', call: rows.at(-1)?.call ?? '', ...tailOf(g, TAIL) });
       log(`${rows.at(-1)?.load} ${kind}: gateway ${ms(gatewayP50)} ms, direct ${ms(directP50)} ms`);
     }
   }
@@ -123,6 +147,11 @@ try {
       `over a background open loop of non-streamed chat (h2load --rps) at the stated rate; saturation ${Math.round(saturation)} req/s.\n`,
   );
   console.log(table(rows));
+  console.log(
+    `\nThe tail: the slowest ${TAIL} % of the gateway's answers in each row, each part's mean over them ` +
+      '(what those answers spent their time on; the parts and outside add up to their mean).\n',
+  );
+  console.log(table(tailRows));
 } finally {
   await stack.stop();
 }
