@@ -36,10 +36,13 @@ mkdirSync(DIR, { recursive: true });
 const record = Buffer.alloc(BYTES, 0x78);
 record[BYTES - 1] = 10;
 
-/** Times `count` writes made by `write`, `gapMs` apart, and the process's CPU over them. */
+/**
+ * Times writes made by `write` and the process's CPU over them: `COUNT` back to back or, `gapMs`
+ * apart, `LONE_COUNT`.
+ */
 async function measure(
   write: () => void | Promise<void>,
-  { count = COUNT, gapMs = 0 } = {},
+  { gapMs = 0, count = gapMs > 0 ? LONE_COUNT : COUNT }: { gapMs?: number; count?: number } = {},
 ): Promise<{ times: number[]; cpuMs: number }> {
   const times: number[] = [];
   const cpu0 = process.cpuUsage();
@@ -78,7 +81,7 @@ async function preallocated(gapMs = 0) {
         segment.write(record);
         await segment.sync();
       },
-      { count: gapMs > 0 ? LONE_COUNT : COUNT, gapMs },
+      { gapMs },
     );
   } finally {
     segment.close();
@@ -98,7 +101,6 @@ async function postgresInserts(gapMs: number) {
   const value = record.toString('latin1');
   try {
     return await measure(() => sql.unsafe(`insert into ${table} (v) values ($1)`, [value]).then(() => undefined), {
-      count: gapMs > 0 ? LONE_COUNT : COUNT,
       gapMs,
     });
   } finally {

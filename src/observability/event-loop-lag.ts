@@ -21,17 +21,18 @@ export interface LagFigures {
  *
  * prom-client's own lag figures come from a timer that never stops: an idle gateway woke 20 times
  * a second for it, most of its wake-ups and a third of its CPU at rest (bench/README.md), to
- * report the delay of a loop with nothing to delay. Here each request marks the sampler busy (one
- * increment) and restarts it if it rested; after 2 s without a request it stops until the next.
+ * report the delay of a loop with nothing to delay. Here each request marks the sampler busy (a
+ * flag) and restarts it if it rested; after 2 s without a request it stops until the next.
  * A stall of 50 ms or more while busy always shows; at rest nothing is sampled and a scrape
  * reads 0. The figure is the delay past the timer's due time, as Bun's own
  * `monitorEventLoopDelay` reports it.
  */
 export class EventLoopLag {
-  private histogram: RecordableHistogram = createHistogram();
+  private readonly histogram: RecordableHistogram = createHistogram();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private dueAt = 0;
-  private requests = 0;
+  /** Whether a request arrived since the last sample. */
+  private requested = false;
   private quietSamples = 0;
 
   constructor(
@@ -39,9 +40,9 @@ export class EventLoopLag {
     private readonly quietSamplesBeforeRest = QUIET_SAMPLES_BEFORE_REST,
   ) {}
 
-  /** A request arrived: on the request path, so only a count and, after a rest, a timer. */
+  /** A request arrived: on the request path, so only a flag and, after a rest, a timer. */
   busy(): void {
-    this.requests++;
+    this.requested = true;
     if (this.timer === undefined) this.schedule(performance.now());
   }
 
@@ -89,13 +90,13 @@ export class EventLoopLag {
     const now = performance.now();
     // The histogram takes whole nanoseconds of at least 1.
     this.histogram.record(Math.max(1, Math.round((now - this.dueAt) * 1e6)));
-    if (this.requests > 0) this.quietSamples = 0;
+    if (this.requested) this.quietSamples = 0;
     else if (++this.quietSamples >= this.quietSamplesBeforeRest) {
       this.timer = undefined;
       this.quietSamples = 0;
       return;
     }
-    this.requests = 0;
+    this.requested = false;
     this.schedule(now);
   };
 }
