@@ -228,7 +228,13 @@ export class LlmService {
       throw err instanceof RoutingHeaderError ? new LlmError(call.format.family, 'invalid_request', err.message) : err;
     }
     if (ttlS === 0) return { ttlS, key: '' };
-    const key = this.cache.key(call.auth.accountId, call.requested.object.id, call.format.name, call.decoded.request);
+    const key = this.cache.key(
+      call.auth.accountId,
+      call.requested.object.id,
+      call.format.name,
+      call.decoded.request,
+      call.wire?.body,
+    );
     const hit = await this.cache.get(key);
     if (!hit) return { ttlS, key };
     const servedBy = call.plan.find(

@@ -1,4 +1,5 @@
 import type { CanonicalRequest } from '../../translators/canonical/index.ts';
+import { canonicalJson } from '../ops/canonical-json.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import type { Store } from '../store/store.ts';
@@ -20,7 +21,8 @@ export const MAX_CACHED_BYTES = 1 << 20;
  * The opt-in exact response cache (docs/routing.md), in the shared store so every instance serves
  * what any instance stored. The key is a SHA-256 of the account, the requested model, the client
  * format and the canonical request (after decoding, so the same call spelled with other
- * whitespace or key order hits); a stored stream is replayed event by event.
+ * whitespace or key order hits), and of a passed-through call's upstream body too; a stored
+ * stream is replayed event by event.
  */
 export class ResponseCache {
   constructor(
@@ -28,9 +30,21 @@ export class ResponseCache {
     private readonly log: Logger,
   ) {}
 
-  key(accountId: number, modelId: string, format: ClientFormatName, request: CanonicalRequest): string {
+  /**
+   * `wire`: the body a passed-through call sends its upstream (`LlmCall.wire`). The upstream reads
+   * fields the canonical request has no form for (built-in tools, settings the gateway does not
+   * model), so two such calls are the same only when their bodies are, keys in any order.
+   */
+  key(
+    accountId: number,
+    modelId: string,
+    format: ClientFormatName,
+    request: CanonicalRequest,
+    wire?: Record<string, unknown>,
+  ): string {
     const hasher = new Bun.CryptoHasher('sha256');
     hasher.update(JSON.stringify([accountId, modelId, format, request]));
+    if (wire) hasher.update(`\n${canonicalJson(wire)}`);
     return `llmcache:${hasher.digest('hex')}`;
   }
 

@@ -481,6 +481,25 @@ for (const mode of MODES) {
       );
     });
 
+    test('the exact cache tells passed-through bodies apart by what only the upstream reads', async () => {
+      const marker = newMarker('cache');
+      const headers = { 'x-gateway-cache': 'ttl=60' };
+      const ask = async (body: Record<string, unknown>) => {
+        const res = await api(gw, 'POST', '/v1/responses', { key, headers, body });
+        expect(res.status).toBe(200);
+        return res.headers.get('x-gateway-cache');
+      };
+      const plain = { model: model('text'), input: `cache ${marker}`, max_output_tokens: 64 };
+      expect(await ask({ ...plain, tools: [{ type: 'web_search' }] })).toBe('miss');
+      // Without the built-in tool the canonical request is the same, but the upstream's is not.
+      expect(await ask(plain)).toBe('miss');
+      expect(await ask({ ...plain, x_experimental: { on: true } })).toBe('miss');
+      // The same body, its keys in another order: the same call.
+      expect(await ask({ max_output_tokens: 64, input: `cache ${marker}`, model: model('text') })).toBe('hit');
+      expect(await ask({ x_experimental: { on: true }, ...plain })).toBe('hit');
+      expect(await fake.waitFor(marker, 3, 2_000)).toHaveLength(3);
+    });
+
     test('built-in tools are refused, naming the field, when the model is not passed through', async () => {
       const err = await c.openai.responses
         .create({ model: 'fakechat/text', input: 'hi', tools: [{ type: 'web_search' }] } as any)
