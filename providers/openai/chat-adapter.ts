@@ -1,5 +1,7 @@
 import type { ProviderConfig } from '../config/config-schema.ts';
 import { decodeChatResponse, encodeChatRequest } from '../../translators/chat-completions/index.ts';
+import type { TranslationWarning } from '../../translators/canonical/index.ts';
+import { asObject } from '../../translators/shared/validation.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
 import { postJson } from '../shared/upstream-fetch.ts';
@@ -15,8 +17,19 @@ const refusesStreamOptions = (err: unknown) =>
   err instanceof UpstreamError && err.kind === 'bad_request' && /stream_options/.test(err.message);
 
 /**
+ * A chat client's own body for this upstream (`LlmCall.wire`): the upstream's model, and a stream
+ * asks for its usage (so it is billed from real usage) beside the client's own stream options.
+ */
+function ownBody(body: Record<string, unknown>, upstreamModel: string, stream: boolean): Record<string, unknown> {
+  const value: Record<string, unknown> = { ...body, model: upstreamModel, stream };
+  if (stream) value.stream_options = { ...asObject(body.stream_options), include_usage: true };
+  return value;
+}
+
+/**
  * Any OpenAI-compatible chat-completions upstream (OpenAI, vLLM, Ollama, llama.cpp server, Groq,
- * Together…). Streams are returned as raw bytes in the chat-completions format. The encoder asks
+ * Together…). A chat client's body is sent as it is (model renamed); other clients' requests are
+ * encoded. Streams are returned as raw bytes in the chat-completions format. The encoder asks
  * for `stream_options.include_usage`, so usage is not missing; an upstream that refuses the field
  * is asked again without it, and from then on this provider's streams go without it (their usage
  * is then what the upstream sends of its own accord, else estimated from the stream).
@@ -29,9 +42,16 @@ export function createChatAdapter(config: ProviderConfig): LlmAdapter {
   /** Whether this provider takes `stream_options`; learnt from its first refusal. */
   let streamOptions = true;
 
+  const body = (
+    call: LlmCall,
+    stream: boolean,
+  ): { value: { stream_options?: unknown }; warnings: TranslationWarning[] } =>
+    call.wire?.format === 'chat-completions'
+      ? { value: ownBody(call.wire.body, call.model.upstreamModel, stream), warnings: [] }
+      : encodeChatRequest({ ...call.request, stream }, call.model.upstreamModel);
   const send = (call: LlmCall, stream: boolean) => {
-    const { value, warnings } = encodeChatRequest({ ...call.request, stream }, call.model.upstreamModel);
-    if (stream && !streamOptions) delete (value as { stream_options?: unknown }).stream_options;
+    const { value, warnings } = body(call, stream);
+    if (stream && !streamOptions) delete value.stream_options;
     return { response: postJson(url, value, headers, policy, call.signal, call.onAttempt), warnings };
   };
   const startStream = async (call: LlmCall) => {
@@ -40,6 +60,7 @@ export function createChatAdapter(config: ProviderConfig): LlmAdapter {
   };
 
   return {
+    passthroughFormat: 'chat-completions',
     async generate(call) {
       const { response, warnings } = send(call, false);
       const text = await readUpstreamText(await response);

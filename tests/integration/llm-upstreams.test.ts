@@ -818,6 +818,78 @@ for (const mode of MODES) {
       );
     });
 
+    test('a chat client’s body reaches an OpenAI-compatible upstream as written, but for what the gateway withholds', async () => {
+      await matrix(
+        [false, true],
+        (st) => (st ? 'stream' : 'json'),
+        async (stream) => {
+          const marker = newMarker('chatpass');
+          const asWritten = {
+            seed: 7,
+            frequency_penalty: 0.5,
+            presence_penalty: -0.25,
+            logit_bias: { '50256': -100 },
+            logprobs: true,
+            top_logprobs: 2,
+            max_completion_tokens: 300,
+            prediction: { type: 'content', content: 'The quick' },
+            metadata: { team: 'search' },
+            // A server's own settings (vLLM's), and a field nobody has heard of.
+            top_k: 40,
+            chat_template_kwargs: { enable_thinking: false },
+            x_experimental: { nested: [1, 'two', null, { deep: true }], big: 12345678901234 },
+          };
+          const res = await api(gw, 'POST', '/v1/chat/completions', {
+            key,
+            body: {
+              model: modelId('oai', 'text'),
+              messages: [
+                { role: 'system', content: 'Be brief.', cache_control: { type: 'ephemeral' } },
+                {
+                  role: 'user',
+                  content: [{ type: 'text', text: `Say it. ${marker}`, cache_control: { type: 'ephemeral' } }],
+                },
+              ],
+              ...asWritten,
+              service_tier: 'priority',
+              store: true,
+              stream,
+              ...(stream ? { stream_options: { include_obfuscation: false } } : {}),
+            },
+          });
+          expect(res.status).toBe(200);
+          const sent = await onlyRequest(fakeOf('oai'), marker);
+          expect(sent.body.model).toBe('up-text');
+          for (const [field, value] of Object.entries(asWritten)) expect(sent.body[field]).toEqual(value);
+          expect(sent.body.max_tokens).toBeUndefined();
+          // Withheld: the provider's price tier, storage in the operator's account, cache marks.
+          expect(sent.body.service_tier).toBeUndefined();
+          expect(sent.body.store).toBeUndefined();
+          expect(JSON.stringify(sent.body)).not.toContain('cache_control');
+          expect(sent.body.messages).toEqual([
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: [{ type: 'text', text: `Say it. ${marker}` }] },
+          ]);
+          // A stream asks for its usage, the client's own stream options kept beside it.
+          if (stream) expect(sent.body.stream_options).toEqual({ include_obfuscation: false, include_usage: true });
+          const warnings = JSON.parse(res.headers.get('x-gateway-warnings') ?? '[]') as Array<{ field?: string }>;
+          expect(warnings.map((w) => w.field).sort()).toEqual(['cache_control', 'service_tier', 'store']);
+        },
+      );
+      // What the gateway refuses on its own behalf is refused before any upstream sees it.
+      for (const [field, value] of [
+        ['n', 2],
+        ['audio', { voice: 'alloy', format: 'wav' }],
+      ] as const) {
+        const refused = await api(gw, 'POST', '/v1/chat/completions', {
+          key,
+          body: { model: modelId('oai', 'text'), messages: [{ role: 'user', content: 'hi' }], [field]: value },
+        });
+        expect(refused.status).toBe(400);
+        expect(refused.body.error.param).toBe(field);
+      }
+    });
+
     test('stop sequences are not dropped toward either upstream and end the text where they occur', async () => {
       const cases = triples(['chat', 'messages'] as ClientFormat[], UPSTREAMS, [false, true]);
       await matrix(

@@ -8,7 +8,11 @@ import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields
 import { decodeEffort } from '../shared/openai-reasoning.ts';
 import { invalid, isSet, parseAt } from '../shared/validation.ts';
 
-/** Settings the gateway cannot honour: dropped with a warning (their defaults — null, false, 0 — pass quietly). */
+/**
+ * Settings the canonical request cannot carry: dropped with a warning (their defaults — null,
+ * false, 0 — pass quietly). An OpenAI-compatible upstream gets them as written instead, in the
+ * client's own body (translators/passthrough/chat-passthrough-request.ts).
+ */
 const DROPPED = [
   'frequency_penalty',
   'presence_penalty',

@@ -1,0 +1,69 @@
+import type { CanonicalMessage } from '../canonical/request.ts';
+import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
+import { CACHE_CONTROL_NOT_SENT } from '../chat-completions/encode-request.ts';
+import { ignoredSetting } from '../shared/request-fields.ts';
+import { asObject, isSet, type Json } from '../shared/validation.ts';
+
+/**
+ * Settings the gateway keeps for itself even when the body passes through: `service_tier` changes
+ * what the provider charges, which the catalog's price does not follow; `store` would keep the
+ * completion in the operator's upstream account. Left out, as the translation leaves them out.
+ */
+const WITHHELD = ['service_tier', 'store'] as const;
+
+/** `value` without its `cache_control`, or `value` itself when it has none. */
+function unmarked(value: unknown): { value: unknown; marked: boolean } {
+  const obj = asObject(value);
+  if (!obj || !('cache_control' in obj)) return { value, marked: false };
+  const { cache_control: _mark, ...rest } = obj;
+  return { value: rest, marked: true };
+}
+
+/** A message without cache marks on itself or its content parts. */
+function unmarkedMessage(message: unknown): { value: unknown; marked: boolean } {
+  const own = unmarked(message);
+  const obj = asObject(own.value);
+  if (!obj || !Array.isArray(obj.content)) return own;
+  const parts = obj.content.map(unmarked);
+  if (!parts.some((p) => p.marked)) return own;
+  return { value: { ...obj, content: parts.map((p) => p.value) }, marked: true };
+}
+
+/** `items` with each one's marks taken out by `strip`; the same array when none had any. */
+function stripAll(items: unknown, strip: (item: unknown) => { value: unknown; marked: boolean }) {
+  if (!Array.isArray(items)) return { value: items, marked: false };
+  const stripped = items.map(strip);
+  return stripped.some((s) => s.marked)
+    ? { value: stripped.map((s) => s.value), marked: true }
+    : { value: items, marked: false };
+}
+
+/**
+ * A chat client's body → the body for an OpenAI-compatible chat upstream: the client's own, so
+ * what the canonical request has no form for reaches the upstream as written — `seed`, the
+ * penalties, `logit_bias`, `logprobs`, `max_completion_tokens` as such (reasoning models refuse
+ * `max_tokens`), a server's own settings such as vLLM's `top_k` — where a translation would drop
+ * them. Taken out, each with a warning: the settings in `WITHHELD`, and cache marks
+ * (`cache_control`, an Anthropic notion), which OpenAI-compatible servers have no use for.
+ * The gateway still decodes and validates the whole body (the hold, the records, what it
+ * refuses). `model` stays the gateway's id here; the adapter swaps in its upstream model and asks
+ * for a stream's usage.
+ */
+export function chatPassthroughRequest(body: Json, _history: CanonicalMessage[]): Translated<Json> {
+  const warnings: TranslationWarning[] = [];
+  let value = body;
+  for (const field of WITHHELD) {
+    if (!(field in value)) continue;
+    // Its defaults (null, false) pass quietly, as the translation's do.
+    if (isSet(value[field]) && value[field] !== false) warnings.push(ignoredSetting(field));
+    const { [field]: _withheld, ...rest } = value;
+    value = rest;
+  }
+  const messages = stripAll(value.messages, unmarkedMessage);
+  const tools = stripAll(value.tools, unmarked);
+  if (messages.marked || tools.marked) {
+    value = { ...value, messages: messages.value, ...(tools.marked ? { tools: tools.value } : {}) };
+    warnings.push(CACHE_CONTROL_NOT_SENT);
+  }
+  return { value, warnings };
+}
