@@ -404,7 +404,6 @@ for (const mode of MODES) {
             reasoning: { effort: 'low', summary: 'auto' },
             include: ['reasoning.encrypted_content'],
             truncation: 'auto',
-            service_tier: 'flex',
             prompt_cache_key: 'cache-key-1',
             text: { format: { type: 'text' }, verbosity: 'low' },
             metadata: { team: 'search' },
@@ -479,6 +478,22 @@ for (const mode of MODES) {
           }
         },
       );
+    });
+
+    test('service_tier is withheld from a passed-through body, with a warning: the catalog prices every tier alike', async () => {
+      for (const tier of ['priority', 'flex']) {
+        const marker = newMarker('tier');
+        const res = await api(gw, 'POST', '/v1/responses', {
+          key,
+          body: { model: model('text'), input: `tier ${marker}`, service_tier: tier, truncation: 'auto' },
+        });
+        expect(res.status).toBe(200);
+        const sent = (await onlyRequest(marker)).body;
+        expect(sent.service_tier).toBeUndefined();
+        expect(sent.truncation).toBe('auto');
+        const warnings = JSON.parse(res.headers.get('x-gateway-warnings') ?? '[]');
+        expect(warnings.map((w: any) => [w.type, w.field])).toEqual([['unsupported-setting', 'service_tier']]);
+      }
     });
 
     test('the exact cache tells passed-through bodies apart by what only the upstream reads', async () => {

@@ -1,8 +1,8 @@
 import type { CanonicalMessage } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { CACHE_CONTROL_NOT_SENT } from '../chat-completions/encode-request.ts';
-import { ignoredSetting } from '../shared/request-fields.ts';
-import { asObject, isSet, type Json } from '../shared/validation.ts';
+import { asObject, type Json } from '../shared/validation.ts';
+import { withoutSettings } from './withheld-settings.ts';
 
 /**
  * Settings the gateway keeps for itself even when the body passes through: `service_tier` changes
@@ -51,14 +51,7 @@ function stripAll(items: unknown, strip: (item: unknown) => { value: unknown; ma
  */
 export function chatPassthroughRequest(body: Json, _history: CanonicalMessage[]): Translated<Json> {
   const warnings: TranslationWarning[] = [];
-  let value = body;
-  for (const field of WITHHELD) {
-    if (!(field in value)) continue;
-    // Its defaults (null, false) pass quietly, as the translation's do.
-    if (isSet(value[field]) && value[field] !== false) warnings.push(ignoredSetting(field));
-    const { [field]: _withheld, ...rest } = value;
-    value = rest;
-  }
+  let value = withoutSettings(body, WITHHELD, warnings);
   const messages = stripAll(value.messages, unmarkedMessage);
   const tools = stripAll(value.tools, unmarked);
   if (messages.marked || tools.marked) {

@@ -2,6 +2,7 @@ import type { CanonicalMessage } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { encodeResponsesRequest } from '../responses/encode-request.ts';
 import { asObject, isSet, type Json } from '../shared/validation.ts';
+import { withoutSettings } from './withheld-settings.ts';
 
 /**
  * The client's input items as a stateless upstream can take them. Item ids (`msg_…`, `fc_…`,
@@ -35,9 +36,16 @@ function statelessItems(input: unknown[], warnings: TranslationWarning[]): unkno
 }
 
 /**
+ * `service_tier` changes what the provider charges for the call, which the catalog's price does
+ * not follow: withheld, with a warning (as a chat client's is, chat-passthrough-request.ts).
+ */
+const PRICED_BY_TIER = ['service_tier'] as const;
+
+/**
  * A Responses client's body → the body for an upstream that speaks Responses too, with every
  * field the client sent kept as it is (reasoning, include, built-in tools, fields the gateway has
- * never heard of), except the conversation state, which the gateway keeps itself:
+ * never heard of), except `service_tier` (above) and the conversation state, which the gateway
+ * keeps itself:
  *
  * - `store` is always false upstream: the gateway stores the response (when the client asked) in
  *   its own database, so `previous_response_id`, `item_reference` and `GET /v1/responses/{id}`
@@ -48,9 +56,9 @@ function statelessItems(input: unknown[], warnings: TranslationWarning[]): unkno
  * `model` stays the gateway's id here; the provider swaps in its upstream model.
  */
 export function responsesPassthroughRequest(body: Json, history: CanonicalMessage[]): Translated<Json> {
-  const { previous_response_id: _resolved, ...rest } = body;
-  const value: Json = { ...rest, store: false };
   const warnings: TranslationWarning[] = [];
+  const { previous_response_id: _resolved, ...rest } = withoutSettings(body, PRICED_BY_TIER, warnings);
+  const value: Json = { ...rest, store: false };
   const own = Array.isArray(body.input) ? statelessItems(body.input, warnings) : body.input;
   if (!history.length) {
     if (Array.isArray(own)) value.input = own;
