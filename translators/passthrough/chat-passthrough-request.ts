@@ -11,31 +11,35 @@ import { withoutSettings } from './withheld-settings.ts';
  */
 const WITHHELD = ['service_tier', 'store'] as const;
 
+/** A value with its cache marks taken out, and whether it had any. */
+interface Stripped {
+  value: unknown;
+  marked: boolean;
+}
+
 /** `value` without its `cache_control`, or `value` itself when it has none. */
-function unmarked(value: unknown): { value: unknown; marked: boolean } {
+function unmarked(value: unknown): Stripped {
   const obj = asObject(value);
   if (!obj || !('cache_control' in obj)) return { value, marked: false };
   const { cache_control: _mark, ...rest } = obj;
   return { value: rest, marked: true };
 }
 
-/** A message without cache marks on itself or its content parts. */
-function unmarkedMessage(message: unknown): { value: unknown; marked: boolean } {
-  const own = unmarked(message);
-  const obj = asObject(own.value);
-  if (!obj || !Array.isArray(obj.content)) return own;
-  const parts = obj.content.map(unmarked);
-  if (!parts.some((p) => p.marked)) return own;
-  return { value: { ...obj, content: parts.map((p) => p.value) }, marked: true };
-}
-
 /** `items` with each one's marks taken out by `strip`; the same array when none had any. */
-function stripAll(items: unknown, strip: (item: unknown) => { value: unknown; marked: boolean }) {
+function stripAll(items: unknown, strip: (item: unknown) => Stripped): Stripped {
   if (!Array.isArray(items)) return { value: items, marked: false };
   const stripped = items.map(strip);
   return stripped.some((s) => s.marked)
     ? { value: stripped.map((s) => s.value), marked: true }
     : { value: items, marked: false };
+}
+
+/** A message without cache marks on itself or its content parts. */
+function unmarkedMessage(message: unknown): Stripped {
+  const own = unmarked(message);
+  const obj = asObject(own.value);
+  const parts = stripAll(obj?.content, unmarked);
+  return obj && parts.marked ? { value: { ...obj, content: parts.value }, marked: true } : own;
 }
 
 /**
