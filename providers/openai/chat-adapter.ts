@@ -19,10 +19,12 @@ const refusesStreamOptions = (err: unknown) =>
 /**
  * A chat client's own body for this upstream (`LlmCall.wire`): the upstream's model, and a stream
  * asks for its usage (so it is billed from real usage) beside the client's own stream options.
+ * A call that does not stream sends none: they mean nothing there, and OpenAI refuses them.
  */
 function ownBody(body: Record<string, unknown>, upstreamModel: string, stream: boolean): Record<string, unknown> {
-  const value: Record<string, unknown> = { ...body, model: upstreamModel, stream };
-  if (stream) value.stream_options = { ...asObject(body.stream_options), include_usage: true };
+  const { stream_options: options, ...rest } = body;
+  const value: Record<string, unknown> = { ...rest, model: upstreamModel, stream };
+  if (stream) value.stream_options = { ...asObject(options), include_usage: true };
   return value;
 }
 
