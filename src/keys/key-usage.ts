@@ -5,23 +5,29 @@ import { touchKeys } from './api-keys.repository.ts';
 
 /**
  * `last_used_at` of keys, kept off the request path: a use is noted in memory and written with
- * one statement for all keys every `flushMs`, so it reads a few seconds late at most.
+ * one statement for all keys `flushMs` after the first use not yet written, so it reads a few
+ * seconds late at most. No use, no timer: an idle gateway is not woken to write nothing.
  */
 export class KeyUsage {
   private pending = new Map<number, Date>();
-  private readonly timer: ReturnType<typeof setInterval>;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
-    flushMs = 2_000,
-  ) {
-    this.timer = setInterval(() => void this.flush(), flushMs);
-    this.timer.unref?.();
-  }
+    private readonly flushMs = 2_000,
+  ) {}
 
   touch(keyId: number): void {
     this.pending.set(keyId, new Date());
+    if (this.timer === undefined && !this.stopped) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.flush();
+      }, this.flushMs);
+      this.timer.unref?.();
+    }
   }
 
   async flush(): Promise<void> {
@@ -36,7 +42,9 @@ export class KeyUsage {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     await this.flush();
   }
 }
