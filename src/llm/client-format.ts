@@ -3,10 +3,9 @@ import type {
   CanonicalRequest,
   CanonicalResponse,
   StreamEvent,
-  Translated,
   TranslationWarning,
 } from '../../translators/canonical/index.ts';
-import type { PassthroughContext, PassthroughRules } from '../../translators/passthrough/index.ts';
+import type { PassthroughContext, PassthroughRequest, PassthroughRules } from '../../translators/passthrough/index.ts';
 import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
 import type { UpstreamStreamFormat } from '../../providers/types.ts';
 import type { ErrorFamily } from './llm-error.ts';
@@ -45,7 +44,7 @@ export interface Passthrough {
    * For adapters that accept the client's body (`LlmAdapter.passthroughFormat`): the client's
    * body → the upstream body, `history` being the stored conversation it continues.
    */
-  request?(body: Record<string, unknown>, history: CanonicalMessage[]): Translated<Record<string, unknown>>;
+  request?(body: Record<string, unknown>, history: CanonicalMessage[]): PassthroughRequest;
   /**
    * What the gateway decodes of a body it passes through (for the hold, the records and the
    * store): the parts the canonical request has no form for left out, since the upstream reads them.

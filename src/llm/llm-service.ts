@@ -32,6 +32,7 @@ import { estimateTokens, llmCost } from './pricing.ts';
 import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
 import { clientStream, passthroughRulesFor } from './stream-pipeline.ts';
+import type { UncountedInput } from '../../translators/passthrough/index.ts';
 import { holdClientConnection } from '../http/client-idle.ts';
 import { forwardedHeaders } from './forwarded-headers.ts';
 import { JSON_HEADERS, SSE_HEADERS } from '../http/answer-headers.ts';
@@ -85,6 +86,8 @@ interface Call {
   reservationId?: string;
   /** The client's own body, for a deployment whose upstream speaks the client's format (passthrough). */
   wire?: LlmCall['wire'];
+  /** What `wire` sends beyond the canonical request, held too (src/llm/worst-case.ts). */
+  uncounted?: UncountedInput;
   /** The client's request headers, some of which an upstream of its own API takes (`forwardedHeaders`). */
   requestHeaders: Headers;
   /** Metrics and spans of the call (src/observability/); also knows the request id. */
@@ -363,12 +366,14 @@ export class LlmService {
       decoded = { ...decoded, request: { ...decoded.request, messages: [...system, ...history, ...rest] } };
     }
     let wire: Call['wire'];
+    let uncounted: UncountedInput | undefined;
     const passthrough = format.passthrough;
     if (passesThrough && passthrough?.request && isRecord(body)) {
       // Nothing is dropped on the way: the translator's warnings about what the canonical request
       // leaves out do not apply; only the passthrough's own do.
       const built = passthrough.request(body, history);
       wire = { format: passthrough.format, body: built.value };
+      uncounted = built.uncounted;
       decoded = { ...decoded, warnings: built.warnings };
     }
     const served = this.serve(first);
@@ -391,6 +396,7 @@ export class LlmService {
       startedAt: new Date(),
       history,
       wire,
+      uncounted,
       requestHeaders: request.headers,
       watch: new LlmCallWatch(request, {
         ...watchLabels(served),
@@ -411,12 +417,12 @@ export class LlmService {
     auth: AuthContext,
   ): Promise<{ reservationId: string; keyTicket: KeyTicket | null; heldUsd: number }> {
     let config = call.requested.config;
-    let hold = worstCaseHold(call.decoded.request, config);
+    let hold = worstCaseHold(call.decoded.request, config, call.uncounted);
     const priced = new Set([config]);
     for (const d of call.plan) {
       if (priced.has(d.entry.config)) continue;
       priced.add(d.entry.config);
-      const other = worstCaseHold(call.decoded.request, d.entry.config);
+      const other = worstCaseHold(call.decoded.request, d.entry.config, call.uncounted);
       if (other.units > hold.units) {
         hold = other;
         config = d.entry.config;

@@ -1,4 +1,5 @@
 import type { CanonicalRequest } from '../../translators/canonical/index.ts';
+import type { UncountedInput } from '../../translators/passthrough/index.ts';
 import type { ModelConfig } from '../config/gateway-config.ts';
 import { toUnits } from '../accounts/money.ts';
 import { worstInputPrice } from './pricing.ts';
@@ -9,6 +10,12 @@ const DEFAULT_MAX_OUTPUT = 32_768;
 const IMAGE_TOKENS = 2_000;
 /** Per-message framing tokens (role markers), generous. */
 const MESSAGE_TOKENS = 8;
+/**
+ * Tokens held for one file (a PDF) of a model that declares no `context_length`: a hundred pages
+ * at 3,000 tokens, above what a page costs (its text plus a picture of it) on the vision models
+ * we know, and a hundred pages the most a request may carry on them.
+ */
+const FILE_TOKENS = 300_000;
 
 /**
  * An upper bound on the request's input tokens without a tokenizer: every token of the usual
@@ -62,9 +69,27 @@ export function holdUnits(inputTokens: number, outputTokens: number, model: Mode
   return toUnits(usd) + 1n;
 }
 
-/** What admission reserves for a call: its worst case at the model's prices. */
-export function worstCaseHold(request: CanonicalRequest, model: ModelConfig): Hold {
-  const inputTokens = worstCaseInputTokens(request);
+/**
+ * The input bound of a passed-through call: the canonical request's, plus what the body sends
+ * beyond it (`uncounted`). A file's pages cost more than any byte count says, but never more than
+ * the model's context window, which bounds the whole input; without one, `FILE_TOKENS` a file.
+ */
+export function passthroughInputTokens(
+  request: CanonicalRequest,
+  uncounted: UncountedInput,
+  model: ModelConfig,
+): number {
+  const tokens = worstCaseInputTokens(request) + uncounted.bytes + uncounted.images * IMAGE_TOKENS;
+  if (!uncounted.files) return tokens;
+  return model.context_length ? Math.max(tokens, model.context_length) : tokens + uncounted.files * FILE_TOKENS;
+}
+
+/**
+ * What admission reserves for a call: its worst case at the model's prices; a passed-through
+ * body's parts the canonical request lacks (`uncounted`) held too.
+ */
+export function worstCaseHold(request: CanonicalRequest, model: ModelConfig, uncounted?: UncountedInput): Hold {
+  const inputTokens = uncounted ? passthroughInputTokens(request, uncounted, model) : worstCaseInputTokens(request);
   const outputTokens = worstCaseOutputTokens(request, model);
   return { units: holdUnits(inputTokens, outputTokens, model), inputTokens, outputTokens };
 }

@@ -496,6 +496,25 @@ for (const mode of MODES) {
       }
     });
 
+    test('what only the upstream reads is held too: a file part is refused on a balance that covers the text alone', async () => {
+      const acct = await createAccount(gw, uniqueEmail('respfile'), 0.1);
+      const marker = newMarker('file');
+      const text = { type: 'input_text', text: `Summarise ${marker}` };
+      const file = { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' };
+      const ask = (content: unknown[]) =>
+        api(gw, 'POST', '/v1/responses', {
+          key: acct.key,
+          body: { model: model('text'), input: [{ role: 'user', content }], max_output_tokens: 100 },
+        });
+      // The file's pages may cost up to the model's context window (128,000 tokens at $1 per million).
+      const refused = await ask([file, text]);
+      expect(refused.status).toBe(402);
+      expect(refused.body.error.code).toBe('insufficient_balance');
+      expect(await fake.waitFor(marker, 1, 300)).toHaveLength(0);
+      expect((await ask([text])).status).toBe(200);
+      expect(await fake.waitFor(marker, 1, 2_000)).toHaveLength(1);
+    });
+
     test('the exact cache tells passed-through bodies apart by what only the upstream reads', async () => {
       const marker = newMarker('cache');
       const headers = { 'x-gateway-cache': 'ttl=60' };

@@ -4,6 +4,7 @@ import type { CanonicalMessage } from '../../translators/canonical/index.ts';
 import {
   renameResponseObject,
   responsesCanonicalView,
+  responsesLeftOut,
   responsesPassthrough,
   responsesPassthroughRequest,
 } from '../../translators/passthrough/index.ts';
@@ -242,5 +243,21 @@ describe('responses passthrough: what the gateway reads of the body', () => {
     expect(responsesCanonicalView(plain)).toEqual(plain);
     // Nothing readable left: an empty text, so the view still decodes.
     expect(responsesCanonicalView({ model: 'm', input: [{ type: 'input_file', file_id: 'x' }] }).input).toBe('');
+    // What the view leaves out is held: files as files, an image by file_id as an image, the rest by its bytes.
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+    expect(responsesLeftOut(body)).toEqual({
+      bytes:
+        bytes(body.tools[0]) +
+        bytes(body.tools[2]) +
+        bytes(body.tool_choice) +
+        bytes({ type: 'web_search_call', id: 'ws_1', status: 'completed' }),
+      images: 1,
+      files: 2,
+    });
+    expect(responsesLeftOut(plain)).toEqual({ bytes: 0, images: 0, files: 0 });
+    const screenshot = { type: 'computer_call_output', call_id: 'c', output: { type: 'computer_screenshot' } };
+    expect(responsesLeftOut({ model: 'm', input: [screenshot] })).toEqual({ bytes: 0, images: 1, files: 0 });
+    // The passthrough request carries the same measure for the hold.
+    expect(responsesPassthroughRequest(body, []).uncounted).toEqual(responsesLeftOut(body));
   });
 });

@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { toUnits } from '../../src/accounts/money.ts';
 import { llmCost } from '../../src/llm/pricing.ts';
-import { affordableOutputTokens, worstCaseHold } from '../../src/llm/worst-case.ts';
+import { affordableOutputTokens, passthroughInputTokens, worstCaseHold } from '../../src/llm/worst-case.ts';
 import type { CanonicalRequest } from '../../translators/canonical/index.ts';
 
 const model = {
@@ -104,4 +104,18 @@ test('with a cache-write price above the input price, the hold still covers any 
       },
     ),
   );
+});
+
+test('what a passed-through body sends beyond the canonical request is held: bytes, images, and files up to the context window', () => {
+  const base = worstCaseHold(request('hi'), model).inputTokens;
+  const none = { bytes: 0, images: 0, files: 0 };
+  expect(worstCaseHold(request('hi'), model, none).inputTokens).toBe(base);
+  expect(passthroughInputTokens(request('hi'), { bytes: 500, images: 2, files: 0 }, model)).toBe(base + 500 + 4_000);
+  // A file's pages cost more than its bytes: the whole context window is held, or 300,000 tokens a file without one.
+  const windowed = { ...(model as object), context_length: 200_000 } as never;
+  expect(passthroughInputTokens(request('hi'), { bytes: 10, images: 0, files: 3 }, windowed)).toBe(200_000);
+  expect(passthroughInputTokens(request('hi'), { bytes: 10, images: 0, files: 3 }, model)).toBe(base + 10 + 900_000);
+  const held = worstCaseHold(request('hi', 100), windowed, { bytes: 0, images: 0, files: 1 });
+  expect(held).toMatchObject({ inputTokens: 200_000, outputTokens: 100 });
+  expect(held.units).toBeGreaterThan(worstCaseHold(request('hi', 100), windowed).units);
 });

@@ -1,7 +1,8 @@
 import type { CanonicalMessage } from '../canonical/request.ts';
-import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
+import type { TranslationWarning } from '../canonical/warnings.ts';
 import { CACHE_CONTROL_NOT_SENT } from '../chat-completions/encode-request.ts';
 import { asObject, type Json } from '../shared/validation.ts';
+import { nothingUncounted, type PassthroughRequest } from './uncounted-input.ts';
 import { withoutSettings } from './withheld-settings.ts';
 
 /**
@@ -51,9 +52,10 @@ function unmarkedMessage(message: unknown): Stripped {
  * (`cache_control`, an Anthropic notion), which OpenAI-compatible servers have no use for.
  * The gateway still decodes and validates the whole body (the hold, the records, what it
  * refuses). `model` stays the gateway's id here; the adapter swaps in its upstream model and asks
- * for a stream's usage.
+ * for a stream's usage. Nothing is left uncounted for the hold: the chat decoder refuses every
+ * content part it cannot read (files, audio), so the canonical request holds all the body sends.
  */
-export function chatPassthroughRequest(body: Json, _history: CanonicalMessage[]): Translated<Json> {
+export function chatPassthroughRequest(body: Json, _history: CanonicalMessage[]): PassthroughRequest {
   const warnings: TranslationWarning[] = [];
   let value = withoutSettings(body, WITHHELD, warnings);
   const messages = stripAll(value.messages, unmarkedMessage);
@@ -62,5 +64,5 @@ export function chatPassthroughRequest(body: Json, _history: CanonicalMessage[])
     value = { ...value, messages: messages.value, ...(tools.marked ? { tools: tools.value } : {}) };
     warnings.push(CACHE_CONTROL_NOT_SENT);
   }
-  return { value, warnings };
+  return { value, warnings, uncounted: nothingUncounted() };
 }

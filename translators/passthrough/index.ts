@@ -5,5 +5,6 @@ export { responsesPassthroughRequest } from './responses-passthrough-request.ts'
 export { chatPassthroughRequest } from './chat-passthrough-request.ts';
 export type { PassthroughContext, PassthroughRules } from './passthrough-rules.ts';
 export { createChatChunkRepair, type ChatChunkRepair } from './chat-chunk-repair.ts';
-export { responsesCanonicalView } from './responses-canonical-view.ts';
+export { responsesCanonicalView, responsesLeftOut } from './responses-canonical-view.ts';
 export { bodyWithId } from './fill-missing-id.ts';
+export { countLeftOut, nothingUncounted, type PassthroughRequest, type UncountedInput } from './uncounted-input.ts';

@@ -1,4 +1,5 @@
 import { asObject, type Json } from '../shared/validation.ts';
+import { countLeftOut, type LeftOutKind, nothingUncounted, type UncountedInput } from './uncounted-input.ts';
 
 /** Input items the canonical request has a form for (an item without `type` is a message or a reference). */
 const ITEM_TYPES = new Set(['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference']);
@@ -12,10 +13,12 @@ function readablePart(part: unknown): boolean {
   return obj.type !== 'input_image' || typeof obj.image_url === 'string';
 }
 
+const itemType = (obj: Json) => obj.type ?? (obj.role === undefined ? 'item_reference' : 'message');
+
 function viewItem(item: unknown): unknown[] {
   const obj = asObject(item);
   if (!obj) return [item];
-  const type = obj.type ?? (obj.role === undefined ? 'item_reference' : 'message');
+  const type = itemType(obj);
   if (!ITEM_TYPES.has(String(type))) return [];
   if (type === 'function_call_output' && Array.isArray(obj.output))
     return [{ ...obj, output: obj.output.filter(readablePart) }];
@@ -30,7 +33,8 @@ function viewItem(item: unknown): unknown[] {
  * tool choices naming them, their call items, file and audio parts. The upstream gets the
  * whole body; this view only feeds the gateway's own needs (the balance hold, the records, the
  * stored conversation), so a Responses client may use every feature of a Responses upstream.
- * Everything the view keeps is still validated, naming the field, like any request.
+ * Everything the view keeps is still validated, naming the field, like any request. What it
+ * leaves out is measured for the hold by `responsesLeftOut`, part for part.
  */
 export function responsesCanonicalView(body: Json): Json {
   const view: Json = { ...body };
@@ -44,4 +48,42 @@ export function responsesCanonicalView(body: Json): Json {
     view.input = input.length ? input : '';
   }
   return view;
+}
+
+/** A file is held as a file; an image by `file_id` as an image; anything else by its bytes. */
+function partKind(part: unknown): LeftOutKind {
+  const type = asObject(part)?.type;
+  return type === 'input_file' ? 'file' : type === 'input_image' ? 'image' : 'text';
+}
+
+/** A computer's screenshot (`computer_call_output`) is an image; any other item is held by its bytes. */
+const itemKind = (obj: Json): LeftOutKind => (itemType(obj) === 'computer_call_output' ? 'image' : 'text');
+
+/** Counts the parts of `parts` that `responsesCanonicalView` leaves out. */
+function countParts(into: UncountedInput, parts: unknown[]): void {
+  for (const part of parts) if (!readablePart(part)) countLeftOut(into, part, partKind(part));
+}
+
+/**
+ * What `responsesCanonicalView` leaves out of `body` that the upstream still reads as input:
+ * built-in tools and tool choices by their bytes, file parts as files, images by `file_id` as
+ * images, other items and parts by their bytes.
+ */
+export function responsesLeftOut(body: Json): UncountedInput {
+  const into = nothingUncounted();
+  if (Array.isArray(body.tools))
+    for (const tool of body.tools)
+      if (asObject(tool)?.type !== 'function' && asObject(tool)) countLeftOut(into, tool, 'text');
+  const choice = asObject(body.tool_choice);
+  if (choice && choice.type !== 'function') countLeftOut(into, choice, 'text');
+  if (!Array.isArray(body.input)) return into;
+  for (const item of body.input) {
+    const obj = asObject(item);
+    if (!obj) continue;
+    const type = itemType(obj);
+    if (!ITEM_TYPES.has(String(type))) countLeftOut(into, obj, itemKind(obj));
+    else if (type === 'function_call_output' && Array.isArray(obj.output)) countParts(into, obj.output);
+    else if (type === 'message' && Array.isArray(obj.content)) countParts(into, obj.content);
+  }
+  return into;
 }

@@ -1,7 +1,9 @@
 import type { CanonicalMessage } from '../canonical/request.ts';
-import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
+import type { TranslationWarning } from '../canonical/warnings.ts';
 import { encodeResponsesRequest } from '../responses/encode-request.ts';
 import { asObject, isSet, type Json } from '../shared/validation.ts';
+import { responsesLeftOut } from './responses-canonical-view.ts';
+import type { PassthroughRequest } from './uncounted-input.ts';
 import { withoutSettings } from './withheld-settings.ts';
 
 /**
@@ -53,19 +55,21 @@ const PRICED_BY_TIER = ['service_tier'] as const;
  * - `previous_response_id` is resolved by the gateway: the stored conversation (`history`, without
  *   system messages) is encoded as input items ahead of the client's own input.
  *
- * `model` stays the gateway's id here; the provider swaps in its upstream model.
+ * What the canonical view leaves out is measured for the hold (`uncounted`). `model` stays the
+ * gateway's id here; the provider swaps in its upstream model.
  */
-export function responsesPassthroughRequest(body: Json, history: CanonicalMessage[]): Translated<Json> {
+export function responsesPassthroughRequest(body: Json, history: CanonicalMessage[]): PassthroughRequest {
   const warnings: TranslationWarning[] = [];
+  const uncounted = responsesLeftOut(body);
   const { previous_response_id: _resolved, ...rest } = withoutSettings(body, PRICED_BY_TIER, warnings);
   const value: Json = { ...rest, store: false };
   const own = Array.isArray(body.input) ? statelessItems(body.input, warnings) : body.input;
   if (!history.length) {
     if (Array.isArray(own)) value.input = own;
-    return { value, warnings };
+    return { value, warnings, uncounted };
   }
   const earlier = encodeResponsesRequest({ model: '', messages: history, stream: false }, '');
   const input = typeof own === 'string' ? [{ type: 'message', role: 'user', content: own }] : own;
   value.input = [...earlier.value.input, ...(Array.isArray(input) ? input : [])];
-  return { value, warnings: [...earlier.warnings, ...warnings] };
+  return { value, warnings: [...earlier.warnings, ...warnings], uncounted };
 }

@@ -1,0 +1,33 @@
+import type { Translated } from '../canonical/warnings.ts';
+import type { Json } from '../shared/validation.ts';
+
+/**
+ * What a passed-through body sends the upstream beyond the canonical request the gateway decoded
+ * from it (a Messages `document` or `search_result` block, a Responses `input_file` part or
+ * built-in tool): the upstream bills it as input, so the balance hold must cover it too
+ * (src/llm/worst-case.ts, docs/money.md).
+ */
+export interface UncountedInput {
+  /** UTF-8 bytes of parts read as text: each bounds the tokens it can cost, as for any text. */
+  bytes: number;
+  /** Image parts: held as any image is. */
+  images: number;
+  /** Files (a PDF, a document by URL): no byte count bounds what their pages cost. */
+  files: number;
+}
+
+/** A passthrough's upstream body, its warnings, and what of it the canonical request does not count. */
+export type PassthroughRequest = Translated<Json> & { uncounted: UncountedInput };
+
+export const nothingUncounted = (): UncountedInput => ({ bytes: 0, images: 0, files: 0 });
+
+/** How a left-out part is held: as its JSON text, as an image, or as a file. */
+export type LeftOutKind = 'text' | 'image' | 'file';
+
+/** Adds one left-out `part` to `into`, as `kind` says it costs. */
+export function countLeftOut(into: UncountedInput, part: unknown, kind: LeftOutKind): void {
+  if (kind === 'image') into.images++;
+  else if (kind === 'file') into.files++;
+  // Its whole JSON text: every token the upstream reads of it is at least one of these bytes.
+  else into.bytes += Buffer.byteLength(JSON.stringify(part) ?? '');
+}
