@@ -4,6 +4,7 @@ import {
   encodeAnthropicCountTokensRequest,
   encodeAnthropicRequest,
 } from '../../translators/anthropic-messages/index.ts';
+import type { TranslationWarning } from '../../translators/canonical/index.ts';
 import { asNumber, asObject } from '../../translators/shared/validation.ts';
 import { UpstreamError } from '../shared/upstream-error.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
@@ -16,7 +17,8 @@ const ANTHROPIC_VERSION = '2023-06-01';
 
 /**
  * The Anthropic Messages API upstream (`x-api-key`, `anthropic-version`). `base_url` is the API
- * root including `/v1`, like the OpenAI adapter's, so configs read the same.
+ * root including `/v1`, like the OpenAI adapter's, so configs read the same. A Messages client's
+ * body is sent as it is (model renamed); other clients' requests are encoded.
  * @see https://docs.anthropic.com/en/api/messages
  */
 export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
@@ -29,12 +31,18 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
 
   /** The client's betas (`call.headers`) beside the gateway's own; ours win a clash. */
   const headersFor = (call: LlmCall) => (call.headers ? { ...call.headers, ...headers } : headers);
+  /** A Messages client's own body (`call.wire`) with the upstream's model; any other is encoded. */
+  const body = (call: LlmCall, stream: boolean): { value: unknown; warnings: TranslationWarning[] } =>
+    call.wire?.format === 'anthropic-messages'
+      ? { value: { ...call.wire.body, model: call.model.upstreamModel, stream }, warnings: [] }
+      : encodeAnthropicRequest({ ...call.request, stream }, call.model.upstreamModel);
   const send = (call: LlmCall, stream: boolean) => {
-    const { value, warnings } = encodeAnthropicRequest({ ...call.request, stream }, call.model.upstreamModel);
+    const { value, warnings } = body(call, stream);
     return { response: postJson(url, value, headersFor(call), policy, call.signal, call.onAttempt), warnings };
   };
 
   return {
+    passthroughFormat: 'anthropic-messages',
     // A Messages client's betas (`anthropic-beta`, e.g. a 1M-token context, interleaved thinking)
     // are the upstream's to honour. @see https://docs.anthropic.com/en/api/beta-headers
     forwardedHeaders: { format: 'anthropic-messages', names: ['anthropic-beta'] },

@@ -387,7 +387,16 @@ function readAnthropic(body: any): Normalized {
         if (!ok) throw new HttpError(400, `messages.${i}.content.${j}.image.source: invalid image source`);
       }
       if (
-        !['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'].includes(b?.type)
+        ![
+          'text',
+          'image',
+          'document',
+          'search_result',
+          'tool_use',
+          'tool_result',
+          'thinking',
+          'redacted_thinking',
+        ].includes(b?.type)
       ) {
         throw new HttpError(400, `messages.${i}.content.${j}.type: unknown block type ${b?.type}`);
       }

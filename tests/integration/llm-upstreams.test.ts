@@ -893,6 +893,123 @@ for (const mode of MODES) {
       }
     });
 
+    test('a Messages client’s body reaches an Anthropic upstream as written, but for what the gateway withholds', async () => {
+      const mark = { type: 'ephemeral' };
+      await matrix(
+        [false, true],
+        (st) => (st ? 'stream' : 'json'),
+        async (stream) => {
+          const marker = newMarker('antpass');
+          const textDocument = {
+            type: 'document',
+            source: { type: 'text', media_type: 'text/plain', data: 'The grass is green.' },
+            citations: { enabled: true },
+          };
+          const searchResult = {
+            type: 'search_result',
+            source: 'https://example.com/grass',
+            title: 'Grass',
+            content: [{ type: 'text', text: 'Grass is green.' }],
+          };
+          const asWritten = {
+            max_tokens: 300,
+            system: [{ type: 'text', text: 'Be brief.', cache_control: mark }],
+            top_k: 40,
+            cache_control: mark,
+            output_config: { effort: 'max' },
+            metadata: { user_id: 'u-1' },
+            tools: [{ name: 'lookup', input_schema: { type: 'object' }, input_examples: [{ input: { q: 'x' } }] }],
+          };
+          const res = await api(gw, 'POST', '/v1/messages', {
+            key,
+            body: {
+              model: modelId('ant', 'text'),
+              messages: [
+                {
+                  role: 'user',
+                  content: [
+                    textDocument,
+                    searchResult,
+                    { type: 'document', source: { type: 'file', file_id: 'file_011CNha8iCJcU1wXNR6q4V8w' } },
+                    { type: 'text', text: `Say it. ${marker}`, cache_control: mark },
+                  ],
+                },
+              ],
+              ...asWritten,
+              service_tier: 'auto',
+              speed: 'fast',
+              inference_geo: 'us',
+              container: 'container_011',
+              context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+              x_experimental: { on: true },
+              stream,
+            },
+          });
+          expect(res.status).toBe(200);
+          const sent = await onlyRequest(fakeOf('ant'), marker);
+          expect(sent.body.model).toBe('up-text');
+          expect(sent.body.stream).toBe(stream);
+          for (const [field, value] of Object.entries(asWritten)) expect(sent.body[field]).toEqual(value);
+          // The blocks a translation drops arrive; the one naming a file of the operator's account does not.
+          expect(sent.body.messages).toEqual([
+            {
+              role: 'user',
+              content: [textDocument, searchResult, { type: 'text', text: `Say it. ${marker}`, cache_control: mark }],
+            },
+          ]);
+          for (const field of [
+            'service_tier',
+            'speed',
+            'inference_geo',
+            'container',
+            'context_management',
+            'x_experimental',
+          ])
+            expect(sent.body[field]).toBeUndefined();
+          const warnings = JSON.parse(res.headers.get('x-gateway-warnings') ?? '[]') as Array<{ field?: string }>;
+          expect(warnings.map((w) => w.field).sort()).toEqual([
+            'container',
+            'context_management',
+            'inference_geo',
+            'messages[0].content[2]',
+            'service_tier',
+            'speed',
+            'x_experimental',
+          ]);
+        },
+      );
+      // What the gateway refuses on its own behalf is refused before any upstream sees it.
+      const refused = await api(gw, 'POST', '/v1/messages', {
+        key,
+        body: {
+          model: modelId('ant', 'text'),
+          max_tokens: 10,
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+        },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.message).toContain('tools[0].type');
+    });
+
+    test('a PDF passed through to Anthropic is held up to the context window: refused on a balance that covers the text alone', async () => {
+      const acct = await createAccount(gw, uniqueEmail('antpdf'), 0.1);
+      const marker = newMarker('antpdf');
+      const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } };
+      const ask = (content: unknown[]) =>
+        api(gw, 'POST', '/v1/messages', {
+          key: acct.key,
+          body: { model: modelId('ant', 'text'), max_tokens: 100, messages: [{ role: 'user', content }] },
+        });
+      const text = { type: 'text', text: `Summarise. ${marker}` };
+      const refused = await ask([pdf, text]);
+      expect(refused.status).toBe(402);
+      expect(refused.body.error.type).toBe('billing_error');
+      expect(await fakeOf('ant').waitFor(marker, 1, 300)).toHaveLength(0);
+      expect((await ask([text])).status).toBe(200);
+      expect(await fakeOf('ant').waitFor(marker, 1, 2_000)).toHaveLength(1);
+    });
+
     test('stop sequences are not dropped toward either upstream and end the text where they occur', async () => {
       const cases = triples(['chat', 'messages'] as ClientFormat[], UPSTREAMS, [false, true]);
       await matrix(

@@ -6,7 +6,12 @@ import { asObject, invalid, isSet, parseAt } from '../shared/validation.ts';
 import type { AnthropicToolChoice, AnthropicToolParam } from './wire-types.ts';
 
 /** Tool fields with no canonical equivalent. */
-const DROPPED_TOOL_FIELDS = ['input_examples', 'defer_loading', 'allowed_callers', 'eager_input_streaming'] as const;
+export const DROPPED_TOOL_FIELDS = [
+  'input_examples',
+  'defer_loading',
+  'allowed_callers',
+  'eager_input_streaming',
+] as const;
 
 /**
  * Client `tools` → canonical tool definitions. Only custom tools (no `type`, or `type: 'custom'`)

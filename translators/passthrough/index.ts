@@ -8,3 +8,4 @@ export { createChatChunkRepair, type ChatChunkRepair } from './chat-chunk-repair
 export { responsesCanonicalView, responsesLeftOut } from './responses-canonical-view.ts';
 export { bodyWithId } from './fill-missing-id.ts';
 export { countLeftOut, nothingUncounted, type PassthroughRequest, type UncountedInput } from './uncounted-input.ts';
+export { anthropicPassthroughRequest } from './anthropic-passthrough-request.ts';

@@ -3,18 +3,19 @@ import {
   decodeAnthropicRequest,
   encodeAnthropicResponse,
 } from '../../../translators/anthropic-messages/index.ts';
-import { anthropicPassthrough } from '../../../translators/passthrough/index.ts';
+import { anthropicPassthrough, anthropicPassthroughRequest } from '../../../translators/passthrough/index.ts';
 import type { ClientFormat } from '../client-format.ts';
 
 /**
- * `POST /v1/messages`. An Anthropic upstream streams straight through; any other is translated.
+ * `POST /v1/messages`. An Anthropic upstream gets the client's own body
+ * (anthropic-passthrough-request.ts) and answers straight through; any other is translated.
  * @see https://docs.anthropic.com/en/api/messages
  */
 export const anthropicMessagesFormat: ClientFormat = {
   name: 'anthropic-messages',
   family: 'anthropic',
   idPrefix: 'msg_',
-  passthrough: { format: 'anthropic-messages', rules: anthropicPassthrough },
+  passthrough: { format: 'anthropic-messages', rules: anthropicPassthrough, request: anthropicPassthroughRequest },
   decode(body) {
     const { value, warnings } = decodeAnthropicRequest(body);
     // Anthropic streams always carry usage; there is no opt-in to honour.

@@ -1,0 +1,153 @@
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { anthropicPassthroughRequest } from '../../translators/passthrough/index.ts';
+
+const mark = { type: 'ephemeral' };
+const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' } };
+const textDoc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'The sky is blue.' } };
+const search = {
+  type: 'search_result',
+  source: 'https://example.com',
+  title: 'T',
+  content: [{ type: 'text', text: 's' }],
+};
+const upstreamFile = { type: 'document', source: { type: 'file', file_id: 'file_011' } };
+const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+describe('a Messages body passed through to an Anthropic upstream', () => {
+  test('with nothing to withhold it is the client’s own object, untouched, and nothing is uncounted', () => {
+    const body = {
+      model: 'gw/model',
+      max_tokens: 100,
+      system: [{ type: 'text', text: 'ctx', cache_control: mark }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: mark }] }],
+      top_k: 40,
+      cache_control: mark,
+      output_config: { effort: 'max' },
+      metadata: { user_id: 'u-1' },
+      tools: [{ name: 'f', input_schema: { type: 'object' } }],
+      stream: true,
+    };
+    const { value, warnings, uncounted } = anthropicPassthroughRequest(body, []);
+    expect(value).toBe(body);
+    expect(warnings).toEqual([]);
+    expect(uncounted).toEqual({ bytes: 0, images: 0, files: 0 });
+  });
+
+  test('settings that change the price, name the operator’s account or are unknown are withheld, told when set', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 1,
+      messages: [],
+      service_tier: 'auto',
+      speed: 'fast',
+      inference_geo: 'us',
+      container: 'cntr_1',
+      context_management: { edits: [] },
+      workspace_id: null,
+      x_new_feature: { on: true },
+    };
+    const { value, warnings } = anthropicPassthroughRequest(body, []);
+    expect(value).toEqual({ model: 'm', max_tokens: 1, messages: [] });
+    expect(warnings.map((w) => [w.type, w.field])).toEqual([
+      ['unsupported-setting', 'service_tier'],
+      ['unsupported-setting', 'speed'],
+      ['unsupported-setting', 'inference_geo'],
+      ['unsupported-setting', 'container'],
+      ['unsupported-setting', 'context_management'],
+      ['unsupported-setting', 'x_new_feature'],
+    ]);
+    expect(body.service_tier).toBe('auto');
+  });
+
+  test('documents and search results are sent and held: a PDF as a file, a text document and the rest by their bytes', () => {
+    const thinkingInUserTurn = { type: 'thinking', thinking: 'hmm', signature: 'sig' };
+    const serverUse = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q' } };
+    const body = {
+      model: 'm',
+      max_tokens: 1,
+      messages: [
+        { role: 'user', content: [pdf, textDoc, search, thinkingInUserTurn, { type: 'text', text: 'read' }] },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'kept', signature: 's' }, serverUse] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't1', content: [search, { type: 'text', text: 'r' }] }],
+        },
+      ],
+      tools: [{ name: 'f', input_schema: { type: 'object' }, input_examples: [{ input: { q: 'x' } }] }],
+    };
+    const { value, warnings, uncounted } = anthropicPassthroughRequest(body, []);
+    expect(value).toBe(body);
+    expect(warnings).toEqual([]);
+    expect(uncounted).toEqual({
+      bytes:
+        bytes(textDoc) +
+        bytes(search) * 2 +
+        bytes(thinkingInUserTurn) +
+        bytes(serverUse) +
+        bytes([{ input: { q: 'x' } }]),
+      images: 0,
+      files: 1,
+    });
+  });
+
+  test('blocks naming a file of the provider’s Files API are withheld where they stand, each told; the input is not changed', () => {
+    const upload = { type: 'container_upload', file_id: 'file_012' };
+    const body = {
+      model: 'm',
+      max_tokens: 1,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'a' }, upstreamFile, textDoc, upload] },
+        { role: 'assistant', content: 'ok' },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't1', content: [upstreamFile, { type: 'text', text: 'r' }] },
+            { type: 'text', text: 'b' },
+          ],
+        },
+      ],
+    };
+    const before = structuredClone(body);
+    const { value, warnings, uncounted } = anthropicPassthroughRequest(body, []);
+    expect(value.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'a' }, textDoc] },
+      { role: 'assistant', content: 'ok' },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'r' }] },
+          { type: 'text', text: 'b' },
+        ],
+      },
+    ]);
+    expect(warnings.map((w) => [w.type, w.field])).toEqual([
+      ['unsupported-content', 'messages[0].content[1]'],
+      ['unsupported-content', 'messages[0].content[3]'],
+      ['unsupported-content', 'messages[2].content[0].content[0]'],
+    ]);
+    expect(uncounted).toEqual({ bytes: bytes(textDoc), images: 0, files: 0 });
+    expect(body).toEqual(before);
+  });
+
+  test('property: only forwarded top-level fields leave, every other set one is told, and the input is never changed', () => {
+    const key = fc.oneof(
+      fc.constantFrom('top_k', 'temperature', 'metadata', 'service_tier', 'speed', 'container', 'cache_control'),
+      fc.string({ maxLength: 8 }),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.jsonValue({ maxDepth: 2 })), (extra) => {
+        const body = { ...extra, model: 'm', max_tokens: 1, messages: [] };
+        const before = structuredClone(body);
+        const { value, warnings } = anthropicPassthroughRequest(body, []);
+        const withheld = Object.keys(body).filter((k) => !Object.hasOwn(value, k));
+        for (const k of withheld) expect(['top_k', 'temperature', 'metadata', 'cache_control']).not.toContain(k);
+        const told = warnings.map((w) => w.field);
+        const setWithheld = withheld.filter((k) => body[k as keyof typeof body] !== null);
+        expect(told).toEqual(setWithheld);
+        expect(body).toEqual(before);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
