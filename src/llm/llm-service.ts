@@ -100,6 +100,17 @@ interface Call {
   idFromUpstream?: boolean;
 }
 
+/** `decode()`, its refusals (InvalidRequestError) answered in the client's format, naming the field. */
+function refusedInFormat<T>(format: ClientFormat, decode: () => T): T {
+  try {
+    return decode();
+  } catch (err) {
+    if (err instanceof InvalidRequestError)
+      throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
+    throw err;
+  }
+}
+
 /**
  * One LLM call on any client format against any upstream: decode, check, call, translate or
  * pass through, then record usage and charge — the records are written off the hot path.
@@ -306,16 +317,11 @@ export class LlmService {
   }
 
   private async prepare(format: ClientFormat, body: unknown, auth: AuthContext, request: Request): Promise<Call> {
-    let decoded: DecodedClientRequest;
     const passesThrough = this.passesThrough(format, body);
-    try {
-      const view = passesThrough ? format.passthrough?.view : undefined;
-      decoded = format.decode(view && isRecord(body) ? view(body) : body);
-    } catch (err) {
-      if (err instanceof InvalidRequestError)
-        throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
-      throw err;
-    }
+    const view = passesThrough ? format.passthrough?.view : undefined;
+    let decoded: DecodedClientRequest = refusedInFormat(format, () =>
+      format.decode(view && isRecord(body) ? view(body) : body),
+    );
     const modelId = decoded.request.model;
     const entry = this.ctx.catalog.get(modelId);
     if (!entry)
@@ -371,7 +377,8 @@ export class LlmService {
     if (passesThrough && passthrough?.request && isRecord(body)) {
       // Nothing is dropped on the way: the translator's warnings about what the canonical request
       // leaves out do not apply; only the passthrough's own do.
-      const built = passthrough.request(body, history);
+      const request = passthrough.request;
+      const built = refusedInFormat(format, () => request(body, history));
       wire = { format: passthrough.format, body: built.value };
       uncounted = built.uncounted;
       decoded = { ...decoded, warnings: built.warnings };

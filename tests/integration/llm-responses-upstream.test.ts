@@ -423,7 +423,7 @@ for (const mode of MODES) {
                 role: 'user',
                 content: [
                   { type: 'input_text', text: `Tell me something. ${marker}` },
-                  { type: 'input_file', file_id: 'file-abc123' },
+                  { type: 'input_file', filename: 'notes.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' },
                 ],
               },
             ],
@@ -512,6 +512,36 @@ for (const mode of MODES) {
       expect(refused.body.error.code).toBe('insufficient_balance');
       expect(await fake.waitFor(marker, 1, 300)).toHaveLength(0);
       expect((await ask([text])).status).toBe(200);
+      expect(await fake.waitFor(marker, 1, 2_000)).toHaveLength(1);
+    });
+
+    test("what names the operator's upstream storage is refused, naming the field, before the upstream sees it", async () => {
+      const marker = newMarker('storage');
+      const text = { type: 'input_text', text: `Look. ${marker}` };
+      const ask = (extra: Record<string, unknown>, content: unknown[] = [text]) =>
+        api(gw, 'POST', '/v1/responses', {
+          key,
+          body: { model: model('text'), input: [{ role: 'user', content }], ...extra },
+        });
+      const refusals: Array<[Promise<any>, string]> = [
+        [ask({}, [text, { type: 'input_file', file_id: 'file-abc123' }]), 'input[0].content[1].file_id'],
+        [ask({}, [text, { type: 'input_image', file_id: 'file-abc124' }]), 'input[0].content[1].file_id'],
+        [ask({ tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }), 'tools[0].type'],
+        [ask({ tools: [{ type: 'code_interpreter', container: 'cntr_1' }] }), 'tools[0].container'],
+        [
+          ask({ tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file-1'] } }] }),
+          'tools[0].container.file_ids',
+        ],
+      ];
+      for (const [pending, param] of refusals) {
+        const res = await pending;
+        expect(res.status).toBe(400);
+        expect(res.body.error.param).toBe(param);
+        expect(res.body.error.message).toContain("the gateway's own files");
+      }
+      expect(await fake.waitFor(marker, 1, 300)).toHaveLength(0);
+      // A container the upstream makes for this call holds nothing of anyone's.
+      expect((await ask({ tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] })).status).toBe(200);
       expect(await fake.waitFor(marker, 1, 2_000)).toHaveLength(1);
     });
 

@@ -930,7 +930,6 @@ for (const mode of MODES) {
                   content: [
                     textDocument,
                     searchResult,
-                    { type: 'document', source: { type: 'file', file_id: 'file_011CNha8iCJcU1wXNR6q4V8w' } },
                     { type: 'text', text: `Say it. ${marker}`, cache_control: mark },
                   ],
                 },
@@ -950,7 +949,7 @@ for (const mode of MODES) {
           expect(sent.body.model).toBe('up-text');
           expect(sent.body.stream).toBe(stream);
           for (const [field, value] of Object.entries(asWritten)) expect(sent.body[field]).toEqual(value);
-          // The blocks a translation drops arrive; the one naming a file of the operator's account does not.
+          // The blocks a translation drops arrive as written.
           expect(sent.body.messages).toEqual([
             {
               role: 'user',
@@ -971,25 +970,32 @@ for (const mode of MODES) {
             'container',
             'context_management',
             'inference_geo',
-            'messages[0].content[2]',
             'service_tier',
             'speed',
             'x_experimental',
           ]);
         },
       );
-      // What the gateway refuses on its own behalf is refused before any upstream sees it.
-      const refused = await api(gw, 'POST', '/v1/messages', {
-        key,
-        body: {
-          model: modelId('ant', 'text'),
-          max_tokens: 10,
-          messages: [{ role: 'user', content: 'hi' }],
-          tools: [{ type: 'web_search_20250305', name: 'web_search' }],
-        },
-      });
-      expect(refused.status).toBe(400);
-      expect(refused.body.error.message).toContain('tools[0].type');
+      // What the gateway refuses on its own behalf is refused before any upstream sees it: server
+      // tools, and a file of the operator's upstream account.
+      const marker = newMarker('antrefused');
+      const ask = (extra: Record<string, unknown>, content: unknown[] = [{ type: 'text', text: marker }]) =>
+        api(gw, 'POST', '/v1/messages', {
+          key,
+          body: { model: modelId('ant', 'text'), max_tokens: 10, messages: [{ role: 'user', content }], ...extra },
+        });
+      const tool = await ask({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] });
+      expect(tool.status).toBe(400);
+      expect(tool.body.error.message).toContain('tools[0].type');
+      const file = await ask({}, [
+        { type: 'document', source: { type: 'file', file_id: 'file_011' } },
+        { type: 'text', text: marker },
+      ]);
+      expect(file.status).toBe(400);
+      expect(file.body.error.message).toContain(
+        "messages[0].content[0].source.type: a file source names the provider's storage",
+      );
+      expect(await fakeOf('ant').waitFor(marker, 1, 300)).toHaveLength(0);
     });
 
     test('a PDF passed through to Anthropic is held up to the context window: refused on a balance that covers the text alone', async () => {

@@ -257,7 +257,14 @@ describe('responses passthrough: what the gateway reads of the body', () => {
     expect(responsesLeftOut(plain)).toEqual({ bytes: 0, images: 0, files: 0 });
     const screenshot = { type: 'computer_call_output', call_id: 'c', output: { type: 'computer_screenshot' } };
     expect(responsesLeftOut({ model: 'm', input: [screenshot] })).toEqual({ bytes: 0, images: 1, files: 0 });
-    // The passthrough request carries the same measure for the hold.
-    expect(responsesPassthroughRequest(body, []).uncounted).toEqual(responsesLeftOut(body));
+    // The passthrough request carries the same measure for the hold (files sent inline: by id they are refused).
+    const inline = {
+      model: 'm',
+      tools: body.tools,
+      input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'x' }] }],
+    };
+    expect(responsesPassthroughRequest(inline, []).uncounted).toEqual(responsesLeftOut(inline));
+    expect(responsesLeftOut(inline)).toMatchObject({ images: 0, files: 1 });
+    expect(() => responsesPassthroughRequest(body, [])).toThrow('input[0].content[1].file_id');
   });
 });

@@ -5,6 +5,7 @@ import { RequestSchema } from '../anthropic-messages/request-schema.ts';
 import { DROPPED_TOOL_FIELDS } from '../anthropic-messages/tools.ts';
 import { ignoredSetting } from '../shared/request-fields.ts';
 import { asObject, isSet, type Json } from '../shared/validation.ts';
+import { refuseAnthropicFile } from './upstream-files.ts';
 import { countLeftOut, nothingUncounted, type PassthroughRequest, type UncountedInput } from './uncounted-input.ts';
 
 /**
@@ -20,74 +21,32 @@ import { countLeftOut, nothingUncounted, type PassthroughRequest, type Uncounted
  */
 const FORWARDED = new Set([...Object.keys(RequestSchema.entries), 'cache_control']);
 
-/** What the walk over the client's blocks finds: its warnings and what the canonical request lacks. */
-interface Walk {
-  warnings: TranslationWarning[];
-  uncounted: UncountedInput;
-}
-
-/** A block that names a file in the provider's Files API: the operator's upstream account, not the client's. */
-function namesUpstreamFile(block: Json): boolean {
-  return block.type === 'container_upload' || asObject(block.source)?.type === 'file';
-}
-
 /** A document is a file to the hold (its pages cost more than its bytes) unless it is plain text. */
 const documentKind = (block: Json) => (asObject(block.source)?.type === 'text' ? 'text' : 'file');
 
 /**
- * `blocks` without those naming an upstream file (each told), counting what the decoder dropped:
- * the canonical request lacks it, and the upstream reads it. The same array when nothing goes.
+ * Counts into `uncounted` the blocks of `blocks` the decoder dropped (the canonical request lacks
+ * them, and the upstream reads them), and refuses any naming an upstream file.
  */
-function passBlocks(blocks: unknown[], at: string, role: unknown, walk: Walk): unknown[] {
-  let kept: unknown[] | undefined;
+function countBlocks(blocks: unknown[], at: string, role: unknown, uncounted: UncountedInput): void {
   blocks.forEach((raw, j) => {
     const block = asObject(raw);
-    const type = String(block?.type);
-    if (block && namesUpstreamFile(block)) {
-      kept ??= blocks.slice(0, j);
-      walk.warnings.push({
-        type: 'unsupported-content',
-        field: `${at}[${j}]`,
-        message: `${type} blocks naming a file of the provider's Files API are not sent: its files are the gateway's, not the client's`,
-      });
-      return;
-    }
-    kept?.push(raw);
     if (!block) return;
-    if (type === 'tool_result' && Array.isArray(block.content)) {
-      const content = passBlocks(block.content, `${at}[${j}].content`, 'user', walk);
-      if (content !== block.content) {
-        kept ??= blocks.slice(0, j + 1);
-        kept[kept.length - 1] = { ...block, content };
-      }
-    } else if (role === 'assistant' ? DROPPED_BLOCKS.has(type) : droppedOutsideAssistant(type))
-      countLeftOut(walk.uncounted, block, type === 'document' ? documentKind(block) : 'text');
+    const type = String(block.type);
+    refuseAnthropicFile(block, `${at}[${j}]`);
+    if (type === 'tool_result' && Array.isArray(block.content))
+      countBlocks(block.content, `${at}[${j}].content`, 'user', uncounted);
+    else if (role === 'assistant' ? DROPPED_BLOCKS.has(type) : droppedOutsideAssistant(type))
+      countLeftOut(uncounted, block, type === 'document' ? documentKind(block) : 'text');
   });
-  return kept ?? blocks;
-}
-
-/** `messages` with each one's content passed (`passBlocks`); the same array when nothing changed. */
-function passMessages(messages: unknown, walk: Walk): unknown {
-  if (!Array.isArray(messages)) return messages;
-  let changed = false;
-  const out = messages.map((raw, i) => {
-    const message = asObject(raw);
-    if (!message || !Array.isArray(message.content)) return raw;
-    const content = passBlocks(message.content, `messages[${i}].content`, message.role, walk);
-    if (content === message.content) return raw;
-    changed = true;
-    return { ...message, content };
-  });
-  return changed ? out : messages;
 }
 
 /** Tool settings the canonical tool has no place for (`input_examples`…): sent, and counted. */
-function countToolExtras(tools: unknown, walk: Walk): void {
+function countToolExtras(tools: unknown, uncounted: UncountedInput): void {
   if (!Array.isArray(tools)) return;
   for (const tool of tools) {
     const obj = asObject(tool);
-    for (const field of DROPPED_TOOL_FIELDS)
-      if (obj && isSet(obj[field])) countLeftOut(walk.uncounted, obj[field], 'text');
+    for (const field of DROPPED_TOOL_FIELDS) if (obj && isSet(obj[field])) countLeftOut(uncounted, obj[field], 'text');
   }
 }
 
@@ -97,22 +56,27 @@ function countToolExtras(tools: unknown, walk: Walk): void {
  * citations) and `search_result` blocks, `top_k`, efforts above `high`, a top-level
  * `cache_control`, a tool's `input_examples` — where a translation drops or changes it with a
  * warning; Anthropic judges them, and its 4xx comes back as it is. The gateway still decodes and
- * validates the whole body, and refuses what it refuses (server tools, `mcp_servers`). Withheld,
- * each with a warning: the top-level fields `FORWARDED` lacks, and blocks naming a file of the
- * provider's Files API. What the canonical request lacks is measured for the hold (`uncounted`).
+ * validates the whole body, and refuses what it refuses (server tools, `mcp_servers`), and here
+ * blocks naming a file of the provider's Files API. Withheld, each with a warning: the top-level
+ * fields `FORWARDED` lacks. What the canonical request lacks is measured for the hold (`uncounted`).
  * `model` stays the gateway's id here; the adapter swaps in its upstream model.
  */
 export function anthropicPassthroughRequest(body: Json, _history: CanonicalMessage[]): PassthroughRequest {
-  const walk: Walk = { warnings: [], uncounted: nothingUncounted() };
+  const warnings: TranslationWarning[] = [];
+  const uncounted = nothingUncounted();
+  if (Array.isArray(body.messages))
+    body.messages.forEach((raw, i) => {
+      const message = asObject(raw);
+      if (Array.isArray(message?.content))
+        countBlocks(message.content, `messages[${i}].content`, message.role, uncounted);
+    });
+  countToolExtras(body.tools, uncounted);
   let value = body;
   for (const field of Object.keys(body)) {
     if (FORWARDED.has(field)) continue;
     if (value === body) value = { ...body };
     delete value[field];
-    if (isSet(body[field])) walk.warnings.push(ignoredSetting(field));
+    if (isSet(body[field])) warnings.push(ignoredSetting(field));
   }
-  const messages = passMessages(body.messages, walk);
-  if (messages !== body.messages) value = { ...value, messages };
-  countToolExtras(body.tools, walk);
-  return { value, warnings: walk.warnings, uncounted: walk.uncounted };
+  return { value, warnings, uncounted };
 }

@@ -4,6 +4,7 @@ import { encodeResponsesRequest } from '../responses/encode-request.ts';
 import { asObject, isSet, type Json } from '../shared/validation.ts';
 import { responsesLeftOut } from './responses-canonical-view.ts';
 import type { PassthroughRequest } from './uncounted-input.ts';
+import { refuseResponsesStorage } from './upstream-files.ts';
 import { withoutSettings } from './withheld-settings.ts';
 
 /**
@@ -55,10 +56,12 @@ const PRICED_BY_TIER = ['service_tier'] as const;
  * - `previous_response_id` is resolved by the gateway: the stored conversation (`history`, without
  *   system messages) is encoded as input items ahead of the client's own input.
  *
- * What the canonical view leaves out is measured for the hold (`uncounted`). `model` stays the
- * gateway's id here; the provider swaps in its upstream model.
+ * What names the operator's upstream storage (files by id, vector stores, code containers) is
+ * refused (upstream-files.ts). What the canonical view leaves out is measured for the hold
+ * (`uncounted`). `model` stays the gateway's id here; the provider swaps in its upstream model.
  */
 export function responsesPassthroughRequest(body: Json, history: CanonicalMessage[]): PassthroughRequest {
+  refuseResponsesStorage(body);
   const warnings: TranslationWarning[] = [];
   const uncounted = responsesLeftOut(body);
   const { previous_response_id: _resolved, ...rest } = withoutSettings(body, PRICED_BY_TIER, warnings);
