@@ -34,7 +34,7 @@ const request = {
   maxTokens: 256,
   messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hello there, how are you?' }] }],
 };
-const hold = { units: 1_000_000n, inputTokens: 40, outputTokens: 256 };
+const hold = { units: 1_000_000n, inputTokens: 40, outputTokens: 256, toolCallsUsd: 0 };
 const noBudgets = {} as KeyBudgets; // no policy below has a budget: never called
 
 const unrestricted: KeyPolicy = { models: null, rpm: null, tpm: null, expiresAt: null, budgeted: false };

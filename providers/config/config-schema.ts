@@ -15,6 +15,12 @@ export const PricingSchema = v.object({
   /** Input tokens written to a prompt cache; default `input_per_mtok`. */
   cache_write_per_mtok: v.optional(nonNegative),
   per_request: v.optional(nonNegative),
+  /**
+   * USD per call of an upstream's built-in tool, by tool (`web_search`, `code_interpreter`,
+   * `image_generation`…): what the provider bills per call on top of tokens. A passed-through
+   * request may use such a tool only on a model that prices it (docs/money.md).
+   */
+  per_tool_call: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), nonNegative)),
   per_image: v.optional(nonNegative),
   per_second: v.optional(nonNegative),
   per_1k_chars: v.optional(nonNegative),

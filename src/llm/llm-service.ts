@@ -39,6 +39,7 @@ import { JSON_HEADERS, SSE_HEADERS } from '../http/answer-headers.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
+import { unpricedTool } from './tool-call-hold.ts';
 import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { unitsToUsd } from '../accounts/money.ts';
 import { serverTimingHeaders } from '../observability/server-timing.ts';
@@ -414,6 +415,23 @@ export class LlmService {
   }
 
   /**
+   * A built-in tool billed per call (`web_search`…) goes upstream only to a model that prices it:
+   * refused, naming the tool, for any model of the plan whose upstream gets the client's body.
+   */
+  private refuseUnpricedTools(format: ClientFormat, call: Call, entry: CatalogEntry, providerId = entry.provider.id) {
+    const perCall = call.uncounted?.perCallTools;
+    if (!perCall || this.adapters.get(providerId)?.passthroughFormat !== call.wire?.format) return;
+    const tool = unpricedTool(perCall, entry.config);
+    if (!tool) return;
+    throw new LlmError(
+      format.family,
+      'invalid_request',
+      `${tool.at}.type: ${tool.name} is billed per call by the provider, and model '${entry.object.id}' sets no pricing.per_tool_call.${tool.name}`,
+      `${tool.at}.type`,
+    );
+  }
+
+  /**
    * Holds the call's worst case (input bound + max_tokens or the model's ceiling, at its prices)
    * against the account's spendable balance; refused → 402 saying what `max_tokens` would fit.
    * Any model of the plan may serve, so the hold is the dearest of their worst cases.
@@ -424,11 +442,13 @@ export class LlmService {
     auth: AuthContext,
   ): Promise<{ reservationId: string; keyTicket: KeyTicket | null; heldUsd: number }> {
     let config = call.requested.config;
+    this.refuseUnpricedTools(format, call, call.requested);
     let hold = worstCaseHold(call.decoded.request, config, call.uncounted);
     const priced = new Set([config]);
     for (const d of call.plan) {
       if (priced.has(d.entry.config)) continue;
       priced.add(d.entry.config);
+      this.refuseUnpricedTools(format, call, d.entry, d.provider.id);
       const other = worstCaseHold(call.decoded.request, d.entry.config, call.uncounted);
       if (other.units > hold.units) {
         hold = other;
@@ -534,6 +554,7 @@ export class LlmService {
               total_tokens: usage.totalTokens,
               ...(usage.cachedInputTokens ? { cache_read_tokens: usage.cachedInputTokens } : {}),
               ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
+              ...(usage.builtInToolCalls ? { built_in_tool_calls: usage.builtInToolCalls } : {}),
             },
           }
         : endedBy === 'cache_hit'

@@ -5,7 +5,8 @@ import { roundUsd } from '../accounts/money.ts';
 /**
  * USD for a call's usage at the model's per-million-token prices. `inputTokens` is the whole
  * input: the cache reads and writes in it are priced at `cache_read_per_mtok` and
- * `cache_write_per_mtok` (each `input_per_mtok` when unset), the rest at `input_per_mtok`.
+ * `cache_write_per_mtok` (each `input_per_mtok` when unset), the rest at `input_per_mtok`; calls
+ * to an upstream's built-in tools at `per_tool_call`.
  */
 export function llmCost(pricing: Pricing | undefined, usage: CanonicalUsage): number {
   const inputPrice = pricing?.input_per_mtok ?? 0;
@@ -18,7 +19,14 @@ export function llmCost(pricing: Pricing | undefined, usage: CanonicalUsage): nu
       written * (pricing?.cache_write_per_mtok ?? inputPrice)) /
     1_000_000;
   const output = (usage.outputTokens * (pricing?.output_per_mtok ?? 0)) / 1_000_000;
-  return roundUsd(input + output + (pricing?.per_request ?? 0));
+  return roundUsd(input + output + toolCallsCost(pricing, usage.builtInToolCalls) + (pricing?.per_request ?? 0));
+}
+
+/** The built-in tool calls at `per_tool_call`; a tool the model does not price costs nothing beyond tokens. */
+function toolCallsCost(pricing: Pricing | undefined, calls: Record<string, number> | undefined): number {
+  let usd = 0;
+  for (const tool in calls) usd += Math.max(0, calls[tool] ?? 0) * (pricing?.per_tool_call?.[tool] ?? 0);
+  return usd;
 }
 
 /** The highest price an input token can have (a cache write may cost more than plain input): what a hold assumes. */

@@ -3,6 +3,7 @@ import type { UncountedInput } from '../../translators/passthrough/index.ts';
 import type { ModelConfig } from '../config/gateway-config.ts';
 import { toUnits } from '../accounts/money.ts';
 import { worstInputPrice } from './pricing.ts';
+import { toolCallsHoldUsd } from './tool-call-hold.ts';
 
 /** Output ceiling of a model that declares neither `max_output` nor `context_length`. */
 const DEFAULT_MAX_OUTPUT = 32_768;
@@ -58,13 +59,20 @@ export interface Hold {
   units: bigint;
   inputTokens: number;
   outputTokens: number;
+  /** Held for calls to built-in tools billed per call (src/llm/tool-call-hold.ts). */
+  toolCallsUsd: number;
 }
 
-/** The hold for a number of input and output tokens at the model's prices, in 1e-10 USD units. */
-export function holdUnits(inputTokens: number, outputTokens: number, model: ModelConfig): bigint {
+/**
+ * The hold for a number of input and output tokens at the model's prices, plus `extraUsd`, in
+ * 1e-10 USD units.
+ */
+export function holdUnits(inputTokens: number, outputTokens: number, model: ModelConfig, extraUsd = 0): bigint {
   const p = model.pricing;
   const usd =
-    (inputTokens * worstInputPrice(p) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 + (p?.per_request ?? 0);
+    (inputTokens * worstInputPrice(p) + outputTokens * (p?.output_per_mtok ?? 0)) / 1_000_000 +
+    (p?.per_request ?? 0) +
+    extraUsd;
   // One unit up, so float rounding can never make the hold fall short of the priced cost.
   return toUnits(usd) + 1n;
 }
@@ -91,19 +99,18 @@ export function passthroughInputTokens(
 export function worstCaseHold(request: CanonicalRequest, model: ModelConfig, uncounted?: UncountedInput): Hold {
   const inputTokens = uncounted ? passthroughInputTokens(request, uncounted, model) : worstCaseInputTokens(request);
   const outputTokens = worstCaseOutputTokens(request, model);
-  return { units: holdUnits(inputTokens, outputTokens, model), inputTokens, outputTokens };
+  const toolCallsUsd = toolCallsHoldUsd(uncounted?.perCallTools, model);
+  return { units: holdUnits(inputTokens, outputTokens, model, toolCallsUsd), inputTokens, outputTokens, toolCallsUsd };
 }
 
 /** The largest `max_tokens` whose hold `availableUnits` covers (0 when not even the input fits), for the 402 message. */
 export function affordableOutputTokens(availableUnits: bigint, hold: Hold, model: ModelConfig): number {
-  if (holdUnits(hold.inputTokens, 0, model) > availableUnits) return 0;
+  const held = (outputTokens: number) => holdUnits(hold.inputTokens, outputTokens, model, hold.toolCallsUsd);
+  if (held(0) > availableUnits) return 0;
   const perToken = model.pricing?.output_per_mtok ?? 0;
   if (perToken === 0) return hold.outputTokens;
   // Estimated in floating point, then corrected against the exact hold.
-  let tokens = Math.max(
-    0,
-    Math.floor((Number(availableUnits - holdUnits(hold.inputTokens, 0, model)) / 1e10 / perToken) * 1_000_000),
-  );
-  while (tokens > 0 && holdUnits(hold.inputTokens, tokens, model) > availableUnits) tokens--;
+  let tokens = Math.max(0, Math.floor((Number(availableUnits - held(0)) / 1e10 / perToken) * 1_000_000));
+  while (tokens > 0 && held(tokens) > availableUnits) tokens--;
   return Math.min(tokens, hold.outputTokens);
 }

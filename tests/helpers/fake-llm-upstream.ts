@@ -79,6 +79,8 @@ export const SCENARIOS = [
   'json-to-stream',
   /** The text answer, but a request carrying `stream_options` is refused with 400 (as some Azure API versions do). */
   'no-stream-options',
+  /** Responses: the text answer after two `web_search_call` items, when the request enables a web search tool. */
+  'web-search',
 ] as const;
 
 /** What `json-to-stream` answers a streaming request with (status 200, a JSON body). */

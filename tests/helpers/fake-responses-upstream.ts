@@ -65,6 +65,8 @@ interface Plan {
   incomplete: boolean;
   outputTokens: number;
   reasoning: boolean;
+  /** `web_search_call` items ahead of the answer: two when the request enables a web search tool. */
+  searches: number;
   breakAfter?: number;
 }
 
@@ -133,6 +135,11 @@ function read(body: any): { maxTokens?: number; toolNames: string[]; toolResults
 function plan(scenario: Scenario, body: any): Plan {
   const req = read(body);
   const reasoning = body.reasoning != null;
+  const searching =
+    scenario === 'web-search' &&
+    Array.isArray(body.tools) &&
+    body.tools.some((t: any) => String(t?.type).startsWith('web_search'));
+  const searches = searching ? 2 : 0;
   if (scenario === 'tools' && req.toolNames.length && !req.toolResults.length) {
     const blocks: Block[] = TOOL_ARGS.map((args, i) => {
       const json = JSON.stringify(args);
@@ -144,7 +151,7 @@ function plan(scenario: Scenario, body: any): Plan {
         pieces: [json.slice(0, split), json.slice(split, -2), json.slice(-2)],
       };
     });
-    return { blocks, incomplete: false, outputTokens: 6, reasoning };
+    return { blocks, incomplete: false, outputTokens: 6, reasoning, searches };
   }
   const deltas =
     scenario === 'tools'
@@ -160,13 +167,18 @@ function plan(scenario: Scenario, body: any): Plan {
     incomplete,
     outputTokens: kept.length,
     reasoning,
+    searches,
     ...(breaks ? { breakAfter: 3 } : {}),
   };
 }
 
 /** Fresh item ids for a plan's output items: `rs_…`, `msg_…`, `fc_…`. */
 function itemIds(p: Plan): string[] {
-  const kinds = [...(p.reasoning ? ['rs'] : []), ...p.blocks.map((b) => (b.kind === 'tool' ? 'fc' : 'msg'))];
+  const kinds = [
+    ...(p.reasoning ? ['rs'] : []),
+    ...Array.from({ length: p.searches }, () => 'ws'),
+    ...p.blocks.map((b) => (b.kind === 'tool' ? 'fc' : 'msg')),
+  ];
   return kinds.map((prefix) => `${prefix}_${randomId(32)}`);
 }
 
@@ -179,8 +191,16 @@ function outputItems(p: Plan, ids: string[]): any[] {
       type: 'reasoning',
       summary: [{ type: 'summary_text', text: REASONING_SUMMARY.join('') }],
     });
+  const first = p.reasoning ? 1 : 0;
+  for (let i = 0; i < p.searches; i++)
+    items.push({
+      id: ids[first + i],
+      type: 'web_search_call',
+      status: 'completed',
+      action: { type: 'search', query: 'grass colour' },
+    });
   p.blocks.forEach((b, i) => {
-    const id = ids[i + (p.reasoning ? 1 : 0)];
+    const id = ids[i + first + p.searches];
     if (b.kind === 'text')
       items.push({
         id,
@@ -282,6 +302,13 @@ function events(body: any, p: Plan): Emit[] {
     );
     out.push(ev('response.output_item.done', { output_index: 0, item }));
     index = 1;
+  }
+  for (let i = 0; i < p.searches; i++, index++) {
+    const item = final[index];
+    out.push(ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress' } }));
+    out.push(ev('response.web_search_call.in_progress', { item_id: item.id, output_index: index }));
+    out.push(ev('response.web_search_call.completed', { item_id: item.id, output_index: index }));
+    out.push(ev('response.output_item.done', { output_index: index, item }));
   }
   for (const [k, b] of p.blocks.entries()) {
     const output_index = index + k;

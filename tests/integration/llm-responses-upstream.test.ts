@@ -36,8 +36,12 @@ const PROVIDER = 'fakeresp';
 const model = (scenario: Scenario | 'missing') => `${PROVIDER}/${scenario}`;
 /** $1 in / $2 out per million tokens, as configured below. */
 const cost = (input: number, output: number) => (input * 1 + output * 2) / 1_000_000;
+/** USD per web search call on this file's models. */
+const SEARCH_USD = 0.01;
+
 const SCENARIOS_USED: Scenario[] = [
   'text',
+  'web-search',
   'tools',
   'error-event',
   'garbage',
@@ -211,7 +215,11 @@ const inputText = (item: any): string =>
 beforeAll(async () => {
   fake = await startFakeResponsesUpstream({ apiKey: 'sk-fake-responses-0123' });
   chatFake = await startFakeLlmUpstream('openai', { apiKey: 'sk-fake-chat-0123' });
-  const entry = (scenario: string) => scenarioModel(PROVIDER, scenario as Scenario, `Responses ${scenario}`);
+  // Web search and code containers are billed per call (docs/money.md); every model here prices them.
+  const entry = (scenario: string) => {
+    const base = scenarioModel(PROVIDER, scenario as Scenario, `Responses ${scenario}`);
+    return { ...base, pricing: { ...base.pricing, per_tool_call: { web_search: SEARCH_USD, code_interpreter: 0.03 } } };
+  };
   const config = {
     rate_limit_per_minute: 100000,
     providers: [
@@ -230,6 +238,7 @@ beforeAll(async () => {
       ...SCENARIOS_USED.map(entry),
       entry('missing'),
       { ...entry('text'), id: 'fakechat/text', display_name: 'Chat text' },
+      { ...scenarioModel(PROVIDER, 'web-search', 'Unpriced search'), id: `${PROVIDER}/unpriced-search` },
     ],
   };
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-responses-upstream-')), 'gateway.json');
@@ -414,6 +423,8 @@ for (const mode of MODES) {
               { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com' },
             ],
             tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'web_search' }] },
+            // Web search is billed per call: the client's own bound on calls goes as it is.
+            max_tool_calls: 4,
           };
           const req = {
             ...body('responses', model('text'), marker),
@@ -543,6 +554,67 @@ for (const mode of MODES) {
       // A container the upstream makes for this call holds nothing of anyone's.
       expect((await ask({ tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] })).status).toBe(200);
       expect(await fake.waitFor(marker, 1, 2_000)).toHaveLength(1);
+    });
+
+    test('web search calls are billed per call at the model’s price, held up to max_tool_calls, refused where unpriced', async () => {
+      const acct = await createAccount(gw, uniqueEmail('respsearch'), 1);
+      const cl = clientsFor(acct.key);
+      const search = { tools: [{ type: 'web_search' as const }] };
+      await matrix(
+        [false, true],
+        (st) => (st ? 'stream' : 'json'),
+        async (stream) => {
+          const marker = newMarker('search');
+          const req = { ...body('responses', model('web-search'), marker), ...search };
+          let final: any;
+          let headers: Headers;
+          if (stream) {
+            const { data, response } = await cl.openai.responses.create({ ...req, stream: true } as any).withResponse();
+            headers = response.headers;
+            for await (const event of data as unknown as AsyncIterable<any>) final = event.response ?? final;
+          } else {
+            const { data, response } = await cl.openai.responses.create(req as any).withResponse();
+            headers = response.headers;
+            final = data;
+          }
+          expect(final.output.filter((i: any) => i.type === 'web_search_call')).toHaveLength(2);
+          // No bound asked: the gateway set one upstream, and said so.
+          expect((await onlyRequest(marker)).body.max_tool_calls).toBe(16);
+          const warnings = JSON.parse(headers.get('x-gateway-warnings') ?? '[]');
+          expect(warnings.map((w: any) => [w.type, w.field])).toEqual([['changed-value', 'max_tool_calls']]);
+        },
+      );
+      const perCall = cost(FAKE_INPUT_TOKENS, TEXT_DELTAS.length) + 2 * SEARCH_USD;
+      const expected = 1 - 2 * perCall;
+      await eventually(
+        async () => {
+          const b = (await api(gw, 'GET', '/v1/account', { key: acct.key })).body?.data?.balance_usd;
+          return Math.abs(b - expected) < 1e-12 ? b : undefined;
+        },
+        5_000,
+        50,
+      );
+      expect((await api(gw, 'GET', '/v1/account', { key: acct.key })).body.data.balance_usd).toBeCloseTo(expected, 12);
+      const tasks = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
+      expect(tasks.body.data).toHaveLength(2);
+      for (const task of tasks.body.data) {
+        expect(task.cost).toBeCloseTo(perCall, 12);
+        expect(task.output.usage.built_in_tool_calls).toEqual({ web_search: 2 });
+      }
+      // The hold covers every call the response may make: 100 searches do not fit in what is left.
+      const bounded = await api(gw, 'POST', '/v1/responses', {
+        key: acct.key,
+        body: { model: model('web-search'), input: 'hi', max_output_tokens: 16, max_tool_calls: 100, ...search },
+      });
+      expect(bounded.status).toBe(402);
+      // A model that does not price web search does not get it.
+      const unpriced = await api(gw, 'POST', '/v1/responses', {
+        key: acct.key,
+        body: { model: `${PROVIDER}/unpriced-search`, input: 'hi', ...search },
+      });
+      expect(unpriced.status).toBe(400);
+      expect(unpriced.body.error.param).toBe('tools[0].type');
+      expect(unpriced.body.error.message).toContain('pricing.per_tool_call.web_search');
     });
 
     test('the exact cache tells passed-through bodies apart by what only the upstream reads', async () => {

@@ -2,6 +2,7 @@ import { expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { toUnits } from '../../src/accounts/money.ts';
 import { llmCost } from '../../src/llm/pricing.ts';
+import { toolCallsHoldUsd, unpricedTool } from '../../src/llm/tool-call-hold.ts';
 import { affordableOutputTokens, passthroughInputTokens, worstCaseHold } from '../../src/llm/worst-case.ts';
 import type { CanonicalRequest } from '../../translators/canonical/index.ts';
 
@@ -118,4 +119,42 @@ test('what a passed-through body sends beyond the canonical request is held: byt
   const held = worstCaseHold(request('hi', 100), windowed, { bytes: 0, images: 0, files: 1 });
   expect(held).toMatchObject({ inputTokens: 200_000, outputTokens: 100 });
   expect(held.units).toBeGreaterThan(worstCaseHold(request('hi', 100), windowed).units);
+});
+
+test('built-in tool calls: charged at per_tool_call, held at the dearest tool for every call a response may make', () => {
+  const priced = {
+    ...(model as object),
+    pricing: { input_per_mtok: 3, output_per_mtok: 15, per_tool_call: { web_search: 0.01, code_interpreter: 0.03 } },
+  } as never;
+  const usage = { inputTokens: 1_000_000, outputTokens: 0, totalTokens: 1_000_000 };
+  expect(llmCost((priced as { pricing: never }).pricing, usage)).toBeCloseTo(3, 10);
+  const withCalls = { ...usage, builtInToolCalls: { web_search: 3, code_interpreter: 1, mcp: 2 } };
+  expect(llmCost((priced as { pricing: never }).pricing, withCalls)).toBeCloseTo(3 + 0.03 + 0.03, 10);
+  const perCall = {
+    tools: [
+      { name: 'web_search', at: 'tools[0]' },
+      { name: 'code_interpreter', at: 'tools[1]' },
+    ],
+    maxCalls: 10,
+  };
+  expect(toolCallsHoldUsd(perCall, priced)).toBeCloseTo(0.3, 10);
+  expect(unpricedTool(perCall, priced)).toBeUndefined();
+  expect(unpricedTool(perCall, model)).toEqual({ name: 'web_search', at: 'tools[0]' });
+  const none = { bytes: 0, images: 0, files: 0 };
+  const bare = worstCaseHold(request('hi', 100), priced, none);
+  const held = worstCaseHold(request('hi', 100), priced, { ...none, perCallTools: perCall });
+  expect(held.toolCallsUsd).toBeCloseTo(0.3, 10);
+  // 0.3 USD more, give or take the one unit each hold rounds up by.
+  expect(Number(held.units - bare.units - toUnits(0.3))).toBeWithin(-1, 2);
+  // The most any answer within the bound can cost is covered.
+  const worst = llmCost((priced as { pricing: never }).pricing, {
+    inputTokens: held.inputTokens,
+    outputTokens: 100,
+    totalTokens: 0,
+    builtInToolCalls: { code_interpreter: 10 },
+  });
+  expect(held.units).toBeGreaterThanOrEqual(toUnits(worst));
+  // The 402's max_tokens leaves room for the tool calls.
+  const room = affordableOutputTokens(held.units - 1n, held, priced);
+  expect(room).toBeLessThan(100);
 });

@@ -13,17 +13,26 @@ export interface CanonicalUsage {
   cacheWriteTokens?: number;
   /** Output tokens spent on hidden reasoning, when the upstream says. */
   reasoningTokens?: number;
+  /**
+   * Calls the upstream made to its own built-in tools, by tool (`web_search`, `code_interpreter`…),
+   * when the answer shows any: some bill per call on top of tokens (`pricing.per_tool_call`).
+   */
+  builtInToolCalls?: Record<string, number>;
 }
+
+/** The token figures of a usage (every field but the tool-call counts). */
+export type TokenFigure = Exclude<keyof CanonicalUsage, 'builtInToolCalls'>;
 
 export const emptyUsage = (): CanonicalUsage => ({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
 
 /** Merge a partial report into a running total: later non-undefined figures win. */
 export function mergeUsage(into: CanonicalUsage, update: Partial<CanonicalUsage>): CanonicalUsage {
   const merged: CanonicalUsage = { ...into };
-  for (const key of Object.keys(update) as Array<keyof CanonicalUsage>) {
+  for (const key of Object.keys(update) as TokenFigure[]) {
     const value = update[key];
     if (typeof value === 'number') merged[key] = value;
   }
+  if (update.builtInToolCalls) merged.builtInToolCalls = update.builtInToolCalls;
   if (update.totalTokens === undefined) merged.totalTokens = merged.inputTokens + merged.outputTokens;
   return merged;
 }

@@ -1,4 +1,4 @@
-import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
+import { emptyUsage, mergeUsage, type CanonicalUsage, type TokenFigure } from '../canonical/usage.ts';
 import { asNumber, asObject } from '../shared/validation.ts';
 import type { ChatUsage } from './wire-types.ts';
 
@@ -12,7 +12,7 @@ import type { ChatUsage } from './wire-types.ts';
 export function readChatUsage(usage: unknown): Partial<CanonicalUsage> {
   const u = asObject(usage) ?? {};
   const out: Partial<CanonicalUsage> = {};
-  const set = (key: keyof CanonicalUsage, value: number | undefined) => {
+  const set = (key: TokenFigure, value: number | undefined) => {
     if (value !== undefined) out[key] = value;
   };
   set('inputTokens', asNumber(u.prompt_tokens));

@@ -7,5 +7,11 @@ export type { PassthroughContext, PassthroughRules } from './passthrough-rules.t
 export { createChatChunkRepair, type ChatChunkRepair } from './chat-chunk-repair.ts';
 export { responsesCanonicalView, responsesLeftOut } from './responses-canonical-view.ts';
 export { bodyWithId } from './fill-missing-id.ts';
-export { countLeftOut, nothingUncounted, type PassthroughRequest, type UncountedInput } from './uncounted-input.ts';
+export {
+  countLeftOut,
+  nothingUncounted,
+  type PassthroughRequest,
+  type PerCallTools,
+  type UncountedInput,
+} from './uncounted-input.ts';
 export { anthropicPassthroughRequest } from './anthropic-passthrough-request.ts';

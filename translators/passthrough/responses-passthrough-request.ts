@@ -3,6 +3,7 @@ import type { TranslationWarning } from '../canonical/warnings.ts';
 import { encodeResponsesRequest } from '../responses/encode-request.ts';
 import { asObject, isSet, type Json } from '../shared/validation.ts';
 import { responsesLeftOut } from './responses-canonical-view.ts';
+import { perCallTools } from './responses-tool-fees.ts';
 import type { PassthroughRequest } from './uncounted-input.ts';
 import { refuseResponsesStorage } from './upstream-files.ts';
 import { withoutSettings } from './withheld-settings.ts';
@@ -58,7 +59,8 @@ const PRICED_BY_TIER = ['service_tier'] as const;
  *
  * What names the operator's upstream storage (files by id, vector stores, code containers) is
  * refused (upstream-files.ts). What the canonical view leaves out is measured for the hold
- * (`uncounted`). `model` stays the gateway's id here; the provider swaps in its upstream model.
+ * (`uncounted`), and so are built-in tools billed per call, bounded by `max_tool_calls`
+ * (responses-tool-fees.ts). `model` stays the gateway's id here; the provider swaps in its upstream model.
  */
 export function responsesPassthroughRequest(body: Json, history: CanonicalMessage[]): PassthroughRequest {
   refuseResponsesStorage(body);
@@ -66,6 +68,8 @@ export function responsesPassthroughRequest(body: Json, history: CanonicalMessag
   const uncounted = responsesLeftOut(body);
   const { previous_response_id: _resolved, ...rest } = withoutSettings(body, PRICED_BY_TIER, warnings);
   const value: Json = { ...rest, store: false };
+  const perCall = perCallTools(body, value, warnings);
+  if (perCall) uncounted.perCallTools = perCall;
   const own = Array.isArray(body.input) ? statelessItems(body.input, warnings) : body.input;
   if (!history.length) {
     if (Array.isArray(own)) value.input = own;

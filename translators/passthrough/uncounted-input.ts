@@ -14,6 +14,15 @@ export interface UncountedInput {
   images: number;
   /** Files (a PDF, a document by URL): no byte count bounds what their pages cost. */
   files: number;
+  /** Built-in tools the body enables that the provider bills per call, if any (responses-tool-fees.ts). */
+  perCallTools?: PerCallTools;
+}
+
+/** Built-in tools billed per call, each named as `pricing.per_tool_call` names it, and where it stands. */
+export interface PerCallTools {
+  tools: Array<{ name: string; at: string }>;
+  /** The most built-in tool calls one response may make (`max_tool_calls`). */
+  maxCalls: number;
 }
 
 /** A passthrough's upstream body, its warnings, and what of it the canonical request does not count. */

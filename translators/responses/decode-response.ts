@@ -53,6 +53,6 @@ export function decodeResponsesResponse(body: unknown, gatewayModel: string): Ca
     created: res.created_at ?? 0,
     content,
     finishReason: fromResponsesStatus(res.status, res.incomplete_details?.reason ?? undefined, hasToolCalls),
-    usage: fromResponsesUsage(res.usage),
+    usage: fromResponsesUsage(res.usage, res.output),
   };
 }

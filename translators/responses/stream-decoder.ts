@@ -7,7 +7,7 @@ import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromResponsesStatus } from './finish-reason.ts';
 import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
-import { fromResponsesUsage } from './usage.ts';
+import { addCall, builtInToolOf, fromResponsesUsage } from './usage.ts';
 
 const TERMINAL: Record<string, string> = {
   'response.completed': 'completed',
@@ -39,6 +39,8 @@ export function createResponsesStreamDecoder(opts: {
   let started = false;
   let stopped = false;
   let finish: { finishReason: FinishReason; usage: CanonicalUsage } | undefined;
+  /** Calls to built-in tools seen so far, by tool. */
+  const calls: Record<string, number> = {};
 
   /** The stream's last event: nothing is decoded after it. */
   const last = (event: StreamEvent): StreamEvent[] => {
@@ -74,8 +76,14 @@ export function createResponsesStreamDecoder(opts: {
         return blocks.argumentsDelta(outputIndex, asString(data.delta) ?? '');
       case 'response.function_call_arguments.done':
         return blocks.argumentsDone(outputIndex, asString(data.arguments) ?? '');
-      case 'response.output_item.done':
-        return blocks.itemDone(outputIndex, asObject(data.item) ?? {});
+      case 'response.output_item.done': {
+        const item = asObject(data.item) ?? {};
+        const tool = builtInToolOf(item);
+        if (!tool) return blocks.itemDone(outputIndex, item);
+        // Counted as they finish, so a stream cut before its terminal event still bills them.
+        const builtInToolCalls = { ...addCall(calls, tool) };
+        return [...blocks.itemDone(outputIndex, item), { type: 'usage', usage: { builtInToolCalls } }];
+      }
       default:
         break;
     }
@@ -89,7 +97,7 @@ export function createResponsesStreamDecoder(opts: {
           asString(details?.reason),
           blocks.hasToolCalls(),
         ),
-        usage: fromResponsesUsage(response?.usage),
+        usage: fromResponsesUsage(response?.usage, response?.output),
       };
       stopped = true;
       return blocks.closeAll();
