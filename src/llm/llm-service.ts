@@ -418,9 +418,9 @@ export class LlmService {
    * A built-in tool billed per call (`web_search`…) goes upstream only to a model that prices it:
    * refused, naming the tool, for any model of the plan whose upstream gets the client's body.
    */
-  private refuseUnpricedTools(format: ClientFormat, call: Call, entry: CatalogEntry, providerId = entry.provider.id) {
+  private refuseUnpricedTools(format: ClientFormat, call: Call, { entry, provider }: Deployment) {
     const perCall = call.uncounted?.perCallTools;
-    if (!perCall || this.adapters.get(providerId)?.passthroughFormat !== call.wire?.format) return;
+    if (!perCall || this.adapters.get(provider.id)?.passthroughFormat !== call.wire?.format) return;
     const tool = unpricedTool(perCall, entry.config);
     if (!tool) return;
     throw new LlmError(
@@ -441,14 +441,14 @@ export class LlmService {
     call: Call,
     auth: AuthContext,
   ): Promise<{ reservationId: string; keyTicket: KeyTicket | null; heldUsd: number }> {
+    // Every deployment, whichever models and providers serve it: any may get the client's body.
+    if (call.uncounted?.perCallTools) for (const d of call.plan) this.refuseUnpricedTools(format, call, d);
     let config = call.requested.config;
-    this.refuseUnpricedTools(format, call, call.requested);
     let hold = worstCaseHold(call.decoded.request, config, call.uncounted);
     const priced = new Set([config]);
     for (const d of call.plan) {
       if (priced.has(d.entry.config)) continue;
       priced.add(d.entry.config);
-      this.refuseUnpricedTools(format, call, d.entry, d.provider.id);
       const other = worstCaseHold(call.decoded.request, d.entry.config, call.uncounted);
       if (other.units > hold.units) {
         hold = other;

@@ -87,7 +87,7 @@ describe('built-in tool calls in a Responses stream', () => {
   const sse = (type: string, data: object) => ({ event: type, data: JSON.stringify({ type, ...data }), id: undefined });
   const search = (id: string) => ({ type: 'web_search_call', id, status: 'completed' });
 
-  test('each call is counted as it finishes, so a stream cut before its end still bills it; the terminal event’s output wins', () => {
+  test('each call is counted as it finishes, so a stream cut before its end still bills it; the end bills the most either shows', () => {
     const decoder = createResponsesStreamDecoder({ model: 'm' });
     const events = [
       sse('response.created', { response: { id: 'resp_1', created_at: 1 } }),
@@ -100,10 +100,14 @@ describe('built-in tool calls in a Responses stream', () => {
     ]);
     const done = decoder.push(
       sse('response.completed', {
-        response: { status: 'completed', usage: { input_tokens: 1, output_tokens: 1 }, output: [search('ws_1')] },
+        response: {
+          status: 'completed',
+          usage: { input_tokens: 1, output_tokens: 1 },
+          output: [search('ws_1'), { type: 'code_interpreter_call' }],
+        },
       }),
     );
     const finish = [...done, ...decoder.end()].find((e) => e.type === 'finish');
-    expect(finish?.type === 'finish' && finish.usage.builtInToolCalls).toEqual({ web_search: 1 });
+    expect(finish?.type === 'finish' && finish.usage.builtInToolCalls).toEqual({ web_search: 2, code_interpreter: 1 });
   });
 });

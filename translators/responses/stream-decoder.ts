@@ -32,6 +32,16 @@ function upstreamError(data: Json): StreamEvent {
  * event or garbage ends the stream with one canonical error; no terminal event means
  * `stream_truncated`.
  */
+/** `usage` with each built-in tool's calls the most of what it states and what the stream showed. */
+function withCallsSeen(usage: CanonicalUsage, seen: Record<string, number>): CanonicalUsage {
+  const stated = usage.builtInToolCalls ?? {};
+  const tools = Object.keys(seen).filter((tool) => (seen[tool] ?? 0) > (stated[tool] ?? 0));
+  if (!tools.length) return usage;
+  const calls = { ...stated };
+  for (const tool of tools) calls[tool] = seen[tool] ?? 0;
+  return { ...usage, builtInToolCalls: calls };
+}
+
 export function createResponsesStreamDecoder(opts: {
   model: string;
 }): StreamTranslator<EventSourceMessage, StreamEvent> {
@@ -97,7 +107,7 @@ export function createResponsesStreamDecoder(opts: {
           asString(details?.reason),
           blocks.hasToolCalls(),
         ),
-        usage: fromResponsesUsage(response?.usage, response?.output),
+        usage: withCallsSeen(fromResponsesUsage(response?.usage, response?.output), calls),
       };
       stopped = true;
       return blocks.closeAll();
