@@ -188,6 +188,8 @@ interface Plan {
   outputTokens: number;
   /** Where the scenario breaks the stream: after this many content deltas. */
   breakAfter?: number;
+  /** Anthropic `web-search`: web searches (server_tool_use and its result) ahead of the answer. */
+  searches?: number;
 }
 
 interface Normalized {
@@ -196,6 +198,8 @@ interface Normalized {
   toolNames: string[];
   /** Texts of the tool results in the last message, when it carries any. */
   toolResults: string[];
+  /** Anthropic: the request declares a web search tool. */
+  webSearch?: boolean;
 }
 
 /** Cuts the sentence at the first stop sequence, then caps it at max_tokens deltas. */
@@ -256,6 +260,7 @@ function plan(kind: FakeKind, scenario: Scenario, req: Normalized): Plan {
   if (scenario === 'slow-stream')
     return textPlan(Array.from({ length: 25 }, () => TEXT_DELTAS).flat(), { ...req, stops: [] });
   const base = textPlan(TEXT_DELTAS, req);
+  if (scenario === 'web-search' && kind === 'anthropic' && req.webSearch) return { ...base, searches: 2 };
   if (scenario === 'error-event' || scenario === 'garbage' || scenario === 'cut' || scenario === 'long-pause')
     return { ...base, breakAfter: 3 };
   return base;
@@ -410,7 +415,10 @@ function readAnthropic(body: any): Normalized {
   return {
     maxTokens: body.max_tokens,
     stops: Array.isArray(body.stop_sequences) ? body.stop_sequences : [],
-    toolNames: Array.isArray(body.tools) ? body.tools.map((t: any) => t?.name).filter(Boolean) : [],
+    toolNames: Array.isArray(body.tools)
+      ? body.tools.filter((t: any) => !t?.type || t.type === 'custom').map((t: any) => t?.name)
+      : [],
+    webSearch: Array.isArray(body.tools) && body.tools.some((t: any) => String(t?.type).startsWith('web_search_')),
     toolResults:
       last.role === 'user' ? lastBlocks.filter((b) => b.type === 'tool_result').map((b) => contentText(b.content)) : [],
   };
@@ -577,20 +585,49 @@ function anthropicUsage(input: number, output: number) {
   };
 }
 
+/** A web search's two blocks, as Anthropic writes them ahead of the answer. */
+function searchBlocks(p: Plan): any[] {
+  return Array.from({ length: p.searches ?? 0 }, () => {
+    const id = `srvtoolu_01${randomId(22)}`;
+    return [
+      { type: 'server_tool_use', id, name: 'web_search', input: { query: 'grass colour' } },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: id,
+        content: [
+          {
+            type: 'web_search_result',
+            url: 'https://example.com/grass',
+            title: 'Grass',
+            encrypted_content: 'ZmFrZQ==',
+            page_age: null,
+          },
+        ],
+      },
+    ];
+  }).flat();
+}
+
+/** `usage.server_tool_use` of a plan with searches. */
+const serverToolUse = (p: Plan) => (p.searches ? { server_tool_use: { web_search_requests: p.searches } } : {});
+
 function anthropicJson(body: any, p: Plan) {
   return {
     id: `msg_01${randomId(22)}`,
     type: 'message',
     role: 'assistant',
     model: upstreamModelEcho(body.model),
-    content: p.blocks.map((b) =>
-      b.type === 'text'
-        ? { type: 'text', text: b.deltas.join('') }
-        : { type: 'tool_use', id: b.id, name: b.name, input: JSON.parse(b.pieces.join('')) },
-    ),
+    content: [
+      ...searchBlocks(p),
+      ...p.blocks.map((b) =>
+        b.type === 'text'
+          ? { type: 'text', text: b.deltas.join('') }
+          : { type: 'tool_use', id: b.id, name: b.name, input: JSON.parse(b.pieces.join('')) },
+      ),
+    ],
     stop_reason: anthropicStop(p),
     stop_sequence: p.stopSequence ?? null,
-    usage: anthropicUsage(FAKE_INPUT_TOKENS, p.outputTokens),
+    usage: { ...anthropicUsage(FAKE_INPUT_TOKENS, p.outputTokens), ...serverToolUse(p) },
   };
 }
 
@@ -614,7 +651,22 @@ function anthropicEvents(body: any, p: Plan, scenario: Scenario): Emit[] {
       }),
     },
   ];
-  p.blocks.forEach((b, index) => {
+  const searches = searchBlocks(p);
+  searches.forEach((block, index) => {
+    const start = block.type === 'server_tool_use' ? { ...block, input: {} } : block;
+    out.push({ text: ev('content_block_start', { type: 'content_block_start', index, content_block: start }) });
+    if (block.type === 'server_tool_use')
+      out.push({
+        text: ev('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) },
+        }),
+      });
+    out.push({ text: ev('content_block_stop', { type: 'content_block_stop', index }) });
+  });
+  p.blocks.forEach((b, at) => {
+    const index = at + searches.length;
     if (b.type === 'text') {
       out.push({
         text: ev('content_block_start', {
@@ -668,7 +720,7 @@ function anthropicEvents(body: any, p: Plan, scenario: Scenario): Emit[] {
         cache_read_input_tokens: 0,
         output_tokens: p.outputTokens,
       }
-    : { output_tokens: p.outputTokens };
+    : { output_tokens: p.outputTokens, ...serverToolUse(p) };
   out.push({
     text: ev('message_delta', {
       type: 'message_delta',

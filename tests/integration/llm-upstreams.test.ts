@@ -39,6 +39,8 @@ const modelId = (up: Upstream, scenario: Scenario) =>
   `${scenario === 'slow-headers' ? TIGHT[up] : PROVIDER[up]}/${scenario}`;
 /** $1 in / $2 out per million tokens, as configured below. */
 const cost = (input: number, output: number) => (input * 1 + output * 2) / 1_000_000;
+/** USD per web search on the web-search scenario's models. */
+const SEARCH_USD = 0.01;
 
 const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const DATA_URL = `data:image/png;base64,${PNG_B64}`;
@@ -491,9 +493,12 @@ beforeAll(async () => {
     ],
     models: [
       ...UPSTREAMS.flatMap((up) =>
-        SCENARIOS.filter((s) => s !== 'slow-headers' && s !== 'no-stream-options').map((s) =>
-          scenarioModel(PROVIDER[up], s),
-        ),
+        SCENARIOS.filter((s) => s !== 'slow-headers' && s !== 'no-stream-options').map((s) => {
+          const model = scenarioModel(PROVIDER[up], s);
+          // Web search is billed per search (docs/money.md): priced on its own scenario only.
+          if (s !== 'web-search') return model;
+          return { ...model, pricing: { ...model.pricing, per_tool_call: { web_search: SEARCH_USD } } };
+        }),
       ),
       ...UPSTREAMS.map((up) => scenarioModel(TIGHT[up], 'slow-headers')),
       scenarioModel('strictoai', 'no-stream-options'),
@@ -1014,6 +1019,90 @@ for (const mode of MODES) {
       expect(await fakeOf('ant').waitFor(marker, 1, 300)).toHaveLength(0);
       expect((await ask([text])).status).toBe(200);
       expect(await fakeOf('ant').waitFor(marker, 1, 2_000)).toHaveLength(1);
+    });
+
+    test('a Messages client’s web searches on Anthropic are billed per search; its client tools pass; unbounded ones are refused', async () => {
+      const acct = await createAccount(gw, uniqueEmail('antsearch'), 1);
+      const cl = clientsFor(acct.key);
+      const bash = { type: 'bash_20250124', name: 'bash' };
+      await matrix(
+        [false, true],
+        (st) => (st ? 'stream' : 'json'),
+        async (stream) => {
+          const marker = newMarker('antsearch');
+          const req = {
+            model: modelId('ant', 'web-search'),
+            max_tokens: 300,
+            messages: [{ role: 'user', content: `Search. ${marker}` }],
+            tools: [{ type: 'web_search_20250305', name: 'web_search' }, bash],
+          };
+          const types: string[] = [];
+          let headers: Headers;
+          if (stream) {
+            const { data, response } = await cl.anthropic.messages
+              .create({ ...req, stream: true } as any)
+              .withResponse();
+            headers = response.headers;
+            for await (const event of data as unknown as AsyncIterable<any>)
+              if (event.type === 'content_block_start') types.push(event.content_block.type);
+          } else {
+            const { data, response } = await cl.anthropic.messages.create(req as any).withResponse();
+            headers = response.headers;
+            types.push(...(data as any).content.map((b: any) => b.type));
+          }
+          // The upstream's own blocks reach the client as it wrote them.
+          expect(types).toEqual([
+            'server_tool_use',
+            'web_search_tool_result',
+            'server_tool_use',
+            'web_search_tool_result',
+            'text',
+          ]);
+          const sent = await onlyRequest(fakeOf('ant'), marker);
+          // No bound asked: the gateway set one, and said so; the client's own tool went as written.
+          expect(sent.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', max_uses: 16 }, bash]);
+          const warnings = JSON.parse(headers.get('x-gateway-warnings') ?? '[]');
+          expect(warnings.map((w: any) => [w.type, w.field])).toEqual([['changed-value', 'tools[0].max_uses']]);
+        },
+      );
+      const perCall = cost(FAKE_INPUT_TOKENS, TEXT_DELTAS.length) + 2 * SEARCH_USD;
+      const expected = 1 - 2 * perCall;
+      await eventually(
+        async () => {
+          const b = (await api(gw, 'GET', '/v1/account', { key: acct.key })).body?.data?.balance_usd;
+          return Math.abs(b - expected) < 1e-12 ? b : undefined;
+        },
+        5_000,
+        50,
+      );
+      expect((await api(gw, 'GET', '/v1/account', { key: acct.key })).body.data.balance_usd).toBeCloseTo(expected, 12);
+      const tasks = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
+      expect(tasks.body.data).toHaveLength(2);
+      for (const task of tasks.body.data) {
+        expect(task.cost).toBeCloseTo(perCall, 12);
+        expect(task.output.usage.built_in_tool_calls).toEqual({ web_search: 2 });
+      }
+      const ask = (model: string, tools: unknown[]) =>
+        api(gw, 'POST', '/v1/messages', {
+          key: acct.key,
+          body: { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], tools },
+        });
+      const unbounded = await ask(modelId('ant', 'web-search'), [
+        { type: 'code_execution_20250825', name: 'code_execution' },
+      ]);
+      expect(unbounded.status).toBe(400);
+      expect(unbounded.body.error.message).toContain(
+        "tools[0].type: tool type 'code_execution_20250825' is not supported",
+      );
+      const unpriced = await ask(modelId('ant', 'text'), [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 2 },
+      ]);
+      expect(unpriced.status).toBe(400);
+      expect(unpriced.body.error.message).toContain('pricing.per_tool_call.web_search');
+      // A Messages client toward another upstream: Anthropic's tools cannot be translated, and are refused.
+      const translated = await ask(modelId('oai', 'web-search'), [bash]);
+      expect(translated.status).toBe(400);
+      expect(translated.body.error.message).toContain('tools[0].type');
     });
 
     test('stop sequences are not dropped toward either upstream and end the text where they occur', async () => {

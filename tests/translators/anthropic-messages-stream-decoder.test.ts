@@ -219,7 +219,7 @@ describe('Anthropic stream decoder: edge cases', () => {
     });
   });
 
-  test('server tool blocks are skipped (redacted thinking kept) and unknown event types ignored; events after message_stop are ignored', async () => {
+  test('server tool blocks are skipped but counted for the bill (redacted thinking kept) and unknown event types ignored; events after message_stop are ignored', async () => {
     const events = await decodeMessages([
       messageStart,
       msg('content_block_start', {
@@ -256,6 +256,8 @@ describe('Anthropic stream decoder: edge cases', () => {
     ]);
     expect(events).toEqual([
       { type: 'message-start', id: 'msg_x', model: MODEL, created: CREATED, usage: { inputTokens: 5 } },
+      // Not shown, but counted for the bill as it starts.
+      { type: 'usage', usage: { builtInToolCalls: { web_search: 1 } } },
       { type: 'reasoning-start', index: 0, redacted: 'abc' },
       { type: 'reasoning-end', index: 0 },
       { type: 'text-start', index: 1 },
@@ -264,9 +266,41 @@ describe('Anthropic stream decoder: edge cases', () => {
       {
         type: 'finish',
         finishReason: { unified: 'stop', raw: 'end_turn' },
-        usage: { inputTokens: 5, outputTokens: 4, totalTokens: 9 },
+        usage: { inputTokens: 5, outputTokens: 4, totalTokens: 9, builtInToolCalls: { web_search: 1 } },
       },
     ]);
+  });
+
+  test('server tool calls are billed from usage.server_tool_use or the blocks seen, whichever counts more', async () => {
+    const search = (index: number) =>
+      msg('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'server_tool_use', id: `srvtoolu_${index}`, name: 'web_search', input: {} },
+      });
+    const finishOf = async (serverToolUse: object) => {
+      const events = await decodeMessages([
+        msg('message_start', {
+          type: 'message_start',
+          message: { id: 'msg_y', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 5 } },
+        }),
+        search(0),
+        msg('content_block_stop', { type: 'content_block_stop', index: 0 }),
+        search(1),
+        msg('content_block_stop', { type: 'content_block_stop', index: 1 }),
+        msg('message_delta', {
+          type: 'message_delta',
+          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          usage: { output_tokens: 4, server_tool_use: serverToolUse },
+        }),
+        stop,
+      ]);
+      const finish = events.at(-1);
+      return finish?.type === 'finish' ? finish.usage.builtInToolCalls : undefined;
+    };
+    expect(await finishOf({ web_search_requests: 3, web_fetch_requests: 1 })).toEqual({ web_search: 3, web_fetch: 1 });
+    expect(await finishOf({ web_search_requests: 1 })).toEqual({ web_search: 2 });
+    expect(await finishOf({ 'Bad key_requests': 9, web_search_requests: '7' })).toEqual({ web_search: 2 });
   });
 
   test('a tool_use block carrying its whole input up front is honoured', async () => {

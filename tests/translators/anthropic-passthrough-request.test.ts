@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { anthropicPassthroughRequest } from '../../translators/passthrough/index.ts';
+import { anthropicCanonicalView, anthropicPassthroughRequest } from '../../translators/passthrough/index.ts';
+import { DEFAULT_MAX_USES, DEFINED_TOOL_TOKENS } from '../../translators/passthrough/anthropic-tool-use.ts';
 
 const mark = { type: 'ephemeral' };
 const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' } };
@@ -128,5 +129,71 @@ describe('a Messages body passed through to an Anthropic upstream', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('Anthropic-defined tools in a Messages body passed through', () => {
+  const custom = { name: 'lookup', input_schema: { type: 'object' } };
+  const bash = { type: 'bash_20250124', name: 'bash' };
+  const fetchTool = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 3 };
+  const search = { type: 'web_search_20250305', name: 'web_search', max_uses: 5 };
+  const body = (tools: unknown[], extra: object = {}) => ({
+    model: 'm',
+    max_tokens: 1,
+    messages: [{ role: 'user', content: 'hi' }],
+    tools,
+    ...extra,
+  });
+
+  test('the gateway reads only the client’s own tools, and a tool_choice naming another is left to the upstream', () => {
+    const plain = body([custom]);
+    expect(anthropicCanonicalView(plain)).toBe(plain);
+    const mixed = body([bash, custom, search], { tool_choice: { type: 'tool', name: 'web_search' } });
+    expect(anthropicCanonicalView(mixed)).toEqual({ ...body([custom]) });
+    const own = body([search, custom], { tool_choice: { type: 'tool', name: 'lookup' } });
+    expect(anthropicCanonicalView(own).tool_choice).toEqual({ type: 'tool', name: 'lookup' });
+  });
+
+  test('client tools and web fetch cost tokens, held with Anthropic’s own prompt for them; searches are billed per call', () => {
+    const sent = anthropicPassthroughRequest(body([custom, bash, fetchTool, search]), []);
+    expect(sent.value.tools).toEqual([custom, bash, fetchTool, search]);
+    expect(sent.warnings).toEqual([]);
+    expect(sent.uncounted.bytes).toBe(
+      Buffer.byteLength(JSON.stringify(bash)) +
+        Buffer.byteLength(JSON.stringify(fetchTool)) +
+        Buffer.byteLength(JSON.stringify(search)) +
+        3 * DEFINED_TOOL_TOKENS,
+    );
+    expect(sent.uncounted.perCallTools).toEqual({ tools: [{ name: 'web_search', at: 'tools[3]' }], maxCalls: 5 });
+  });
+
+  test('a search without a usable max_uses gets one upstream, with a warning; the client’s body is not changed', () => {
+    for (const [asked, bound] of [
+      [undefined, DEFAULT_MAX_USES],
+      [0, DEFAULT_MAX_USES],
+      [2.5, DEFAULT_MAX_USES],
+      [1e9, 1_000],
+    ] as const) {
+      const tool = {
+        type: 'web_search_20250305',
+        name: 'web_search',
+        ...(asked === undefined ? {} : { max_uses: asked }),
+      };
+      const input = body([custom, tool]);
+      const before = structuredClone(input);
+      const sent = anthropicPassthroughRequest(input, []);
+      expect(sent.value.tools).toEqual([custom, { ...tool, max_uses: bound }]);
+      expect(sent.uncounted.perCallTools?.maxCalls).toBe(bound);
+      expect(sent.warnings.map((w) => [w.type, w.field])).toEqual([['changed-value', 'tools[1].max_uses']]);
+      expect(input).toEqual(before);
+    }
+  });
+
+  test('tools whose cost has no bound are refused, naming the field', () => {
+    for (const type of ['code_execution_20250825', 'tool_search_tool_regex_20251119', 'mcp_toolset', 'future_tool']) {
+      expect(() => anthropicPassthroughRequest(body([custom, { type, name: 'x' }]), [])).toThrow(
+        `tools[1].type: tool type '${type}' is not supported`,
+      );
+    }
   });
 });

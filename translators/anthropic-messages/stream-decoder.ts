@@ -1,5 +1,6 @@
 import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
+import { addToolCall, withMostCalls } from '../canonical/usage.ts';
 import { mintId } from '../shared/ids.ts';
 import { messageJson, type EventSourceMessage } from '../shared/sse.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
@@ -42,6 +43,9 @@ function upstreamError(data: Json | undefined): StreamEvent {
  * or non-JSON data ends the stream with one canonical error; a stream that ends without
  * `message_stop` ends with `stream_truncated`.
  */
+/** A server tool's name as a usage key. */
+const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
 export function createAnthropicStreamDecoder(
   opts: AnthropicStreamDecoderOptions,
 ): StreamTranslator<EventSourceMessage, StreamEvent> {
@@ -51,6 +55,8 @@ export function createAnthropicStreamDecoder(
   let usage: AnthropicUsageParts = {};
   let stopReason: string | undefined;
   let stopSequence: string | undefined;
+  /** The upstream's own tool calls (`server_tool_use` blocks) seen so far, by tool. */
+  const calls: Record<string, number> = {};
 
   const handle = (type: string, data: Json): StreamEvent[] => {
     if (type === 'ping') return [];
@@ -72,8 +78,14 @@ export function createAnthropicStreamDecoder(
     if (!started) throw new UpstreamStreamError(`the upstream stream began with ${type} instead of message_start`);
     const index = asNumber(data.index) ?? -1;
     switch (type) {
-      case 'content_block_start':
-        return blocks.start(index, asObject(data.content_block) ?? {});
+      case 'content_block_start': {
+        const block = asObject(data.content_block) ?? {};
+        const tool = block.type === 'server_tool_use' ? asString(block.name) : undefined;
+        if (!tool || !TOOL_NAME.test(tool)) return blocks.start(index, block);
+        // Counted as they start, so a stream cut before its usage still bills them.
+        const builtInToolCalls = { ...addToolCall(calls, tool) };
+        return [...blocks.start(index, block), { type: 'usage', usage: { builtInToolCalls } }];
+      }
       case 'content_block_delta':
         return blocks.delta(index, asObject(data.delta) ?? {});
       case 'content_block_stop':
@@ -90,7 +102,7 @@ export function createAnthropicStreamDecoder(
         const finish: StreamEvent = {
           type: 'finish',
           finishReason: fromAnthropicStopReason(stopReason),
-          usage: toCanonicalUsage(usage),
+          usage: withMostCalls(toCanonicalUsage(usage), calls),
         };
         if (stopSequence !== undefined) finish.stopSequence = stopSequence;
         return [...blocks.closeAll(), finish];

@@ -14,13 +14,32 @@ export interface AnthropicUsageParts {
   cacheRead?: number;
   output?: number;
   thinking?: number;
+  /** `server_tool_use`: the upstream's own tool calls by tool (`web_search_requests` → `web_search`). */
+  serverTools?: Record<string, number>;
+}
+
+/** A `server_tool_use` key; anything else there is not counted (nor stored as a record's key). */
+const REQUESTS_KEY = /^([a-z][a-z0-9_]{0,63})_requests$/;
+
+/** `server_tool_use` → calls by tool; undefined when it counts none. */
+function serverToolCalls(value: unknown): Record<string, number> | undefined {
+  const counts = asObject(value);
+  let calls: Record<string, number> | undefined;
+  for (const key in counts) {
+    const tool = REQUESTS_KEY.exec(key)?.[1];
+    const n = asNumber(counts[key]);
+    if (!tool || n === undefined || n <= 0) continue;
+    calls ??= {};
+    calls[tool] = n;
+  }
+  return calls;
 }
 
 /** Reads the token figures of a wire `usage` object (Usage or MessageDeltaUsage); absent and null are undefined. */
 export function readAnthropicUsage(usage: unknown): AnthropicUsageParts {
   const u = asObject(usage) ?? {};
   const parts: AnthropicUsageParts = {};
-  const set = (key: keyof AnthropicUsageParts, value: number | undefined) => {
+  const set = (key: Exclude<keyof AnthropicUsageParts, 'serverTools'>, value: number | undefined) => {
     if (value !== undefined) parts[key] = value;
   };
   set('input', asNumber(u.input_tokens));
@@ -28,6 +47,8 @@ export function readAnthropicUsage(usage: unknown): AnthropicUsageParts {
   set('cacheRead', asNumber(u.cache_read_input_tokens));
   set('output', asNumber(u.output_tokens));
   set('thinking', asNumber(asObject(u.output_tokens_details)?.thinking_tokens));
+  const serverTools = serverToolCalls(u.server_tool_use);
+  if (serverTools) parts.serverTools = serverTools;
   return parts;
 }
 
@@ -35,8 +56,7 @@ export function readAnthropicUsage(usage: unknown): AnthropicUsageParts {
 export function mergeUsageParts(into: AnthropicUsageParts, update: AnthropicUsageParts): AnthropicUsageParts {
   const merged = { ...into };
   for (const key of Object.keys(update) as Array<keyof AnthropicUsageParts>) {
-    const value = update[key];
-    if (value !== undefined) merged[key] = value;
+    if (update[key] !== undefined) Object.assign(merged, { [key]: update[key] });
   }
   return merged;
 }
@@ -59,6 +79,7 @@ export function toCanonicalUsage(parts: AnthropicUsageParts): CanonicalUsage {
   if (parts.cacheRead) usage.cachedInputTokens = parts.cacheRead;
   if (parts.cacheCreation) usage.cacheWriteTokens = parts.cacheCreation;
   if (parts.thinking !== undefined) usage.reasoningTokens = parts.thinking;
+  if (parts.serverTools) usage.builtInToolCalls = parts.serverTools;
   return usage;
 }
 

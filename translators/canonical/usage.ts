@@ -36,3 +36,22 @@ export function mergeUsage(into: CanonicalUsage, update: Partial<CanonicalUsage>
   if (update.totalTokens === undefined) merged.totalTokens = merged.inputTokens + merged.outputTokens;
   return merged;
 }
+
+/** Adds one call of `tool` to `calls` (a running count of built-in tool calls). */
+export function addToolCall(calls: Record<string, number>, tool: string): Record<string, number> {
+  calls[tool] = (calls[tool] ?? 0) + 1;
+  return calls;
+}
+
+/**
+ * `usage` with each built-in tool's calls the most of what it states and what a stream showed
+ * (`seen`): a stream counts calls as they finish, and neither count may go unbilled.
+ */
+export function withMostCalls(usage: CanonicalUsage, seen: Record<string, number>): CanonicalUsage {
+  const stated = usage.builtInToolCalls ?? {};
+  const tools = Object.keys(seen).filter((tool) => (seen[tool] ?? 0) > (stated[tool] ?? 0));
+  if (!tools.length) return usage;
+  const calls = { ...stated };
+  for (const tool of tools) calls[tool] = seen[tool] ?? 0;
+  return { ...usage, builtInToolCalls: calls };
+}

@@ -5,6 +5,7 @@ import { RequestSchema } from '../anthropic-messages/request-schema.ts';
 import { DROPPED_TOOL_FIELDS } from '../anthropic-messages/tools.ts';
 import { ignoredSetting } from '../shared/request-fields.ts';
 import { asObject, isSet, type Json } from '../shared/validation.ts';
+import { anthropicToolUse } from './anthropic-tool-use.ts';
 import { refuseAnthropicFile } from './upstream-files.ts';
 import { countLeftOut, nothingUncounted, type PassthroughRequest, type UncountedInput } from './uncounted-input.ts';
 
@@ -56,8 +57,9 @@ function countToolExtras(tools: unknown, uncounted: UncountedInput): void {
  * citations) and `search_result` blocks, `top_k`, efforts above `high`, a top-level
  * `cache_control`, a tool's `input_examples` — where a translation drops or changes it with a
  * warning; Anthropic judges them, and its 4xx comes back as it is. The gateway still decodes and
- * validates the whole body, and refuses what it refuses (server tools, `mcp_servers`), and here
- * blocks naming a file of the provider's Files API. Withheld, each with a warning: the top-level
+ * validates what it reads of the body (anthropic-canonical-view.ts), and refuses what it refuses
+ * (`mcp_servers`; Anthropic-defined tools but those anthropic-tool-use.ts allows), and here blocks
+ * naming a file of the provider's Files API. Withheld, each with a warning: the top-level
  * fields `FORWARDED` lacks. What the canonical request lacks is measured for the hold (`uncounted`).
  * `model` stays the gateway's id here; the adapter swaps in its upstream model.
  */
@@ -71,7 +73,8 @@ export function anthropicPassthroughRequest(body: Json, _history: CanonicalMessa
         countBlocks(message.content, `messages[${i}].content`, message.role, uncounted);
     });
   countToolExtras(body.tools, uncounted);
-  let value = body;
+  const tools = anthropicToolUse(body, uncounted, warnings);
+  let value = tools === body.tools ? body : { ...body, tools };
   for (const field of Object.keys(body)) {
     if (FORWARDED.has(field)) continue;
     if (value === body) value = { ...body };

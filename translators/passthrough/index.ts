@@ -15,3 +15,4 @@ export {
   type UncountedInput,
 } from './uncounted-input.ts';
 export { anthropicPassthroughRequest } from './anthropic-passthrough-request.ts';
+export { anthropicCanonicalView } from './anthropic-canonical-view.ts';

@@ -1,13 +1,13 @@
 import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.ts';
 import type { FinishReason } from '../canonical/finish-reason.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
-import type { CanonicalUsage } from '../canonical/usage.ts';
+import { addToolCall, type CanonicalUsage, withMostCalls } from '../canonical/usage.ts';
 import { messageJson, type EventSourceMessage } from '../shared/sse.ts';
 import type { StreamTranslator } from '../shared/stream-translator.ts';
 import { fromResponsesStatus } from './finish-reason.ts';
 import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
-import { addCall, builtInToolOf, fromResponsesUsage } from './usage.ts';
+import { builtInToolOf, fromResponsesUsage } from './usage.ts';
 
 const TERMINAL: Record<string, string> = {
   'response.completed': 'completed',
@@ -32,16 +32,6 @@ function upstreamError(data: Json): StreamEvent {
  * event or garbage ends the stream with one canonical error; no terminal event means
  * `stream_truncated`.
  */
-/** `usage` with each built-in tool's calls the most of what it states and what the stream showed. */
-function withCallsSeen(usage: CanonicalUsage, seen: Record<string, number>): CanonicalUsage {
-  const stated = usage.builtInToolCalls ?? {};
-  const tools = Object.keys(seen).filter((tool) => (seen[tool] ?? 0) > (stated[tool] ?? 0));
-  if (!tools.length) return usage;
-  const calls = { ...stated };
-  for (const tool of tools) calls[tool] = seen[tool] ?? 0;
-  return { ...usage, builtInToolCalls: calls };
-}
-
 export function createResponsesStreamDecoder(opts: {
   model: string;
 }): StreamTranslator<EventSourceMessage, StreamEvent> {
@@ -91,7 +81,7 @@ export function createResponsesStreamDecoder(opts: {
         const tool = builtInToolOf(item);
         if (!tool) return blocks.itemDone(outputIndex, item);
         // Counted as they finish, so a stream cut before its terminal event still bills them.
-        const builtInToolCalls = { ...addCall(calls, tool) };
+        const builtInToolCalls = { ...addToolCall(calls, tool) };
         return [...blocks.itemDone(outputIndex, item), { type: 'usage', usage: { builtInToolCalls } }];
       }
       default:
@@ -107,7 +97,7 @@ export function createResponsesStreamDecoder(opts: {
           asString(details?.reason),
           blocks.hasToolCalls(),
         ),
-        usage: withCallsSeen(fromResponsesUsage(response?.usage, response?.output), calls),
+        usage: withMostCalls(fromResponsesUsage(response?.usage, response?.output), calls),
       };
       stopped = true;
       return blocks.closeAll();

@@ -1,4 +1,4 @@
-import type { CanonicalUsage } from '../canonical/usage.ts';
+import { addToolCall, type CanonicalUsage } from '../canonical/usage.ts';
 import { asNumber, asObject } from '../shared/validation.ts';
 import type { ResponsesUsage } from './wire-types.ts';
 
@@ -28,12 +28,6 @@ export function builtInToolOf(item: unknown): string | undefined {
   return type.slice(0, -'_call'.length);
 }
 
-/** Adds one call of `tool` to `calls`. */
-export function addCall(calls: Record<string, number>, tool: string): Record<string, number> {
-  calls[tool] = (calls[tool] ?? 0) + 1;
-  return calls;
-}
-
 /**
  * The calls to built-in tools in a response's `output`, by tool: a `web_search_call` item is one
  * `web_search` call, a `code_interpreter_call` one `code_interpreter` call, and so on for any
@@ -44,7 +38,7 @@ export function builtInToolCalls(output: unknown): Record<string, number> | unde
   let calls: Record<string, number> | undefined;
   for (const item of output) {
     const tool = builtInToolOf(item);
-    if (tool) calls = addCall(calls ?? {}, tool);
+    if (tool) calls = addToolCall(calls ?? {}, tool);
   }
   return calls;
 }

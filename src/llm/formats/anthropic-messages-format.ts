@@ -3,7 +3,11 @@ import {
   decodeAnthropicRequest,
   encodeAnthropicResponse,
 } from '../../../translators/anthropic-messages/index.ts';
-import { anthropicPassthrough, anthropicPassthroughRequest } from '../../../translators/passthrough/index.ts';
+import {
+  anthropicCanonicalView,
+  anthropicPassthrough,
+  anthropicPassthroughRequest,
+} from '../../../translators/passthrough/index.ts';
 import type { ClientFormat } from '../client-format.ts';
 
 /**
@@ -15,7 +19,12 @@ export const anthropicMessagesFormat: ClientFormat = {
   name: 'anthropic-messages',
   family: 'anthropic',
   idPrefix: 'msg_',
-  passthrough: { format: 'anthropic-messages', rules: anthropicPassthrough, request: anthropicPassthroughRequest },
+  passthrough: {
+    format: 'anthropic-messages',
+    rules: anthropicPassthrough,
+    request: anthropicPassthroughRequest,
+    view: anthropicCanonicalView,
+  },
   decode(body) {
     const { value, warnings } = decodeAnthropicRequest(body);
     // Anthropic streams always carry usage; there is no opt-in to honour.
