@@ -1,3 +1,4 @@
+import { expect } from 'bun:test';
 import { ADMIN_TOKEN, type GatewayProcess } from './gateway-process.ts';
 
 export interface ApiResult<T = any> {
@@ -55,4 +56,19 @@ export const uniqueEmail = (label = 'user') => `${label}-${Date.now()}-${counter
 export async function awayFromMinuteBoundary(seconds = 15): Promise<void> {
   const left = 60 - (Date.now() % 60_000) / 1000;
   if (left < seconds) await Bun.sleep(left * 1000 + 50);
+}
+
+/**
+ * Waits (up to 5 s) for the account of `key` to hold `expected` USD — calls settle after their
+ * answers — then asserts it to `digits` decimals.
+ */
+export async function expectBalance(gw: GatewayProcess, key: string, expected: number, digits = 12): Promise<void> {
+  const balance = async () => (await api(gw, 'GET', '/v1/account', { key })).body?.data?.balance_usd;
+  const deadline = Date.now() + 5_000;
+  let b = await balance();
+  while (!(typeof b === 'number' && Math.abs(b - expected) < 10 ** -digits) && Date.now() < deadline) {
+    await Bun.sleep(50);
+    b = await balance();
+  }
+  expect(b).toBeCloseTo(expected, digits);
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { api, createAccount, expectBalance, uniqueEmail } from '../helpers/api.ts';
 import {
   FAKE_INPUT_TOKENS,
   FULL_TEXT,
@@ -1067,15 +1067,7 @@ for (const mode of MODES) {
       );
       const perCall = cost(FAKE_INPUT_TOKENS, TEXT_DELTAS.length) + 2 * SEARCH_USD;
       const expected = 1 - 2 * perCall;
-      await eventually(
-        async () => {
-          const b = (await api(gw, 'GET', '/v1/account', { key: acct.key })).body?.data?.balance_usd;
-          return Math.abs(b - expected) < 1e-12 ? b : undefined;
-        },
-        5_000,
-        50,
-      );
-      expect((await api(gw, 'GET', '/v1/account', { key: acct.key })).body.data.balance_usd).toBeCloseTo(expected, 12);
+      await expectBalance(gw, acct.key, expected);
       const tasks = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
       expect(tasks.body.data).toHaveLength(2);
       for (const task of tasks.body.data) {
