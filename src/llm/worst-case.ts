@@ -87,7 +87,7 @@ export function passthroughInputTokens(
   uncounted: UncountedInput,
   model: ModelConfig,
 ): number {
-  const tokens = worstCaseInputTokens(request) + uncounted.bytes + uncounted.images * IMAGE_TOKENS;
+  const tokens = worstCaseInputTokens(request) + uncounted.textTokens + uncounted.images * IMAGE_TOKENS;
   if (!uncounted.files) return tokens;
   return model.context_length ? Math.max(tokens, model.context_length) : tokens + uncounted.files * FILE_TOKENS;
 }

@@ -32,7 +32,7 @@ describe('a Messages body passed through to an Anthropic upstream', () => {
     const { value, warnings, uncounted } = anthropicPassthroughRequest(body, []);
     expect(value).toBe(body);
     expect(warnings).toEqual([]);
-    expect(uncounted).toEqual({ bytes: 0, images: 0, files: 0 });
+    expect(uncounted).toEqual({ textTokens: 0, images: 0, files: 0 });
   });
 
   test('settings that change the price, name the operator’s account or are unknown are withheld, told when set', () => {
@@ -81,7 +81,7 @@ describe('a Messages body passed through to an Anthropic upstream', () => {
     expect(value).toBe(body);
     expect(warnings).toEqual([]);
     expect(uncounted).toEqual({
-      bytes:
+      textTokens:
         bytes(textDoc) +
         bytes(search) * 2 +
         bytes(thinkingInUserTurn) +
@@ -158,7 +158,7 @@ describe('Anthropic-defined tools in a Messages body passed through', () => {
     const sent = anthropicPassthroughRequest(body([custom, bash, fetchTool, search]), []);
     expect(sent.value.tools).toEqual([custom, bash, fetchTool, search]);
     expect(sent.warnings).toEqual([]);
-    expect(sent.uncounted.bytes).toBe(
+    expect(sent.uncounted.textTokens).toBe(
       Buffer.byteLength(JSON.stringify(bash)) +
         Buffer.byteLength(JSON.stringify(fetchTool)) +
         Buffer.byteLength(JSON.stringify(search)) +

@@ -247,7 +247,7 @@ describe('responses passthrough: what the gateway reads of the body', () => {
     // What the view leaves out is held: files as files, an image by file_id as an image, the rest by its bytes.
     const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
     expect(responsesLeftOut(body)).toEqual({
-      bytes:
+      textTokens:
         bytes(body.tools[0]) +
         bytes(body.tools[2]) +
         bytes(body.tool_choice) +
@@ -255,9 +255,9 @@ describe('responses passthrough: what the gateway reads of the body', () => {
       images: 1,
       files: 2,
     });
-    expect(responsesLeftOut(plain)).toEqual({ bytes: 0, images: 0, files: 0 });
+    expect(responsesLeftOut(plain)).toEqual({ textTokens: 0, images: 0, files: 0 });
     const screenshot = { type: 'computer_call_output', call_id: 'c', output: { type: 'computer_screenshot' } };
-    expect(responsesLeftOut({ model: 'm', input: [screenshot] })).toEqual({ bytes: 0, images: 1, files: 0 });
+    expect(responsesLeftOut({ model: 'm', input: [screenshot] })).toEqual({ textTokens: 0, images: 1, files: 0 });
     // The passthrough request carries the same measure for the hold (files sent inline: by id they are refused).
     const inline = {
       model: 'm',

@@ -109,14 +109,18 @@ test('with a cache-write price above the input price, the hold still covers any 
 
 test('what a passed-through body sends beyond the canonical request is held: bytes, images, and files up to the context window', () => {
   const base = worstCaseHold(request('hi'), model).inputTokens;
-  const none = { bytes: 0, images: 0, files: 0 };
+  const none = { textTokens: 0, images: 0, files: 0 };
   expect(worstCaseHold(request('hi'), model, none).inputTokens).toBe(base);
-  expect(passthroughInputTokens(request('hi'), { bytes: 500, images: 2, files: 0 }, model)).toBe(base + 500 + 4_000);
+  expect(passthroughInputTokens(request('hi'), { textTokens: 500, images: 2, files: 0 }, model)).toBe(
+    base + 500 + 4_000,
+  );
   // A file's pages cost more than its bytes: the whole context window is held, or 300,000 tokens a file without one.
   const windowed = { ...(model as object), context_length: 200_000 } as never;
-  expect(passthroughInputTokens(request('hi'), { bytes: 10, images: 0, files: 3 }, windowed)).toBe(200_000);
-  expect(passthroughInputTokens(request('hi'), { bytes: 10, images: 0, files: 3 }, model)).toBe(base + 10 + 900_000);
-  const held = worstCaseHold(request('hi', 100), windowed, { bytes: 0, images: 0, files: 1 });
+  expect(passthroughInputTokens(request('hi'), { textTokens: 10, images: 0, files: 3 }, windowed)).toBe(200_000);
+  expect(passthroughInputTokens(request('hi'), { textTokens: 10, images: 0, files: 3 }, model)).toBe(
+    base + 10 + 900_000,
+  );
+  const held = worstCaseHold(request('hi', 100), windowed, { textTokens: 0, images: 0, files: 1 });
   expect(held).toMatchObject({ inputTokens: 200_000, outputTokens: 100 });
   expect(held.units).toBeGreaterThan(worstCaseHold(request('hi', 100), windowed).units);
 });
@@ -140,7 +144,7 @@ test('built-in tool calls: charged at per_tool_call, held at the dearest tool fo
   expect(toolCallsHoldUsd(perCall, priced)).toBeCloseTo(0.3, 10);
   expect(unpricedTool(perCall, priced)).toBeUndefined();
   expect(unpricedTool(perCall, model)).toEqual({ name: 'web_search', at: 'tools[0]' });
-  const none = { bytes: 0, images: 0, files: 0 };
+  const none = { textTokens: 0, images: 0, files: 0 };
   const bare = worstCaseHold(request('hi', 100), priced, none);
   const held = worstCaseHold(request('hi', 100), priced, { ...none, perCallTools: perCall });
   expect(held.toolCallsUsd).toBeCloseTo(0.3, 10);

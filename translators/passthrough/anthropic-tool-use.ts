@@ -56,7 +56,7 @@ export function anthropicToolUse(body: Json, uncounted: UncountedInput, warnings
     const type = String(tool.type);
     const at = `tools[${i}]`;
     countLeftOut(uncounted, tool, 'text');
-    uncounted.bytes += DEFINED_TOOL_TOKENS;
+    uncounted.textTokens += DEFINED_TOOL_TOKENS;
     if (TOKENS_ONLY.test(type)) return raw;
     if (!WEB_SEARCH.test(type))
       invalid(

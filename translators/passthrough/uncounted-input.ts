@@ -8,8 +8,11 @@ import type { Json } from '../shared/validation.ts';
  * (src/llm/worst-case.ts, docs/money.md).
  */
 export interface UncountedInput {
-  /** UTF-8 bytes of parts read as text: each bounds the tokens it can cost, as for any text. */
-  bytes: number;
+  /**
+   * Tokens held for parts read as text: the UTF-8 bytes of their JSON, each bounding a token as
+   * for any text, and any allowance a format adds (Anthropic's prompt for its own tools).
+   */
+  textTokens: number;
   /** Image parts: held as any image is. */
   images: number;
   /** Files (a PDF, a document by URL): no byte count bounds what their pages cost. */
@@ -21,14 +24,14 @@ export interface UncountedInput {
 /** Built-in tools billed per call, each named as `pricing.per_tool_call` names it, and where it stands. */
 export interface PerCallTools {
   tools: Array<{ name: string; at: string }>;
-  /** The most built-in tool calls one response may make (`max_tool_calls`). */
+  /** The most built-in tool calls one response may make (Responses `max_tool_calls`, the sum of Messages `max_uses`). */
   maxCalls: number;
 }
 
 /** A passthrough's upstream body, its warnings, and what of it the canonical request does not count. */
 export type PassthroughRequest = Translated<Json> & { uncounted: UncountedInput };
 
-export const nothingUncounted = (): UncountedInput => ({ bytes: 0, images: 0, files: 0 });
+export const nothingUncounted = (): UncountedInput => ({ textTokens: 0, images: 0, files: 0 });
 
 /** How a left-out part is held: as its JSON text, as an image, or as a file. */
 export type LeftOutKind = 'text' | 'image' | 'file';
@@ -38,5 +41,5 @@ export function countLeftOut(into: UncountedInput, part: unknown, kind: LeftOutK
   if (kind === 'image') into.images++;
   else if (kind === 'file') into.files++;
   // Its whole JSON text: every token the upstream reads of it is at least one of these bytes.
-  else into.bytes += Buffer.byteLength(JSON.stringify(part) ?? '');
+  else into.textTokens += Buffer.byteLength(JSON.stringify(part) ?? '');
 }
