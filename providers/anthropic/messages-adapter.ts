@@ -59,7 +59,11 @@ export function createMessagesAdapter(config: ProviderConfig): LlmAdapter {
     },
     /** @see https://docs.anthropic.com/en/api/messages-count-tokens */
     async countTokens(call) {
-      const { value, warnings } = encodeAnthropicCountTokensRequest(call.request, call.model.upstreamModel);
+      // A Messages client's own count_tokens body (`call.wire`), or the canonical request encoded.
+      const { value, warnings } =
+        call.wire?.format === 'anthropic-messages'
+          ? { value: { ...call.wire.body, model: call.model.upstreamModel }, warnings: [] }
+          : encodeAnthropicCountTokensRequest(call.request, call.model.upstreamModel);
       const res = await postJson(`${url}/count_tokens`, value, headersFor(call), policy, call.signal);
       const body: unknown = await readUpstreamText(res)
         .then(JSON.parse)

@@ -9,6 +9,19 @@ import { defaultTokenCounter, type TokenCounter } from './token-counter.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { forwardedHeaders } from './forwarded-headers.ts';
 import { anthropicMessagesFormat } from './formats/anthropic-messages-format.ts';
+import { anthropicCanonicalView, anthropicCountTokensRequest } from '../../translators/passthrough/index.ts';
+import { isRecord } from '../../translators/shared/validation.ts';
+
+/** `decode()`, its refusals answered in Anthropic's error shape, naming the field. */
+function refused<T>(decode: () => T): T {
+  try {
+    return decode();
+  } catch (err) {
+    if (err instanceof InvalidRequestError)
+      throw new LlmError('anthropic', 'invalid_request', err.message, err.param ?? null);
+    throw err;
+  }
+}
 
 /**
  * `POST /v1/messages/count_tokens` (docs/api-contract.md): the input tokens of a Messages request
@@ -24,14 +37,11 @@ export class TokenCountService {
   ) {}
 
   async handle(body: unknown, request: Request): Promise<Response> {
-    let decoded: ReturnType<typeof decodeAnthropicCountTokensRequest>;
-    try {
-      decoded = decodeAnthropicCountTokensRequest(body);
-    } catch (err) {
-      if (err instanceof InvalidRequestError)
-        throw new LlmError('anthropic', 'invalid_request', err.message, err.param ?? null);
-      throw err;
-    }
+    // Toward an Anthropic upstream the client's own body is counted: the gateway reads it as a
+    // passed-through Messages body is read (anthropic-canonical-view.ts), and sends it as written.
+    const passes = isRecord(body) && this.anthropicUpstream(body.model);
+    const decoded = refused(() => decodeAnthropicCountTokensRequest(passes ? anthropicCanonicalView(body) : body));
+    const own = passes ? refused(() => anthropicCountTokensRequest(body)) : undefined;
     const modelId = decoded.value.model;
     const entry = this.ctx.catalog.get(modelId);
     if (!entry)
@@ -50,11 +60,18 @@ export class TokenCountService {
       upstreamModel: entry.config.upstream_model ?? entry.object.id.slice(entry.provider.id.length + 1),
     };
     let inputTokens: number;
-    let warnings = decoded.warnings;
+    let warnings = own ? own.warnings : decoded.warnings;
     if (adapter?.countTokens) {
       try {
         const headers = forwardedHeaders(adapter, anthropicMessagesFormat, request.headers);
-        const counted = await adapter.countTokens({ request: decoded.value, model, signal: request.signal, headers });
+        const wire = own && { format: 'anthropic-messages' as const, body: own.value };
+        const counted = await adapter.countTokens({
+          request: decoded.value,
+          model,
+          signal: request.signal,
+          headers,
+          ...(wire ? { wire } : {}),
+        });
         inputTokens = counted.inputTokens;
         warnings = [...warnings, ...counted.warnings];
       } catch (err) {
@@ -64,6 +81,12 @@ export class TokenCountService {
       inputTokens = this.counter.countRequest(decoded.value);
     }
     return Response.json({ input_tokens: inputTokens }, { headers: warningHeaders(warnings) });
+  }
+
+  /** Whether `model` names a catalog model whose upstream speaks Messages itself. */
+  private anthropicUpstream(model: unknown): boolean {
+    const entry = typeof model === 'string' ? this.ctx.catalog.get(model) : undefined;
+    return !!entry && this.adapters.get(entry.provider.id)?.passthroughFormat === 'anthropic-messages';
   }
 
   private failure(model: ModelRef, err: unknown): LlmError {

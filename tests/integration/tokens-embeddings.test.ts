@@ -150,13 +150,52 @@ for (const mode of MODES) {
       expect(sent?.path).toBe('/v1/messages/count_tokens');
       expect(sent?.headers['x-api-key']).toBe(ant.apiKey);
       expect(sent?.headers['anthropic-version']).toBeTruthy();
+      // The client's own body, as a Messages call to Anthropic sends it.
       expect(sent?.body).toEqual({
         model: 'up-text',
         system: 'be brief',
-        messages: [{ role: 'user', content: [{ type: 'text', text: `tokens? ${marker}` }] }],
+        messages: [{ role: 'user', content: `tokens? ${marker}` }],
         tools: [{ name: 'lookup', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }],
       });
       expect(await balance()).toBe(before);
+      // What a translation would drop is counted as written; what the gateway withholds is told.
+      const rich = `count-rich-${mode.name}-${Date.now()}`;
+      const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } };
+      const messages = [{ role: 'user', content: [pdf, { type: 'text', text: `summarise ${rich}` }] }];
+      const tools = [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }];
+      const thinking = { type: 'enabled', budget_tokens: 2048 };
+      const res = await api(gw, 'POST', '/v1/messages/count_tokens', {
+        key,
+        body: {
+          model: 'fakeant/claude',
+          messages,
+          tools,
+          thinking,
+          cache_control: { type: 'ephemeral' },
+          speed: 'fast',
+        },
+      });
+      expect(res.status).toBe(200);
+      const [richSent] = ant.find(rich);
+      expect(richSent?.body).toEqual({
+        model: 'up-text',
+        messages,
+        tools,
+        thinking,
+        cache_control: { type: 'ephemeral' },
+      });
+      const warned = JSON.parse(res.headers.get('x-gateway-warnings') ?? '[]');
+      expect(warned.map((w: any) => w.field)).toEqual(['speed']);
+      // A file of the operator's upstream account is refused here too.
+      const file = await api(gw, 'POST', '/v1/messages/count_tokens', {
+        key,
+        body: {
+          model: 'fakeant/claude',
+          messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }] }],
+        },
+      });
+      expect(file.status).toBe(400);
+      expect(file.body.error.message).toContain('messages[0].content[0].source.type');
       // Nothing was recorded either: counting is not a call.
       const tasks = await api(gw, 'GET', '/v1/tasks?model=fakeant/claude', { key });
       expect(tasks.body.data).toEqual([]);

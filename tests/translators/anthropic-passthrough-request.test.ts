@@ -1,6 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { anthropicCanonicalView, anthropicPassthroughRequest } from '../../translators/passthrough/index.ts';
+import {
+  anthropicCanonicalView,
+  anthropicCountTokensRequest,
+  anthropicPassthroughRequest,
+} from '../../translators/passthrough/index.ts';
 import { DEFAULT_MAX_USES, DEFINED_TOOL_TOKENS } from '../../translators/passthrough/anthropic-tool-use.ts';
 
 const mark = { type: 'ephemeral' };
@@ -195,5 +199,31 @@ describe('Anthropic-defined tools in a Messages body passed through', () => {
         `tools[1].type: tool type '${type}' is not supported`,
       );
     }
+  });
+});
+
+describe('a count_tokens body passed through to an Anthropic upstream', () => {
+  test('only the fields count_tokens takes go; the Messages rules apply to them', () => {
+    const body = {
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      system: 's',
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+      thinking: { type: 'adaptive' },
+      cache_control: { type: 'ephemeral' },
+      max_tokens: 5,
+      temperature: 0.2,
+      stream: true,
+      speed: 'fast',
+    };
+    const { value, warnings } = anthropicCountTokensRequest(body);
+    expect(value).toEqual({
+      messages: body.messages,
+      system: 's',
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: DEFAULT_MAX_USES }],
+      thinking: { type: 'adaptive' },
+      cache_control: { type: 'ephemeral' },
+    });
+    expect(warnings.map((w) => w.field)).toEqual(['tools[0].max_uses', 'speed']);
   });
 });

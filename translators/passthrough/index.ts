@@ -16,3 +16,4 @@ export {
 } from './uncounted-input.ts';
 export { anthropicPassthroughRequest } from './anthropic-passthrough-request.ts';
 export { anthropicCanonicalView } from './anthropic-canonical-view.ts';
+export { anthropicCountTokensRequest } from './anthropic-count-tokens-request.ts';
