@@ -9,19 +9,9 @@ import { defaultTokenCounter, type TokenCounter } from './token-counter.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { forwardedHeaders } from './forwarded-headers.ts';
 import { anthropicMessagesFormat } from './formats/anthropic-messages-format.ts';
+import { refusedInFormat } from './refused-in-format.ts';
 import { anthropicCanonicalView, anthropicCountTokensRequest } from '../../translators/passthrough/index.ts';
 import { isRecord } from '../../translators/shared/validation.ts';
-
-/** `decode()`, its refusals answered in Anthropic's error shape, naming the field. */
-function refused<T>(decode: () => T): T {
-  try {
-    return decode();
-  } catch (err) {
-    if (err instanceof InvalidRequestError)
-      throw new LlmError('anthropic', 'invalid_request', err.message, err.param ?? null);
-    throw err;
-  }
-}
 
 /**
  * `POST /v1/messages/count_tokens` (docs/api-contract.md): the input tokens of a Messages request
@@ -40,8 +30,10 @@ export class TokenCountService {
     // Toward an Anthropic upstream the client's own body is counted: the gateway reads it as a
     // passed-through Messages body is read (anthropic-canonical-view.ts), and sends it as written.
     const passes = isRecord(body) && this.anthropicUpstream(body.model);
-    const decoded = refused(() => decodeAnthropicCountTokensRequest(passes ? anthropicCanonicalView(body) : body));
-    const own = passes ? refused(() => anthropicCountTokensRequest(body)) : undefined;
+    const decoded = refusedInFormat(anthropicMessagesFormat, () =>
+      decodeAnthropicCountTokensRequest(passes ? anthropicCanonicalView(body) : body),
+    );
+    const own = passes ? refusedInFormat(anthropicMessagesFormat, () => anthropicCountTokensRequest(body)) : undefined;
     const modelId = decoded.value.model;
     const entry = this.ctx.catalog.get(modelId);
     if (!entry)

@@ -40,6 +40,7 @@ import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
 import { unpricedTool } from './tool-call-hold.ts';
+import { refusedInFormat } from './refused-in-format.ts';
 import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { unitsToUsd } from '../accounts/money.ts';
 import { serverTimingHeaders } from '../observability/server-timing.ts';
@@ -99,17 +100,6 @@ interface Call {
   heldUsd?: number;
   /** Passed through with the upstream's response id: the record keeps that id, the one the client saw. */
   idFromUpstream?: boolean;
-}
-
-/** `decode()`, its refusals (InvalidRequestError) answered in the client's format, naming the field. */
-function refusedInFormat<T>(format: ClientFormat, decode: () => T): T {
-  try {
-    return decode();
-  } catch (err) {
-    if (err instanceof InvalidRequestError)
-      throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
-    throw err;
-  }
 }
 
 /**
