@@ -1079,6 +1079,22 @@ for (const mode of MODES) {
           key: acct.key,
           body: { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], tools },
         });
+      // The hold: each search the tool may make at its price, and what the searches read into the
+      // conversation up to the context window (128,000 tokens at $1 per million). On $0.20 two
+      // searches fit ($0.02 + $0.128 + the rest), sixteen do not ($0.16 + $0.128).
+      const small = await createAccount(gw, uniqueEmail('antsearchsmall'), 0.2);
+      const held = (maxUses: number) =>
+        api(gw, 'POST', '/v1/messages', {
+          key: small.key,
+          body: {
+            model: modelId('ant', 'web-search'),
+            max_tokens: 10,
+            messages: [{ role: 'user', content: 'hi' }],
+            tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: maxUses }],
+          },
+        });
+      expect((await held(16)).status).toBe(402);
+      expect((await held(2)).status).toBe(200);
       const unbounded = await ask(modelId('ant', 'web-search'), [
         { type: 'code_execution_20250825', name: 'code_execution' },
       ]);

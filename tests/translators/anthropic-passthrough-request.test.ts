@@ -169,6 +169,8 @@ describe('Anthropic-defined tools in a Messages body passed through', () => {
         3 * DEFINED_TOOL_TOKENS,
     );
     expect(sent.uncounted.perCallTools).toEqual({ tools: [{ name: 'web_search', at: 'tools[3]' }], maxCalls: 5 });
+    // What web fetch and web search read into the conversation is held as a file is.
+    expect(sent.uncounted.files).toBe(2);
   });
 
   test('a search without a usable max_uses gets one upstream, with a warning; the client’s body is not changed', () => {

@@ -265,7 +265,9 @@ describe('responses passthrough: what the gateway reads of the body', () => {
       input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'x' }] }],
     };
     const { perCallTools: _fees, ...measured } = responsesPassthroughRequest(inline, []).uncounted;
-    expect(measured).toEqual(responsesLeftOut(inline));
+    // Each tool the upstream runs itself (web search, MCP) is held as a file too.
+    const viewed = responsesLeftOut(inline);
+    expect(measured).toEqual({ ...viewed, files: viewed.files + 2 });
     expect(responsesLeftOut(inline)).toMatchObject({ images: 0, files: 1 });
     expect(() => responsesPassthroughRequest(body, [])).toThrow('input[0].content[1].file_id');
   });

@@ -4,6 +4,7 @@ import {
   DEFAULT_MAX_TOOL_CALLS,
   MAX_TOOL_CALLS,
   perCallTools,
+  serverRunTools,
 } from '../../translators/passthrough/responses-tool-fees.ts';
 import { responsesPassthroughRequest } from '../../translators/passthrough/index.ts';
 import type { TranslationWarning } from '../../translators/canonical/index.ts';
@@ -36,6 +37,9 @@ describe('built-in tools billed per call', () => {
     expect(warnings).toEqual([]);
     expect(perCallTools({ tools: [{ type: 'function', name: 'f' }] }, {}, warnings)).toBeUndefined();
     expect(perCallTools({}, {}, warnings)).toBeUndefined();
+    // Tools the upstream runs itself read into the conversation: MCP, the search, the interpreter, the unknown one.
+    expect(serverRunTools(body)).toBe(4);
+    expect(serverRunTools({ tools: [{ type: 'function' }, { type: 'shell' }] })).toBe(0);
   });
 
   test('without max_tool_calls the gateway sets a bound upstream, and says so', () => {

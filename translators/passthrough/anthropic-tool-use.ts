@@ -17,6 +17,11 @@ import { MAX_TOOL_CALLS } from './responses-tool-fees.ts';
  */
 const TOKENS_ONLY = /^(bash|text_editor|computer|memory|web_fetch)_\d{8}$/;
 const WEB_SEARCH = /^web_search_\d{8}$/;
+/**
+ * Tools Anthropic runs within the response: the pages they read go into the conversation as input
+ * no byte count of the request bounds, so each is held as a file is (uncounted-input.ts).
+ */
+const SERVER_RUN = /^(web_search|web_fetch)_\d{8}$/;
 
 /**
  * Input tokens held for each Anthropic-defined tool beyond its definition's bytes: Anthropic adds
@@ -57,6 +62,7 @@ export function anthropicToolUse(body: Json, uncounted: UncountedInput, warnings
     const at = `tools[${i}]`;
     countLeftOut(uncounted, tool, 'text');
     uncounted.textTokens += DEFINED_TOOL_TOKENS;
+    if (SERVER_RUN.test(type)) uncounted.files++;
     if (TOKENS_ONLY.test(type)) return raw;
     if (!WEB_SEARCH.test(type))
       invalid(

@@ -3,7 +3,7 @@ import type { TranslationWarning } from '../canonical/warnings.ts';
 import { encodeResponsesRequest } from '../responses/encode-request.ts';
 import { asObject, isSet, type Json } from '../shared/validation.ts';
 import { responsesLeftOut } from './responses-canonical-view.ts';
-import { perCallTools } from './responses-tool-fees.ts';
+import { perCallTools, serverRunTools } from './responses-tool-fees.ts';
 import type { PassthroughRequest } from './uncounted-input.ts';
 import { refuseResponsesStorage } from './upstream-files.ts';
 import { withoutSettings } from './withheld-settings.ts';
@@ -70,6 +70,7 @@ export function responsesPassthroughRequest(body: Json, history: CanonicalMessag
   const value: Json = { ...rest, store: false };
   const perCall = perCallTools(body, value, warnings);
   if (perCall) uncounted.perCallTools = perCall;
+  uncounted.files += serverRunTools(body);
   const own = Array.isArray(body.input) ? statelessItems(body.input, warnings) : body.input;
   if (!history.length) {
     if (Array.isArray(own)) value.input = own;

@@ -20,6 +20,32 @@ const TOKENS_ONLY = new Set([
   'apply_patch',
 ]);
 
+/** Tools the client runs: what they return comes in the client's next request, counted there. */
+const CLIENT_RUN = new Set([
+  'function',
+  'custom',
+  'computer_use_preview',
+  'computer_use',
+  'local_shell',
+  'shell',
+  'apply_patch',
+]);
+
+/**
+ * Tools the upstream runs itself within the response (web search, MCP, code interpreter…): what
+ * they read (pages, tool lists, outputs) goes into the conversation as input no byte count of the
+ * request bounds. Counted as files are (uncounted-input.ts), once each.
+ */
+export function serverRunTools(body: Json): number {
+  if (!Array.isArray(body.tools)) return 0;
+  let count = 0;
+  for (const tool of body.tools) {
+    const type = asObject(tool)?.type;
+    if (typeof type === 'string' && !CLIENT_RUN.has(type)) count++;
+  }
+  return count;
+}
+
 /**
  * When the client sets no `max_tool_calls`, the most built-in tool calls one response may make:
  * the hold must cover every call, so it needs a bound.

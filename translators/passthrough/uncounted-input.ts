@@ -15,7 +15,10 @@ export interface UncountedInput {
   textTokens: number;
   /** Image parts: held as any image is. */
   images: number;
-  /** Files (a PDF, a document by URL): no byte count bounds what their pages cost. */
+  /**
+   * Files (a PDF, a document by URL), and tools the upstream runs within the response (a web
+   * search reads pages into the conversation): no byte count bounds what they cost as input.
+   */
   files: number;
   /** Built-in tools the body enables that the provider bills per call, if any (responses-tool-fees.ts). */
   perCallTools?: PerCallTools;
