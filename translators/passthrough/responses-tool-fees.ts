@@ -2,24 +2,6 @@ import type { TranslationWarning } from '../canonical/warnings.ts';
 import { asObject, type Json } from '../shared/validation.ts';
 import type { PerCallTools } from './uncounted-input.ts';
 
-/**
- * Tool types that cost nothing beyond tokens: the client's own (`function`, `custom`), and those
- * the client runs or whose server it names (MCP, computer use, shells, patches). Every other
- * built-in tool — `web_search`, `code_interpreter`, `image_generation`, and any the gateway has
- * not heard of — may bill per call, and is used only on a model that prices it.
- * @see https://platform.openai.com/docs/pricing#built-in-tools
- */
-const TOKENS_ONLY = new Set([
-  'function',
-  'custom',
-  'mcp',
-  'computer_use_preview',
-  'computer_use',
-  'local_shell',
-  'shell',
-  'apply_patch',
-]);
-
 /** Tools the client runs: what they return comes in the client's next request, counted there. */
 const CLIENT_RUN = new Set([
   'function',
@@ -30,6 +12,15 @@ const CLIENT_RUN = new Set([
   'shell',
   'apply_patch',
 ]);
+
+/**
+ * Tool types that cost nothing beyond tokens: those the client runs, and MCP (the upstream calls
+ * a server the client names). Every other built-in tool — `web_search`, `code_interpreter`,
+ * `image_generation`, and any the gateway has not heard of — may bill per call, and is used only
+ * on a model that prices it.
+ * @see https://platform.openai.com/docs/pricing#built-in-tools
+ */
+const TOKENS_ONLY = new Set([...CLIENT_RUN, 'mcp']);
 
 /**
  * Tools the upstream runs itself within the response (web search, MCP, code interpreter…): what
