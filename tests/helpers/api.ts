@@ -72,3 +72,22 @@ export async function expectBalance(gw: GatewayProcess, key: string, expected: n
   }
   expect(b).toBeCloseTo(expected, digits);
 }
+
+/**
+ * `calls` LLM calls of the account of `key`, each charged `perCallUsd` from a balance that started
+ * at `startUsd`: the settled balance, as many tasks, each with that cost and, when given, those
+ * built-in tool calls in its usage.
+ */
+export async function expectCallsCharged(
+  gw: GatewayProcess,
+  key: string,
+  charged: { startUsd: number; calls: number; perCallUsd: number; builtInToolCalls?: Record<string, number> },
+): Promise<void> {
+  await expectBalance(gw, key, charged.startUsd - charged.calls * charged.perCallUsd);
+  const tasks = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key });
+  expect(tasks.body.data).toHaveLength(charged.calls);
+  for (const task of tasks.body.data) {
+    expect(task.cost).toBeCloseTo(charged.perCallUsd, 12);
+    if (charged.builtInToolCalls) expect(task.output.usage.built_in_tool_calls).toEqual(charged.builtInToolCalls);
+  }
+}

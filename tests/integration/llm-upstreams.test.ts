@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { api, createAccount, expectBalance, uniqueEmail } from '../helpers/api.ts';
+import { api, createAccount, expectCallsCharged, uniqueEmail } from '../helpers/api.ts';
 import {
   FAKE_INPUT_TOKENS,
   FULL_TEXT,
@@ -1065,15 +1065,12 @@ for (const mode of MODES) {
           expect(warnings.map((w: any) => [w.type, w.field])).toEqual([['changed-value', 'tools[0].max_uses']]);
         },
       );
-      const perCall = cost(FAKE_INPUT_TOKENS, TEXT_DELTAS.length) + 2 * SEARCH_USD;
-      const expected = 1 - 2 * perCall;
-      await expectBalance(gw, acct.key, expected);
-      const tasks = await api(gw, 'GET', '/v1/tasks?category=llm&page_size=100', { key: acct.key });
-      expect(tasks.body.data).toHaveLength(2);
-      for (const task of tasks.body.data) {
-        expect(task.cost).toBeCloseTo(perCall, 12);
-        expect(task.output.usage.built_in_tool_calls).toEqual({ web_search: 2 });
-      }
+      await expectCallsCharged(gw, acct.key, {
+        startUsd: 1,
+        calls: 2,
+        perCallUsd: cost(FAKE_INPUT_TOKENS, TEXT_DELTAS.length) + 2 * SEARCH_USD,
+        builtInToolCalls: { web_search: 2 },
+      });
       const ask = (model: string, tools: unknown[]) =>
         api(gw, 'POST', '/v1/messages', {
           key: acct.key,
