@@ -80,7 +80,11 @@ const cases: Array<{ name: string; format: ClientFormat; perEvent: boolean }> = 
 async function oneStream(format: ClientFormat, perEvent: boolean): Promise<number> {
   const decoded = format.decode(clientBody);
   const ctx: EncodeContext = { id: `${format.idPrefix}bench`, model: 'fake/bench', created: 1, decoded };
-  const tap = new OutcomeTap('fake/bench', 3, () => undefined);
+  const tap = new OutcomeTap(
+    'fake/bench',
+    () => 3,
+    () => undefined,
+  );
   const model = { id: 'fake/bench', upstreamModel: 'bench' };
   const first = await awaitFirstEvent(upstream(perEvent), model.id, 60_000);
   const stream = clientStream({ upstream: first, format, ctx, tap, abort: new AbortController() });

@@ -1,8 +1,9 @@
 import type { CanonicalRequest } from '../../translators/canonical/index.ts';
+import type { UncountedInput } from '../../translators/passthrough/index.ts';
+import { estimateInputTokens } from '../llm/input-estimate.ts';
 import { unitsToUsd } from '../accounts/money.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import { type ErrorFamily, LlmError } from '../llm/llm-error.ts';
-import { estimateTokens } from '../llm/pricing.ts';
 import type { Hold } from '../llm/worst-case.ts';
 import type { KeyBudgets } from './key-budgets.ts';
 import { keyBudgetMessage, modelAllowed, modelNotAllowedMessage } from './key-policy.ts';
@@ -31,13 +32,22 @@ export class LlmKeyGate {
       throw new LlmError(family, 'permission_denied', modelNotAllowedMessage(modelId), 'model', 'model_not_allowed');
   }
 
-  /** Takes the call's tokens estimate and worst-case hold from the key; throws the refusal. */
-  async admit(family: ErrorFamily, auth: AuthContext, request: CanonicalRequest, hold: Hold): Promise<KeyTicket> {
+  /**
+   * Takes the call's tokens estimate and worst-case hold from the key; throws the refusal.
+   * `uncounted`: what a passed-through body sends beyond `request`, estimated too.
+   */
+  async admit(
+    family: ErrorFamily,
+    auth: AuthContext,
+    request: CanonicalRequest,
+    hold: Hold,
+    uncounted?: UncountedInput,
+  ): Promise<KeyTicket> {
     const ticket: KeyTicket = { keyId: auth.keyId, holdId: null, tokens: null };
     const policy = auth.policy;
     if (!policy) return ticket;
     if (policy.tpm !== null) {
-      const counted = await this.limits.tokens(auth.keyId, policy.tpm, tokenEstimate(request, hold));
+      const counted = await this.limits.tokens(auth.keyId, policy.tpm, tokenEstimate(request, hold, uncounted));
       if (!counted.ok) {
         const error = new LlmError(
           family,
@@ -95,13 +105,9 @@ export class LlmKeyGate {
 }
 
 /**
- * A call's tokens as counted against `tpm` at admission: its input estimated at four characters a
- * token plus the output it asked for at most (0 when it set no `max_tokens`); settlement puts
- * the real count in its place.
+ * A call's tokens as counted against `tpm` at admission: its input estimate plus the output it
+ * asked for at most (0 when it set no `max_tokens`); settlement puts the real count in its place.
  */
-function tokenEstimate(request: CanonicalRequest, hold: Hold): number {
-  let input = 0;
-  for (const message of request.messages)
-    for (const part of message.content) if (part.type === 'text') input += estimateTokens(part.text);
-  return input + (request.maxTokens === undefined ? 0 : hold.outputTokens);
+function tokenEstimate(request: CanonicalRequest, hold: Hold, uncounted?: UncountedInput): number {
+  return estimateInputTokens(request, uncounted) + (request.maxTokens === undefined ? 0 : hold.outputTokens);
 }

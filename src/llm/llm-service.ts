@@ -28,7 +28,8 @@ import { LlmCallWatch } from '../observability/llm-call-observer.ts';
 import type { ClientFormat, DecodedClientRequest, EncodeContext } from './client-format.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
 import type { StreamOutcome } from './outcome-tap.ts';
-import { estimateTokens, llmCost } from './pricing.ts';
+import { llmCost } from './pricing.ts';
+import { estimateInputTokens } from './input-estimate.ts';
 import { recordableInput } from './record-input.ts';
 import { loadConversation, saveResponse } from './llm-responses.repository.ts';
 import { clientStream, passthroughRulesFor } from './stream-pipeline.ts';
@@ -163,16 +164,12 @@ export class LlmService {
         awaitFirstEvent(await call.served.adapter.stream(args), call.served.model.id, this.idleMs(call)),
       );
       call.idFromUpstream = passthroughRulesFor(format, upstream)?.keepsUpstreamId ?? false;
-      const inputEstimate = call.decoded.request.messages.reduce(
-        (n, m) => n + m.content.reduce((k, p) => k + (p.type === 'text' ? estimateTokens(p.text) : 0), 0),
-        0,
-      );
       /** Passed through: the response object exactly as the client saw it, stored as such. */
       let final: Record<string, unknown> | undefined;
       const tap = new FirstTokenTap(
         call.watch,
         call.served.model.id,
-        inputEstimate,
+        () => estimateInputTokens(call.decoded.request, call.uncounted),
         (outcome) => {
           if (capture) capture.completed = outcome.status === 'completed';
           releaseConnection();
@@ -446,7 +443,9 @@ export class LlmService {
       }
     }
     // The key's own limits first: a call its key refuses never touches the balance.
-    const keyTicket = this.keyGate ? await this.keyGate.admit(format.family, auth, call.decoded.request, hold) : null;
+    const keyTicket = this.keyGate
+      ? await this.keyGate.admit(format.family, auth, call.decoded.request, hold, call.uncounted)
+      : null;
     const result = await this.reservations.reserve(auth.accountId, hold.units);
     if (result.ok) return { reservationId: result.id, keyTicket, heldUsd: unitsToUsd(hold.units) };
     if (keyTicket) this.keyGate?.release(keyTicket);

@@ -32,7 +32,8 @@ export class OutcomeTap {
 
   constructor(
     private readonly model: string,
-    private readonly inputEstimate: number,
+    /** The input's estimate (src/llm/input-estimate.ts), read only when the upstream reported no usage. */
+    private readonly inputEstimate: () => number,
     /** Records the outcome; what it returns (the charge's commit) is awaited before the stream's end moves on. */
     private readonly onOutcome: (outcome: StreamOutcome) => Promise<void> | void,
     private readonly beforeFinish?: (response: CanonicalResponse) => Promise<void>,
@@ -156,7 +157,7 @@ export class OutcomeTap {
         0,
       );
       usage = mergeUsage(usage, {
-        inputTokens: usage.inputTokens || this.inputEstimate,
+        inputTokens: usage.inputTokens || this.inputEstimate(),
         outputTokens: Math.max(usage.outputTokens, produced),
       });
     }

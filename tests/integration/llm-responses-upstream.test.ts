@@ -526,6 +526,27 @@ for (const mode of MODES) {
       expect(await fake.waitFor(marker, 1, 2_000)).toHaveLength(1);
     });
 
+    test("a key's tpm counts what only the upstream reads: a file part is estimated too", async () => {
+      const acct = await createAccount(gw, uniqueEmail('resptpm'), 5);
+      const made = await api(gw, 'POST', '/v1/keys', { key: acct.key, body: { name: 'tpm', tpm: 3_000 } });
+      expect(made.status).toBe(200);
+      const marker = newMarker('tpm');
+      const text = { type: 'input_text', text: `Summarise ${marker}` };
+      const file = { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' };
+      const ask = (content: unknown[]) =>
+        api(gw, 'POST', '/v1/responses', {
+          key: made.body.data.key,
+          body: { model: model('text'), input: [{ role: 'user', content }], max_output_tokens: 100 },
+        });
+      // A file is estimated at 3,000 tokens (src/llm/input-estimate.ts): with the text and the
+      // output asked for, more than the minute's 3,000.
+      const refused = await ask([file, text]);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('key_tpm_exceeded');
+      expect(await fake.waitFor(marker, 1, 300)).toHaveLength(0);
+      expect((await ask([text])).status).toBe(200);
+    });
+
     test("what names the operator's upstream storage is refused, naming the field, before the upstream sees it", async () => {
       const marker = newMarker('storage');
       const text = { type: 'input_text', text: `Look. ${marker}` };

@@ -41,9 +41,13 @@ async function run(
   const decoded = format.decode(clientBody);
   const ctx: EncodeContext = { id: `${format.idPrefix}test`, model: MODEL, created: 1, decoded };
   const outcomes: StreamOutcome[] = [];
-  const tap = new OutcomeTap(MODEL, 3, (outcome) => {
-    outcomes.push(outcome);
-  });
+  const tap = new OutcomeTap(
+    MODEL,
+    () => 3,
+    (outcome) => {
+      outcomes.push(outcome);
+    },
+  );
   const first = await awaitFirstEvent(wire(bytes, split, upstream), MODEL, 5_000);
   const stream = clientStream({ upstream: first, format, ctx, tap, abort: new AbortController() });
   return { text: await new Response(stream).text(), outcomes };
@@ -227,9 +231,13 @@ describe('an upstream event the gateway cannot pass on', () => {
     const decoded = format.decode(body);
     const ctx: EncodeContext = { id: 'chatcmpl-test', model: MODEL, created: 1, decoded };
     const outcomes: StreamOutcome[] = [];
-    const tap = new OutcomeTap(MODEL, 3, (outcome) => {
-      outcomes.push(outcome);
-    });
+    const tap = new OutcomeTap(
+      MODEL,
+      () => 3,
+      (outcome) => {
+        outcomes.push(outcome);
+      },
+    );
     const source = new ReadableStream<StreamEvent>({
       start(c) {
         for (const e of events) c.enqueue(e);
