@@ -1,4 +1,4 @@
-import { InvalidRequestError, type CanonicalResponse } from '../../translators/canonical/index.ts';
+import { InvalidRequestError } from '../../translators/canonical/index.ts';
 import type { LlmAdapter, LlmCall } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import type { Router } from '../routing/router.ts';
@@ -31,7 +31,7 @@ import { serverTimingHeaders } from '../observability/server-timing.ts';
 import { type Call, serve, servedHeaders, watchLabels } from './llm-call.ts';
 import { type PrepareDeps, prepareCall } from './prepare-call.ts';
 import { type HoldDeps, holdCall } from './hold-call.ts';
-import { type EndedBy, type RecordDeps, recordCall } from './record-call.ts';
+import { type RecordDeps, recordCall } from './record-call.ts';
 import { storeResponse } from './store-response.ts';
 
 /** A stream whose upstream sends nothing for this long ends with the format's error event. */
@@ -87,7 +87,7 @@ export class LlmService {
         await storeResponse(this.ctx.db, call, response, answer.json);
         // Billed before answered: a crash after this line cannot lose the charge.
         const settling = performance.now();
-        await this.record(call, 'completed', response);
+        await recordCall(this.deps, call, 'completed', response);
         const timing = call.watch.answered(performance.now() - settling);
         const cost = response.usage ? llmCost(call.served.entry.config.pricing, response.usage) : 0;
         const headers = {
@@ -176,7 +176,7 @@ export class LlmService {
         d.entry.object.id === hit.headers['x-gateway-model'] && d.provider.id === hit.headers['x-gateway-provider'],
     );
     if (servedBy) call.served = serve(this.adapters, servedBy);
-    await this.record(call, 'completed', undefined, undefined, 'cache_hit');
+    await recordCall(this.deps, call, 'completed', undefined, undefined, 'cache_hit');
     return { ttlS, key, hit: cachedResponse(hit) };
   }
 
@@ -226,26 +226,16 @@ export class LlmService {
     if (outcome.status === 'failed') {
       // A stream that broke after its first byte cannot fail over, but it counts against the deployment.
       void this.router.health.failed(call.served.deployment, outcome.message);
-      return this.record(call, 'failed', outcome.response, outcome.message);
+      return recordCall(this.deps, call, 'failed', outcome.response, outcome.message);
     }
-    return this.record(
+    return recordCall(
+      this.deps,
       call,
       'completed',
       outcome.response,
       undefined,
       outcome.status === 'cancelled' ? 'client_disconnected' : undefined,
     );
-  }
-
-  /** Records the call and settles its hold; resolves when both are durably committed. */
-  private record(
-    call: Call,
-    status: 'completed' | 'failed',
-    response: CanonicalResponse | undefined,
-    errorMessage?: string,
-    endedBy?: EndedBy,
-  ): Promise<void> {
-    return recordCall(this.deps, call, status, response, errorMessage, endedBy);
   }
 
   private failure(call: Call, cause: unknown): LlmError {
@@ -259,7 +249,7 @@ export class LlmService {
   private classified(call: Call, err: unknown): LlmError {
     const family = call.format.family;
     if (err instanceof UpstreamError) {
-      void this.record(call, 'failed', undefined, err.message);
+      void recordCall(this.deps, call, 'failed', undefined, err.message);
       return new LlmError(family, kindForStatus(err.status), err.message, null, `upstream_${err.kind}`, err.status);
     }
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
@@ -269,7 +259,7 @@ export class LlmService {
       return err instanceof LlmError ? err : new LlmError(family, 'invalid_request', err.message, err.param ?? null);
     }
     this.ctx.log.error('llm call failed', { model: call.served.model.id, ...errorFields(err) });
-    void this.record(call, 'failed', undefined, (err as Error).message ?? String(err));
+    void recordCall(this.deps, call, 'failed', undefined, (err as Error).message ?? String(err));
     return new LlmError(family, 'internal', 'internal error');
   }
 }
