@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../translators/canonical/index.ts';
+import { type CanonicalResponse, InvalidRequestError } from '../../translators/canonical/index.ts';
 import type { LlmAdapter, LlmCall } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import type { Router } from '../routing/router.ts';
@@ -36,6 +36,9 @@ import { storeResponse } from './store-response.ts';
 
 /** A stream whose upstream sends nothing for this long ends with the format's error event. */
 const DEFAULT_STREAM_IDLE_MS = 60_000;
+
+/** A call that failed after its record was written (`chargedFailure`): nothing more to record or release. */
+class RecordedFailure extends Error {}
 
 /** The call's charge in USD (docs/keys.md): exact on a JSON answer, the held ceiling on a stream. */
 const costHeader = (usd: number): Record<string, string> => ({ 'x-gateway-cost-usd': String(usd) });
@@ -82,9 +85,14 @@ export class LlmService {
       if (!call.decoded.request.stream) {
         const { value } = await this.route(call, signal, (args) => call.served.adapter.generate(args));
         const { response, warnings } = value;
-        const answer = jsonAnswer(call.format, value, call.encode);
-        call.idFromUpstream = answer.idFromUpstream;
-        await storeResponse(this.ctx.db, call, response, answer.json);
+        let answer: ReturnType<typeof jsonAnswer>;
+        try {
+          answer = jsonAnswer(call.format, value, call.encode);
+          call.idFromUpstream = answer.idFromUpstream;
+          await storeResponse(this.ctx.db, call, response, answer.json);
+        } catch (err) {
+          throw await this.chargedFailure(call, response, err);
+        }
         // Billed before answered: a crash after this line cannot lose the charge.
         const settling = performance.now();
         await recordCall(this.deps, call, 'completed', response);
@@ -238,6 +246,21 @@ export class LlmService {
     );
   }
 
+  /**
+   * The upstream answered and the gateway could not finish the answer (encode it, store the
+   * Responses conversation): the call fails, charged for the upstream's work, as a stream that
+   * breaks after its usage came is.
+   */
+  private async chargedFailure(call: Call, response: CanonicalResponse, err: unknown): Promise<RecordedFailure> {
+    const message = (err as Error).message ?? String(err);
+    this.ctx.log.error('llm answer failed after the upstream answered', {
+      model: call.served.model.id,
+      ...errorFields(err),
+    });
+    await recordCall(this.deps, call, 'failed', response, message);
+    return new RecordedFailure(message);
+  }
+
   private failure(call: Call, cause: unknown): LlmError {
     const routed = cause instanceof RouteFailure;
     const err = routed ? cause.cause : cause;
@@ -248,6 +271,7 @@ export class LlmService {
 
   private classified(call: Call, err: unknown): LlmError {
     const family = call.format.family;
+    if (err instanceof RecordedFailure) return new LlmError(family, 'internal', 'internal error');
     if (err instanceof UpstreamError) {
       void recordCall(this.deps, call, 'failed', undefined, err.message);
       return new LlmError(family, kindForStatus(err.status), err.message, null, `upstream_${err.kind}`, err.status);

@@ -157,6 +157,44 @@ describe('LLM money (postgres+redis)', () => {
     expect(Number(dead[0]?.n)).toBe(0);
   });
 
+  test('an answer that cannot be stored fails the call, charged for the upstream’s work, streamed or not', async () => {
+    const { gw, databaseUrl } = await postgresGateway('llmstorefail');
+    const { userId, key } = await createAccount(gw, uniqueEmail('storefail'), 1);
+    // Postgres refuses every stored Responses conversation from now on: the call's record still lands.
+    await queryDatabase(
+      databaseUrl,
+      `create function refuse_stored_response() returns trigger language plpgsql
+       as $$ begin raise exception 'test: llm_responses refuses writes'; end $$`,
+    );
+    await queryDatabase(
+      databaseUrl,
+      'create trigger refuse_stored_response before insert on llm_responses for each row execute function refuse_stored_response()',
+    );
+    const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+    const unstored = await openai.responses.create({ model: 'sandbox/echo', input: 'not stored', store: false });
+    expect(unstored.status).toBe('completed');
+    const err = await openai.responses.create({ model: 'sandbox/echo', input: 'a stored answer' }).catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(500);
+    const types: string[] = [];
+    const streamed = await openai.responses.create({ model: 'sandbox/echo', input: 'a stored stream', stream: true });
+    await (async () => {
+      for await (const event of streamed) types.push(event.type);
+    })().catch(() => types.push('(thrown)'));
+    expect(types).not.toContain('response.completed');
+    expect(types.some((t) => t === 'error' || t === '(thrown)')).toBe(true);
+    const rows = await queryDatabase<{ status: string; cost_usd: string }>(
+      databaseUrl,
+      "select status, cost_usd from tasks where account_id = $1 and category = 'llm' order by created_at",
+      [userId],
+    );
+    expect(rows.map((r) => r.status)).toEqual(['completed', 'failed', 'failed']);
+    for (const row of rows) expect(Number(row.cost_usd)).toBeGreaterThan(0);
+    const m = await ledgerAndBalance(databaseUrl, userId);
+    expect(m.balanceText).toBe(m.ledgerText);
+    expect(m.balance).toBeLessThan(1);
+  });
+
   test('kill -9 under load: every call the client received in full has its record and charge after restart', async () => {
     const { gw, databaseUrl, env } = await postgresGateway('llmkill9');
     const { userId, key } = await createAccount(gw, uniqueEmail('kill9'), 100);
