@@ -1,5 +1,6 @@
 import type { EmbeddingInput } from '../../translators/embeddings/index.ts';
 import type { ModelConfig } from '../config/gateway-config.ts';
+import { estimateTokens } from '../llm/pricing.ts';
 import { holdUnits } from '../llm/worst-case.ts';
 
 /**
@@ -18,4 +19,14 @@ export function worstCaseEmbeddingTokens(inputs: EmbeddingInput[]): number {
 export function embeddingHold(inputs: EmbeddingInput[], model: ModelConfig): { units: bigint; inputTokens: number } {
   const inputTokens = worstCaseEmbeddingTokens(inputs);
   return { units: holdUnits(inputTokens, 0, model), inputTokens };
+}
+
+/**
+ * The call's input tokens as a key's `tpm` counts them at admission: a text at four characters a
+ * token, a token array its length; the upstream's count replaces it at settlement.
+ */
+export function estimateEmbeddingTokens(inputs: EmbeddingInput[]): number {
+  let tokens = 0;
+  for (const input of inputs) tokens += input.type === 'text' ? estimateTokens(input.text) : input.tokens.length;
+  return tokens;
 }

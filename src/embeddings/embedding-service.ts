@@ -21,7 +21,8 @@ import { warningHeaders } from '../llm/warning-headers.ts';
 import { observationOf } from '../observability/http-observer.ts';
 import { serverTimingHeaders } from '../observability/server-timing.ts';
 import { errorFields } from '../ops/logger.ts';
-import { embeddingHold } from './embedding-hold.ts';
+import { embeddingHold, estimateEmbeddingTokens } from './embedding-hold.ts';
+import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { recordableEmbeddingInput } from './embedding-record.ts';
 
 interface Call {
@@ -31,6 +32,8 @@ interface Call {
   auth: AuthContext;
   startedAt: Date;
   reservationId: string;
+  /** What the call took from its API key (budget hold, tpm estimate): src/keys/llm-key-gate.ts. */
+  keyTicket: KeyTicket | null;
 }
 
 const invalid = (message: string, param: string | null, code: string | null = null) =>
@@ -48,6 +51,8 @@ export class EmbeddingService {
     private readonly adapters: ReadonlyMap<string, EmbeddingAdapter>,
     private readonly recorder: UsageRecorder,
     private readonly reservations: BalanceReservations,
+    /** The API key's limits (docs/keys.md): allow-list, budget, tpm. */
+    private readonly keyGate?: LlmKeyGate,
     private readonly counter: TokenCounter = defaultTokenCounter,
   ) {
     // An embedding model no provider can serve is a configuration error, found at start.
@@ -60,8 +65,9 @@ export class EmbeddingService {
 
   async handle(body: unknown, auth: AuthContext, request: Request): Promise<Response> {
     const { decoded, warnings, entry, adapter, model } = this.prepare(body);
-    const reservationId = await this.reserve(decoded, entry, auth);
-    const call: Call = { decoded, entry, model, auth, startedAt: new Date(), reservationId };
+    this.keyGate?.checkModel('openai', auth, model.id);
+    const { reservationId, keyTicket } = await this.reserve(decoded, entry, auth);
+    const call: Call = { decoded, entry, model, auth, startedAt: new Date(), reservationId, keyTicket };
     let result: Awaited<ReturnType<EmbeddingAdapter['embed']>>;
     const upstreamStarted = performance.now();
     try {
@@ -111,11 +117,27 @@ export class EmbeddingService {
     return { decoded, warnings: translated.warnings, entry, adapter, model };
   }
 
-  /** Holds the call's worst case against the spendable balance; refused → 402. */
-  private async reserve(decoded: DecodedEmbeddingRequest, entry: CatalogEntry, auth: AuthContext): Promise<string> {
+  /**
+   * Takes the call's tokens estimate and worst-case hold from its key, then holds the worst case
+   * against the spendable balance; refused → 402 (429 over the key's tpm).
+   */
+  private async reserve(
+    decoded: DecodedEmbeddingRequest,
+    entry: CatalogEntry,
+    auth: AuthContext,
+  ): Promise<{ reservationId: string; keyTicket: KeyTicket | null }> {
     const hold = embeddingHold(decoded.request.inputs, entry.config);
+    const keyTicket = this.keyGate
+      ? await this.keyGate.admitTokens(
+          'openai',
+          auth,
+          () => estimateEmbeddingTokens(decoded.request.inputs),
+          hold.units,
+        )
+      : null;
     const result = await this.reservations.reserve(auth.accountId, hold.units);
-    if (result.ok) return result.id;
+    if (result.ok) return { reservationId: result.id, keyTicket };
+    if (keyTicket) this.keyGate?.release(keyTicket);
     throw new LlmError(
       'openai',
       'insufficient_balance',
@@ -141,7 +163,7 @@ export class EmbeddingService {
     inputTokens: number,
     errorMessage?: string,
   ): Promise<void> {
-    return this.recorder.record({
+    const recorded = this.recorder.record({
       taskId: crypto.randomUUID(),
       accountId: call.auth.accountId,
       model: call.model.id,
@@ -163,7 +185,13 @@ export class EmbeddingService {
         : 0,
       createdAt: call.startedAt,
       reservationId: call.reservationId,
+      keyId: call.auth.keyId,
+      keyHoldId: call.keyTicket?.holdId ?? undefined,
     });
+    const ticket = call.keyTicket;
+    // The key's tpm is corrected off the answer's path.
+    if (ticket) void recorded.then(() => this.keyGate?.settled(ticket, response ? inputTokens : 0));
+    return recorded;
   }
 
   private failure(call: Call, err: unknown): LlmError {
@@ -173,6 +201,7 @@ export class EmbeddingService {
     }
     if (err instanceof InvalidRequestError || err instanceof LlmError) {
       this.reservations.release(call.reservationId);
+      if (call.keyTicket) this.keyGate?.release(call.keyTicket);
       return err instanceof LlmError ? err : invalid(err.message, err.param ?? null);
     }
     this.ctx.log.error('embeddings call failed', { model: call.model.id, ...errorFields(err) });

@@ -17,7 +17,7 @@ export interface KeyTicket {
 }
 
 /**
- * A key's limits on the LLM endpoints (docs/keys.md), in the client format's own error shape:
+ * A key's limits on the LLM and embeddings endpoints (docs/keys.md), in the client format's own error shape:
  * the model allow-list (403 `model_not_allowed`), the budget (402 `key_budget_exceeded`, held
  * like the balance: worst case at admission, real charge at settlement) and `tpm` (429).
  */
@@ -33,21 +33,34 @@ export class LlmKeyGate {
   }
 
   /**
-   * Takes the call's tokens estimate and worst-case hold from the key; throws the refusal.
-   * `uncounted`: what a passed-through body sends beyond `request`, estimated too.
+   * An LLM call's admission: its tokens estimate and worst-case hold taken from the key; throws
+   * the refusal. `uncounted`: what a passed-through body sends beyond `request`, estimated too.
    */
-  async admit(
+  admit(
     family: ErrorFamily,
     auth: AuthContext,
     request: CanonicalRequest,
     hold: Hold,
     uncounted?: UncountedInput,
   ): Promise<KeyTicket> {
+    return this.admitTokens(family, auth, () => tokenEstimate(request, hold, uncounted), hold.units);
+  }
+
+  /**
+   * Any metered call's admission (an LLM or embeddings call): `tokens` (read only when the key
+   * has a `tpm`) counted against the key's minute, `holdUnits` held on its budget.
+   */
+  async admitTokens(
+    family: ErrorFamily,
+    auth: AuthContext,
+    tokens: () => number,
+    holdUnits: bigint,
+  ): Promise<KeyTicket> {
     const ticket: KeyTicket = { keyId: auth.keyId, holdId: null, tokens: null };
     const policy = auth.policy;
     if (!policy) return ticket;
     if (policy.tpm !== null) {
-      const counted = await this.limits.tokens(auth.keyId, policy.tpm, tokenEstimate(request, hold, uncounted));
+      const counted = await this.limits.tokens(auth.keyId, policy.tpm, tokens());
       if (!counted.ok) {
         const error = new LlmError(
           family,
@@ -62,7 +75,7 @@ export class LlmKeyGate {
       ticket.tokens = counted.ticket;
     }
     if (policy.budgeted) {
-      const held = await this.budgets.reserve(auth.keyId, hold.units).catch((err: unknown) => {
+      const held = await this.budgets.reserve(auth.keyId, holdUnits).catch((err: unknown) => {
         this.release(ticket);
         throw err;
       });
@@ -71,7 +84,7 @@ export class LlmKeyGate {
         throw new LlmError(
           family,
           'insufficient_balance',
-          `${keyBudgetMessage} (it can still spend $${unitsToUsd(held.availableUnits)}; this call may cost up to $${unitsToUsd(hold.units)})`,
+          `${keyBudgetMessage} (it can still spend $${unitsToUsd(held.availableUnits)}; this call may cost up to $${unitsToUsd(holdUnits)})`,
           null,
           'key_budget_exceeded',
         );

@@ -3,6 +3,8 @@ import { InvalidRequestError } from '../../translators/canonical/index.ts';
 import type { LlmAdapter, ModelRef } from '../../providers/types.ts';
 import { UpstreamError } from '../../providers/shared/upstream-error.ts';
 import type { AppContext } from '../app/context.ts';
+import type { AuthContext } from '../auth/key-cache.ts';
+import type { LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { errorFields } from '../ops/logger.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
 import { defaultTokenCounter, type TokenCounter } from './token-counter.ts';
@@ -23,10 +25,12 @@ export class TokenCountService {
   constructor(
     private readonly ctx: Pick<AppContext, 'catalog' | 'log'>,
     private readonly adapters: ReadonlyMap<string, LlmAdapter>,
+    /** The API key's model allow-list (docs/keys.md): a key kept to some models counts only for them. */
+    private readonly keyGate?: LlmKeyGate,
     private readonly counter: TokenCounter = defaultTokenCounter,
   ) {}
 
-  async handle(body: unknown, request: Request): Promise<Response> {
+  async handle(body: unknown, auth: AuthContext, request: Request): Promise<Response> {
     // Toward an Anthropic upstream the client's own body is counted: the gateway reads it as a
     // passed-through Messages body is read (anthropic-canonical-view.ts), and sends it as written.
     const passes = isRecord(body) && this.anthropicUpstream(body.model);
@@ -46,6 +50,7 @@ export class TokenCountService {
         'model',
         'model_not_supported',
       );
+    this.keyGate?.checkModel('anthropic', auth, entry.object.id);
     const adapter = this.adapters.get(entry.provider.id);
     const model: ModelRef = {
       id: entry.object.id,

@@ -11,5 +11,5 @@ import { llmAuthErrors } from './llm.routes.ts';
 export function countTokensRoutes(ctx: AppContext, service: TokenCountService) {
   return new Elysia({ name: 'count-tokens', prefix: '/v1' })
     .use(authPlugin(ctx, { errors: llmAuthErrors('anthropic'), allowXApiKey: true }))
-    .post('/messages/count_tokens', ({ body, request }) => service.handle(body, request));
+    .post('/messages/count_tokens', ({ auth, body, request }) => service.handle(body, auth, request));
 }

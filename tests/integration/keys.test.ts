@@ -213,6 +213,61 @@ for (const mode of MODES) {
       expect(created.status).toBe(200);
     });
 
+    test('embeddings and count_tokens keep to the key: allow-list, budget, tpm, key_id on the records', async () => {
+      const acct = await createAccount(gw, uniqueEmail('keys-embed'), 10);
+      const chatOnly = await createKey(gw, acct.key, { name: 'chat only', models: ['sandbox/echo'] });
+      const denied = await new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: chatOnly.key, maxRetries: 0 }).embeddings
+        .create({ model: 'sandbox/embed', input: 'hello' })
+        .catch((e: unknown) => e);
+      expect(denied).toBeInstanceOf(OpenAI.PermissionDeniedError);
+      expect((denied as InstanceType<typeof OpenAI.PermissionDeniedError>).code).toBe('model_not_allowed');
+      const imagesOnly = await createKey(gw, acct.key, { name: 'images only', models: ['sandbox/image'] });
+      const uncounted = await new Anthropic({ baseURL: gw.url, apiKey: imagesOnly.key, maxRetries: 0 }).messages
+        .countTokens({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e: unknown) => e);
+      expect(uncounted).toBeInstanceOf(Anthropic.PermissionDeniedError);
+      const counted = await new Anthropic({
+        baseURL: gw.url,
+        apiKey: chatOnly.key,
+        maxRetries: 0,
+      }).messages.countTokens({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] });
+      expect(counted.input_tokens).toBeGreaterThan(0);
+
+      // sandbox/embed: $0.02 per million tokens. 2,000 characters hold their 2,001 bytes ($0.00004)
+      // and cost their 400 words: two calls fit $0.00005, the third does not.
+      const budget = 0.00005;
+      const budgeted = await createKey(gw, acct.key, { name: 'embed budget', budget_usd: budget });
+      const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: budgeted.key, maxRetries: 0 });
+      const input = 'word '.repeat(400);
+      let ok = 0;
+      let refused: unknown;
+      for (let i = 0; i < 10 && !refused; i++)
+        await openai.embeddings.create({ model: 'sandbox/embed', input }).then(
+          () => ok++,
+          (e: unknown) => {
+            refused = e;
+          },
+        );
+      expect(ok).toBeGreaterThan(0);
+      expect(refused).toBeInstanceOf(OpenAI.APIError);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('key_budget_exceeded');
+      const key = (await listKeys(gw, acct.key)).find((x) => x.id === budgeted.id);
+      const records = await api(gw, 'GET', `/v1/tasks?key_id=${budgeted.id}&category=embedding`, { key: acct.key });
+      const items = records.body.data as Array<{ cost: number }>;
+      expect(items).toHaveLength(ok);
+      expect(units(key?.spend_usd as number)).toBe(items.reduce((n, t) => n + units(t.cost), 0));
+      expect(units(key?.spend_usd as number)).toBeLessThanOrEqual(units(budget));
+
+      // 2,000 characters are about 500 tokens: over a tpm of 100.
+      const slow = await createKey(gw, acct.key, { name: 'embed tpm', tpm: 100 });
+      const limited = await new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: slow.key, maxRetries: 0 }).embeddings
+        .create({ model: 'sandbox/embed', input })
+        .catch((e: unknown) => e);
+      expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+      expect((limited as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('key_tpm_exceeded');
+    });
+
     test('an expired key is refused', async () => {
       const acct = await createAccount(gw, uniqueEmail('keys-expiry'));
       const soon = await createKey(gw, acct.key, { name: 'soon', expires_at: Math.ceil(Date.now() / 1000) + 2 });
