@@ -46,11 +46,13 @@ export async function prepareCall(
   const entry = llmEntry(deps, format, decoded.request.model);
   deps.keyGate?.checkModel(format.family, auth, entry.object.id);
   let plan: Deployment[];
+  const fallbacks = request.headers.get('x-gateway-fallbacks');
   try {
-    plan = deps.router.plan(entry, request.headers.get('x-gateway-fallbacks'));
+    plan = deps.router.plan(entry, fallbacks);
   } catch (err) {
     throw err instanceof RoutingHeaderError ? new LlmError(format.family, 'invalid_request', err.message) : err;
   }
+  if (deps.keyGate) plan = deps.keyGate.allowedPlan(format.family, auth, plan, fallbacks !== null);
   const first = plan[0];
   if (!first || !deps.adapters.has(first.provider.id))
     throw new LlmError(format.family, 'invalid_request', `The model '${entry.object.id}' has no LLM adapter`, 'model');

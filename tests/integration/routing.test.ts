@@ -144,6 +144,7 @@ function writeConfig(dir: string, up: Record<'a' | 'b' | 'c' | 'd', SwitchableUp
       model('pa/lonely', cheap),
       model('pa/idle', cheap),
       model('pa/cached', cheap, { fallbacks: ['pc/dear'] }),
+      model('pa/kept', cheap, { fallbacks: ['pc/dear'] }),
       model('pc/dear', dear),
       model('pd/other', cheap),
     ],
@@ -252,6 +253,40 @@ for (const mode of MODES) {
       });
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('x-gateway-fallbacks');
+    });
+
+    test("a key's allow-list bounds the plan: fallbacks it may not use are left out, and one named in the header is refused", async () => {
+      reset();
+      up.a.behaviour = 500;
+      const acct = await createAccount(gw, uniqueEmail('routing-kept'), 10);
+      const made = await api(gw, 'POST', '/v1/keys', {
+        key: acct.key,
+        body: { name: 'kept', models: ['pa/kept', 'pd/other'] },
+      });
+      expect(made.status).toBe(200);
+      const kept = made.body.data.key as string;
+      const call = (apiKey: string, headers: Record<string, string> = {}) =>
+        fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ model: 'pa/kept', messages: [{ role: 'user', content: 'x' }] }),
+        });
+      const dearBefore = up.c.count('dear');
+      // The configured fallback (pc/dear) is not this key's: its plan is pa/kept alone.
+      const alone = await call(kept);
+      expect(alone.status).toBe(502);
+      expect(alone.headers.get('x-gateway-attempts')).toBe('1');
+      const named = await call(kept, { 'x-gateway-fallbacks': 'pc/dear' });
+      expect(named.status).toBe(403);
+      const body = (await named.json()) as { error: { code: string; message: string; param: string } };
+      expect(body.error.code).toBe('model_not_allowed');
+      expect(body.error.param).toBe('x-gateway-fallbacks');
+      expect(up.c.count('dear')).toBe(dearBefore);
+      // A fallback the key may use is served; the account's unrestricted key falls back as configured.
+      const other = await ask(gw, kept, 'chat', 'pa/kept', false, { 'x-gateway-fallbacks': 'pd/other' });
+      expect(other.headers.get('x-gateway-model')).toBe('pd/other');
+      const open = await ask(gw, key, 'chat', 'pa/kept', false);
+      expect(open.headers.get('x-gateway-model')).toBe('pc/dear');
     });
 
     test('client errors from the upstream are returned, never failed over', async () => {
