@@ -10,12 +10,19 @@ export interface RouteAttempt {
 
 /**
  * Locks a processing task this instance holds, for a fallback decision: its current model and
- * charge and the models tried so far. Undefined when it finished or was taken over meanwhile.
+ * charge, the models tried so far, and the models its API key may use (null: any). Undefined when
+ * it finished or was taken over meanwhile.
  */
 export async function lockForFallback(trx: DbOrTrx, taskId: string, owner: string) {
   const row = await trx
     .selectFrom('tasks')
-    .select(['model', 'provider', 'cost_usd', 'route_attempts'])
+    .select((eb) => [
+      'model',
+      'provider',
+      'cost_usd',
+      'route_attempts',
+      eb.selectFrom('api_keys').select('api_keys.models').whereRef('api_keys.id', '=', 'tasks.key_id').as('key_models'),
+    ])
     .where('id', '=', taskId)
     .where('status', '=', 'processing')
     .where('lease_owner', '=', owner)
@@ -23,7 +30,8 @@ export async function lockForFallback(trx: DbOrTrx, taskId: string, owner: strin
     .executeTakeFirst();
   if (!row) return undefined;
   const attempts = Array.isArray(row.route_attempts) ? (row.route_attempts as RouteAttempt[]) : [];
-  return { model: row.model, provider: row.provider, costUsd: String(row.cost_usd), attempts };
+  const keyModels = Array.isArray(row.key_models) ? (row.key_models as string[]) : null;
+  return { model: row.model, provider: row.provider, costUsd: String(row.cost_usd), attempts, keyModels };
 }
 
 /**

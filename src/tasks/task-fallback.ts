@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { refundKeySpend } from '../keys/api-keys.repository.ts';
+import { modelAllowed } from '../keys/key-policy.ts';
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
 import { fromUnits, toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
@@ -14,8 +15,8 @@ export type FallbackOutcome = { switched: true; model: string; moneyMoved: boole
  * A media task whose upstream refused the job or failed it moves to the next model of the
  * requested model's `fallbacks` (docs/routing.md), in one transaction: the attempt is listed on
  * the record, the task is re-priced to the new model (the difference charged or refunded in the
- * ledger) and starts afresh. A fallback whose schema refuses the input, or whose higher price the
- * balance cannot cover, is listed as tried and skipped. With none left the caller fails the task.
+ * ledger) and starts afresh. A fallback whose schema refuses the input, whose higher price the
+ * balance cannot cover, or that the task's API key may not use, is listed as tried and skipped. With none left the caller fails the task.
  */
 export function fallBack(
   db: Db,
@@ -39,6 +40,10 @@ export function fallBack(
       if (tried.has(id) || !next) continue;
       tried.add(id);
       const provider = next.entry.provider.id;
+      if (!modelAllowed(row.keyModels, id)) {
+        attempts.push({ model: id, provider, error: 'not a model the API key that created the task may use' });
+        continue;
+      }
       const parsed = v.safeParse(next.media.schema, task.input);
       if (!parsed.success) {
         attempts.push({ model: id, provider, error: `input not valid: ${formatIssues(parsed.issues)}` });

@@ -82,6 +82,25 @@ for (const mode of MODES) {
       expect(await balance(gw, key)).toBeCloseTo(1 - OAI_PER_IMAGE, 10);
     });
 
+    test("a key kept to some models never falls back to another: the task fails, refunded, the fallback listed as not the key's", async () => {
+      const { key } = await createAccount(gw, uniqueEmail('media-kept'), 1);
+      const made = await api(gw, 'POST', '/v1/keys', { key, body: { name: 'sandbox only', models: ['sandbox'] } });
+      expect(made.status).toBe(200);
+      const res = await api(gw, 'POST', '/v1/tasks', {
+        key: made.body.data.key,
+        body: { model: 'sandbox/image', input: { prompt: 'a fox [fb-kept]', fail: true, delay_ms: 0 } },
+      });
+      expect(res.status).toBe(200);
+      const task = await settle(gw, key, res.body.data.task_id);
+      expect(task.status).toBe('failed');
+      expect(task.attempts).toEqual([
+        { model: 'sandbox/image', provider: 'sandbox', error: 'sandbox: simulated failure' },
+        { model: 'oai/gpt-image-1', provider: 'oai', error: 'not a model the API key that created the task may use' },
+      ]);
+      expect(fake.find('[fb-kept]')).toHaveLength(0);
+      expect(await balance(gw, key)).toBeCloseTo(1, 10);
+    });
+
     test('a refused submission falls back to a cheaper model: the difference is refunded', async () => {
       const { key } = await createAccount(gw, uniqueEmail('media-fb'), 1);
       const res = await api(gw, 'POST', '/v1/tasks', {
