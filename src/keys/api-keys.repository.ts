@@ -4,7 +4,7 @@ import type { DbOrTrx } from '../db/database.ts';
 import type { BudgetPeriod } from '../db/tables/api-keys.table.ts';
 import { fromUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
 import type { KeyPolicy } from './key-policy.ts';
-import { currentPeriodStart, spendNow } from './key-period.repository.ts';
+import { addSpend, currentPeriodStart, spendNow } from './key-period.repository.ts';
 
 /** A key's settings as stored (amounts exact). */
 export interface KeySettings {
@@ -262,4 +262,15 @@ export async function refundKeySpend(trx: DbOrTrx, taskId: string, amount: UsdUn
       and (k.budget_period is null or (k.period_start = ${currentPeriodStart(sql.ref('k.budget_period'))} and t.created_at >= k.period_start))`.execute(
     trx,
   );
+}
+
+/**
+ * Adds `amount` to the key's spend in its current period (rolled over first). In the caller's
+ * transaction, after it locked the account and then the key (`lockKeyBudgets`) and checked the room.
+ */
+export async function addKeySpend(trx: DbOrTrx, keyId: number, amount: UsdUnits): Promise<void> {
+  if (amount <= 0n) return;
+  const spend = addSpend('k', sql`${fromUnits(amount)}::numeric`);
+  await sql`update api_keys as k set spend_usd = ${spend.spend_usd}, period_start = ${spend.period_start}
+    where k.id = ${keyId}`.execute(trx);
 }

@@ -10,7 +10,7 @@ export interface RouteAttempt {
 
 /**
  * Locks a processing task this instance holds, for a fallback decision: its current model and
- * charge, the models tried so far, and the models its API key may use (null: any). Undefined when
+ * charge, the models tried so far, its API key and the models that key may use (null: any). Undefined when
  * it finished or was taken over meanwhile.
  */
 export async function lockForFallback(trx: DbOrTrx, taskId: string, owner: string) {
@@ -21,6 +21,7 @@ export async function lockForFallback(trx: DbOrTrx, taskId: string, owner: strin
       'provider',
       'cost_usd',
       'route_attempts',
+      'key_id',
       eb.selectFrom('api_keys').select('api_keys.models').whereRef('api_keys.id', '=', 'tasks.key_id').as('key_models'),
     ])
     .where('id', '=', taskId)
@@ -31,7 +32,14 @@ export async function lockForFallback(trx: DbOrTrx, taskId: string, owner: strin
   if (!row) return undefined;
   const attempts = Array.isArray(row.route_attempts) ? (row.route_attempts as RouteAttempt[]) : [];
   const keyModels = Array.isArray(row.key_models) ? (row.key_models as string[]) : null;
-  return { model: row.model, provider: row.provider, costUsd: String(row.cost_usd), attempts, keyModels };
+  return {
+    model: row.model,
+    provider: row.provider,
+    costUsd: String(row.cost_usd),
+    attempts,
+    keyId: row.key_id,
+    keyModels,
+  };
 }
 
 /**

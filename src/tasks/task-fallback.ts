@@ -1,9 +1,11 @@
 import * as v from 'valibot';
-import { refundKeySpend } from '../keys/api-keys.repository.ts';
+import { addKeySpend, refundKeySpend } from '../keys/api-keys.repository.ts';
+import { lockKeyBudgets } from '../keys/key-holds.repository.ts';
+import { lockSpendable } from '../accounts/llm-reservations.repository.ts';
 import { modelAllowed } from '../keys/key-policy.ts';
 import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
-import { fromUnits, toUnits } from '../accounts/money.ts';
-import type { Db } from '../db/database.ts';
+import { fromUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
+import type { Db, DbOrTrx } from '../db/database.ts';
 import { formatIssues } from '../http/validation.ts';
 import type { MediaRegistry } from './media-registry.ts';
 import { lockForFallback, type RouteAttempt, saveRouteAttempts, switchTaskModel } from './task-fallback.repository.ts';
@@ -15,8 +17,9 @@ export type FallbackOutcome = { switched: true; model: string; moneyMoved: boole
  * A media task whose upstream refused the job or failed it moves to the next model of the
  * requested model's `fallbacks` (docs/routing.md), in one transaction: the attempt is listed on
  * the record, the task is re-priced to the new model (the difference charged or refunded in the
- * ledger) and starts afresh. A fallback whose schema refuses the input, whose higher price the
- * balance cannot cover, or that the task's API key may not use, is listed as tried and skipped. With none left the caller fails the task.
+ * ledger, and in the key's spend) and starts afresh. A fallback whose schema refuses the input,
+ * whose higher price the balance or the key's budget cannot cover, or that the task's API key may
+ * not use, is listed as tried and skipped. With none left the caller fails the task.
  */
 export function fallBack(
   db: Db,
@@ -51,6 +54,10 @@ export function fallBack(
       }
       const price = toUnits(next.media.price(parsed.output));
       const difference = price - charged;
+      if (difference > 0n && row.keyId !== null && !(await keyCovers(trx, task.account_id, row.keyId, difference))) {
+        attempts.push({ model: id, provider, error: "the API key's budget does not cover this model" });
+        continue;
+      }
       if (difference !== 0n) {
         const moved = await applyLedgerMovement(trx, {
           accountId: task.account_id,
@@ -64,9 +71,10 @@ export function fallBack(
           attempts.push({ model: id, provider, error: 'the balance does not cover this model' });
           continue;
         }
-        // A cheaper fallback gives the difference back to the key's spend as well; a dearer one is
-        // the operator's routing choice and is not held against the key's budget.
+        // The key's spend follows the account's charge: a cheaper fallback gives the difference
+        // back, a dearer one adds it (its room was checked above).
         if (difference < 0n) await refundKeySpend(trx, task.id, -difference);
+        else if (row.keyId !== null) await addKeySpend(trx, row.keyId, difference);
       }
       await switchTaskModel(trx, task.id, { model: id, provider, costUsd: fromUnits(price), attempts });
       return { switched: true, model: id, moneyMoved: difference !== 0n };
@@ -74,4 +82,14 @@ export function fallBack(
     await saveRouteAttempts(trx, task.id, attempts);
     return { switched: false };
   });
+}
+
+/**
+ * Whether the key's budget has room for a dearer fallback's difference (a key without a budget
+ * always has). Locks the account, then the key: the lock order of every money writer.
+ */
+async function keyCovers(trx: DbOrTrx, accountId: number, keyId: number, difference: UsdUnits): Promise<boolean> {
+  await lockSpendable(trx, [accountId]);
+  const available = (await lockKeyBudgets(trx, [keyId])).get(keyId);
+  return available === null || available === undefined || available >= difference;
 }

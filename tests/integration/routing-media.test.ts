@@ -101,6 +101,40 @@ for (const mode of MODES) {
       expect(await balance(gw, key)).toBeCloseTo(1, 10);
     });
 
+    test("a dearer fallback counts against the key's budget: taken when it has room, skipped when not", async () => {
+      const { key } = await createAccount(gw, uniqueEmail('media-budget'), 1);
+      const spendOf = async (id: number) =>
+        ((await api(gw, 'GET', '/v1/keys', { key })).body.data as Array<{ id: number; spend_usd: number }>).find(
+          (k) => k.id === id,
+        )?.spend_usd;
+      const run = async (budget: number, marker: string) => {
+        const made = await api(gw, 'POST', '/v1/keys', { key, body: { name: `budget ${budget}`, budget_usd: budget } });
+        expect(made.status).toBe(200);
+        const res = await api(gw, 'POST', '/v1/tasks', {
+          key: made.body.data.key,
+          body: { model: 'sandbox/image', input: { prompt: `a fox ${marker}`, fail: true, delay_ms: 0 } },
+        });
+        expect(res.status).toBe(200);
+        return { task: await settle(gw, key, res.body.data.task_id), spend: await spendOf(made.body.data.id) };
+      };
+      // $0.05 holds the sandbox's $0.01 and the $0.03 more the fallback costs.
+      const roomy = await run(0.05, '[fb-roomy]');
+      expect(roomy.task.status).toBe('completed');
+      expect(roomy.task.model).toBe('oai/gpt-image-1');
+      expect(roomy.spend).toBeCloseTo(OAI_PER_IMAGE, 10);
+      // $0.02 does not: the fallback is skipped and the task refunded, on the account and the key.
+      const tight = await run(0.02, '[fb-tight]');
+      expect(tight.task.status).toBe('failed');
+      expect(tight.task.attempts[1]).toEqual({
+        model: 'oai/gpt-image-1',
+        provider: 'oai',
+        error: "the API key's budget does not cover this model",
+      });
+      expect(fake.find('[fb-tight]')).toHaveLength(0);
+      expect(tight.spend).toBe(0);
+      expect(await balance(gw, key)).toBeCloseTo(1 - OAI_PER_IMAGE, 10);
+    });
+
     test('a refused submission falls back to a cheaper model: the difference is refunded', async () => {
       const { key } = await createAccount(gw, uniqueEmail('media-fb'), 1);
       const res = await api(gw, 'POST', '/v1/tasks', {
