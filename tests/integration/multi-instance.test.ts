@@ -22,7 +22,9 @@ describe('two instances sharing Postgres and Redis', () => {
     running.push(a, b);
     const migrations = await queryDatabase<{ name: string }>(databaseUrl, 'select name from kysely_migration');
     expect(migrations.map((m) => m.name)).toEqual(Object.keys(MIGRATIONS));
-    // Exactly one of the two printed the first account's key.
+    // Exactly one of the two printed the first account's key. It is printed just after the
+    // instance starts answering, so /healthz can answer before the line is read: wait for it.
+    for (let waited = 0; !a.firstKey() && !b.firstKey() && waited < 5_000; waited += 20) await Bun.sleep(20);
     expect([a.firstKey(), b.firstKey()].filter(Boolean)).toHaveLength(1);
 
     const acct = await createAccount(a, uniqueEmail('multi'));
