@@ -5,7 +5,7 @@
  * runs its HTTP on a thread of its own and hands each chunk to the JavaScript thread; a socket
  * opened with `Bun.connect` delivers its data on the JavaScript thread directly. The difference
  * is what an upstream client of the gateway's own could save per upstream event. The gateway's
- * own client (providers/shared/http1, `UPSTREAM_HTTP_CLIENT=socket`) is read the same way, as a
+ * own client (providers/common/http1, `UPSTREAM_HTTP_CLIENT=socket`) is read the same way, as a
  * `Response` body, to show how much of that saving it keeps; with `--libraries`, undici's `Pool`
  * and `node:http` with a keep-alive agent too, the library alternatives.
  *
@@ -20,7 +20,7 @@
 import http from 'node:http';
 import type { Socket } from 'bun';
 import { numberArg } from './lib/cli-args.ts';
-import { http1Fetch } from '../providers/shared/http1/http1-fetch.ts';
+import { http1Fetch } from '../providers/common/http1/http1-fetch.ts';
 
 const STREAMS = numberArg('--streams', 800);
 const EVENTS = numberArg('--events', 20);

@@ -20,7 +20,7 @@
  * socket's own buffers, `fetch`'s) are not counted.
  */
 import { resolve } from 'node:path';
-import { http1Fetch } from '../providers/shared/http1/http1-fetch.ts';
+import { http1Fetch } from '../providers/common/http1/http1-fetch.ts';
 import { numberArg, stringArg } from './lib/cli-args.ts';
 import { heapAllocated } from './lib/gc-log.ts';
 import { spawnPortPrinter } from './lib/spawn-port-printer.ts';

@@ -7,7 +7,7 @@
  *
  *   bun run bench/observability.ts [--calls 20000]
  */
-import { observeAttempt } from '../providers/shared/upstream-observer.ts';
+import { observeAttempt } from '../providers/common/upstream-observer.ts';
 import type { CanonicalResponse } from '../translators/canonical/index.ts';
 import { beginRequest, endRequest, inRequestScope, withRequestId } from '../src/observability/http-observer.ts';
 import { LlmCallWatch } from '../src/observability/llm-call-observer.ts';

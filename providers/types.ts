@@ -7,7 +7,7 @@ import type {
   TranslationWarning,
 } from '../translators/canonical/index.ts';
 import type { CanonicalEmbeddingRequest, CanonicalEmbeddingResponse } from '../translators/embeddings/index.ts';
-import type { ProviderResources } from './shared/resources.ts';
+import type { ProviderResources } from './common/resources.ts';
 
 /** What a provider is told about the model being called. */
 export interface ModelRef {

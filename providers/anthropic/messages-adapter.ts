@@ -5,12 +5,12 @@ import {
   encodeAnthropicRequest,
 } from '../../translators/anthropic-messages/index.ts';
 import type { TranslationWarning } from '../../translators/canonical/index.ts';
-import { asNumber, asObject } from '../../translators/shared/validation.ts';
-import { UpstreamError } from '../shared/upstream-error.ts';
+import { asNumber, asObject } from '../../translators/common/validation.ts';
+import { UpstreamError } from '../common/upstream-error.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import { postJson } from '../shared/upstream-fetch.ts';
-import { eventStreamBody, readUpstreamText } from '../shared/upstream-body.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import { postJson } from '../common/upstream-fetch.ts';
+import { eventStreamBody, readUpstreamText } from '../common/upstream-body.ts';
 
 /** @see https://docs.anthropic.com/en/api/versioning */
 const ANTHROPIC_VERSION = '2023-06-01';

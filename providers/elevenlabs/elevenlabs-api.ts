@@ -1,10 +1,10 @@
 import type { ProviderConfig } from '../config/config-schema.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import { UpstreamError, kindForStatus } from '../shared/upstream-error.ts';
-import type { RetryPolicy } from '../shared/retry-policy.ts';
-import type { UpstreamHealth } from '../shared/upstream-health.ts';
-import { defaultMessage, upstreamRequest } from '../shared/upstream-request.ts';
-import { upstreamErrorText } from '../shared/upstream-body.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import { UpstreamError, kindForStatus } from '../common/upstream-error.ts';
+import type { RetryPolicy } from '../common/retry-policy.ts';
+import type { UpstreamHealth } from '../common/upstream-health.ts';
+import { defaultMessage, upstreamRequest } from '../common/upstream-request.ts';
+import { upstreamErrorText } from '../common/upstream-body.ts';
 
 /** The API root without `/v1`: paths below name their version, as ElevenLabs' own docs do. */
 export const ELEVENLABS_BASE_URL = 'https://api.elevenlabs.io';

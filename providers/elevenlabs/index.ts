@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/config-error.ts';
-import { UpstreamHealth } from '../shared/upstream-health.ts';
+import { UpstreamHealth } from '../common/upstream-health.ts';
 import type { ProviderFactory } from '../types.ts';
 import { ElevenLabsApi } from './elevenlabs-api.ts';
 import { elevenLabsResources } from './resources.ts';

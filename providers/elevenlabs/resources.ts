@@ -1,5 +1,5 @@
-import { ProviderRequestError } from '../shared/provider-request-error.ts';
-import type { ProviderResources } from '../shared/resources.ts';
+import { ProviderRequestError } from '../common/provider-request-error.ts';
+import type { ProviderResources } from '../common/resources.ts';
 import type { ElevenLabsApi } from './elevenlabs-api.ts';
 import { cloneVoice } from './voice-clone.ts';
 import type { ElevenLabsVoiceList } from './voice-list.ts';

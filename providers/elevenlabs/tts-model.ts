@@ -1,9 +1,9 @@
 import type { ModelConfig } from '../config/config-schema.ts';
-import { ProviderRequestError } from '../shared/provider-request-error.ts';
-import { audioOutput } from '../shared/media-audio-output.ts';
-import { deadlineOption, withMediaDefaults } from '../shared/media-defaults.ts';
-import { syncMediaModel } from '../shared/media-sync-job.ts';
-import { configuredMedia } from '../shared/config-media-model.ts';
+import { ProviderRequestError } from '../common/provider-request-error.ts';
+import { audioOutput } from '../common/media-audio-output.ts';
+import { deadlineOption, withMediaDefaults } from '../common/media-defaults.ts';
+import { syncMediaModel } from '../common/media-sync-job.ts';
+import { configuredMedia } from '../common/config-media-model.ts';
 import type { MediaModel } from '../types.ts';
 import type { ElevenLabsApi } from './elevenlabs-api.ts';
 import type { ElevenLabsVoiceList } from './voice-list.ts';

@@ -1,8 +1,8 @@
-import { ProviderRequestError, invalidProviderInput } from '../shared/provider-request-error.ts';
-import { extensionFor } from '../shared/file-extension.ts';
-import type { CustomVoiceRequest, KeptSample } from '../shared/resources.ts';
-import { UpstreamError } from '../shared/upstream-error.ts';
-import { jsonBody } from '../shared/upstream-request.ts';
+import { ProviderRequestError, invalidProviderInput } from '../common/provider-request-error.ts';
+import { extensionFor } from '../common/file-extension.ts';
+import type { CustomVoiceRequest, KeptSample } from '../common/resources.ts';
+import { UpstreamError } from '../common/upstream-error.ts';
+import { jsonBody } from '../common/upstream-request.ts';
 import type { ElevenLabsApi } from './elevenlabs-api.ts';
 
 /**

@@ -1,5 +1,5 @@
-import type { SpeechVoice } from '../shared/resources.ts';
-import { jsonBody } from '../shared/upstream-request.ts';
+import type { SpeechVoice } from '../common/resources.ts';
+import { jsonBody } from '../common/upstream-request.ts';
 import type { ElevenLabsApi } from './elevenlabs-api.ts';
 
 /** How long one answer of `GET /v1/voices` is served before it is asked again. */

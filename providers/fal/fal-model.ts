@@ -1,9 +1,9 @@
 import { ConfigError } from '../config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
-import { asyncJobSettings } from '../shared/async-job-settings.ts';
-import { nextPollMs } from '../shared/poll-schedule.ts';
-import { queuedMediaModel } from '../shared/queued-media-model.ts';
-import { stepForOperationError } from '../shared/upstream-step.ts';
+import { asyncJobSettings } from '../common/async-job-settings.ts';
+import { nextPollMs } from '../common/poll-schedule.ts';
+import { queuedMediaModel } from '../common/queued-media-model.ts';
+import { stepForOperationError } from '../common/upstream-step.ts';
 import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import type { FalQueue, FalRequestUrls, FalStatus, FalSubmitted } from './fal-queue.ts';
 import { falOutputs } from './fal-result.ts';

@@ -1,8 +1,8 @@
-import { UpstreamError } from '../shared/upstream-error.ts';
-import type { UpstreamHealth } from '../shared/upstream-health.ts';
-import { defaultMessage, jsonBody, upstreamRequest } from '../shared/upstream-request.ts';
+import { UpstreamError } from '../common/upstream-error.ts';
+import type { UpstreamHealth } from '../common/upstream-health.ts';
+import { defaultMessage, jsonBody, upstreamRequest } from '../common/upstream-request.ts';
 import type { FalSettings } from './fal-settings.ts';
-import { upstreamErrorText } from '../shared/upstream-body.ts';
+import { upstreamErrorText } from '../common/upstream-body.ts';
 
 /**
  * fal's queue: submit, status, result, cancel.

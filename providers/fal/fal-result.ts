@@ -1,5 +1,5 @@
 import type { MediaKind, MediaOutput } from '../types.ts';
-import { outputFromUrl, pick } from '../shared/media-outputs.ts';
+import { outputFromUrl, pick } from '../common/media-outputs.ts';
 
 /** Where fal's media models put their files, most specific first. */
 const FILE_FIELDS = ['images', 'image', 'videos', 'video', 'audios', 'audio', 'audio_file', 'audio_url', 'output'];

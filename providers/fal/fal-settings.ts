@@ -1,6 +1,6 @@
 import type { ProviderConfig } from '../config/config-schema.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import type { RetryPolicy } from '../shared/retry-policy.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import type { RetryPolicy } from '../common/retry-policy.ts';
 
 export const FAL_QUEUE = 'https://queue.fal.run';
 

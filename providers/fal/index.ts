@@ -1,4 +1,4 @@
-import { UpstreamHealth } from '../shared/upstream-health.ts';
+import { UpstreamHealth } from '../common/upstream-health.ts';
 import type { ProviderFactory } from '../types.ts';
 import { falModel } from './fal-model.ts';
 import { FalQueue } from './fal-queue.ts';

@@ -1,11 +1,11 @@
 import type { ProviderConfig } from '../config/config-schema.ts';
 import type { TranslationWarning } from '../../translators/canonical/index.ts';
 import { decodeResponsesResponse, encodeResponsesRequest } from '../../translators/responses/index.ts';
-import { asObject } from '../../translators/shared/validation.ts';
+import { asObject } from '../../translators/common/validation.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import { postJson } from '../shared/upstream-fetch.ts';
-import { eventStreamBody, readUpstreamText } from '../shared/upstream-body.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import { postJson } from '../common/upstream-fetch.ts';
+import { eventStreamBody, readUpstreamText } from '../common/upstream-body.ts';
 
 /**
  * An upstream that speaks the OpenAI Responses API (`POST {base_url}/responses`, bearer key).

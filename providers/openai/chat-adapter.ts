@@ -1,12 +1,12 @@
 import type { ProviderConfig } from '../config/config-schema.ts';
 import { decodeChatResponse, encodeChatRequest } from '../../translators/chat-completions/index.ts';
 import type { TranslationWarning } from '../../translators/canonical/index.ts';
-import { asObject } from '../../translators/shared/validation.ts';
+import { asObject } from '../../translators/common/validation.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import { postJson } from '../shared/upstream-fetch.ts';
-import { eventStreamBody, readUpstreamText } from '../shared/upstream-body.ts';
-import { UpstreamError } from '../shared/upstream-error.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import { postJson } from '../common/upstream-fetch.ts';
+import { eventStreamBody, readUpstreamText } from '../common/upstream-body.ts';
+import { UpstreamError } from '../common/upstream-error.ts';
 
 /**
  * An upstream's refusal of `stream_options` ("Unrecognized request argument supplied:

@@ -1,10 +1,10 @@
 import type { ProviderConfig } from '../config/config-schema.ts';
 import { decodeEmbeddingResponse, encodeEmbeddingRequest } from '../../translators/embeddings/index.ts';
 import type { EmbeddingAdapter } from '../types.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import { UpstreamError } from '../shared/upstream-error.ts';
-import { postJson } from '../shared/upstream-fetch.ts';
-import { readUpstreamText } from '../shared/upstream-body.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import { UpstreamError } from '../common/upstream-error.ts';
+import { postJson } from '../common/upstream-fetch.ts';
+import { readUpstreamText } from '../common/upstream-body.ts';
 
 /**
  * Embeddings on any OpenAI-compatible upstream: `POST {base_url}/embeddings`, vectors asked for

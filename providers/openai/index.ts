@@ -1,4 +1,4 @@
-import { UpstreamHealth } from '../shared/upstream-health.ts';
+import { UpstreamHealth } from '../common/upstream-health.ts';
 import type { ProviderFactory } from '../types.ts';
 import { createChatAdapter } from './chat-adapter.ts';
 import { createEmbeddingsAdapter } from './embeddings-adapter.ts';

@@ -1,5 +1,5 @@
 import type { ProviderConfig } from '../config/config-schema.ts';
-import type { UpstreamHealth } from '../shared/upstream-health.ts';
+import type { UpstreamHealth } from '../common/upstream-health.ts';
 import type { MediaAdapter } from '../types.ts';
 import { openAIImageModel } from './media-images.ts';
 import { openAISpeechModel } from './media-speech.ts';

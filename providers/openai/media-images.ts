@@ -1,12 +1,12 @@
 import type { ProviderConfig, ModelConfig } from '../config/config-schema.ts';
-import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from '../shared/sniff-content-type.ts';
-import { configuredMedia } from '../shared/config-media-model.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import type { UpstreamHealth } from '../shared/upstream-health.ts';
-import { jsonBody, upstreamRequest } from '../shared/upstream-request.ts';
+import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from '../common/sniff-content-type.ts';
+import { configuredMedia } from '../common/config-media-model.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import type { UpstreamHealth } from '../common/upstream-health.ts';
+import { jsonBody, upstreamRequest } from '../common/upstream-request.ts';
 import type { MediaModel, MediaOutput } from '../types.ts';
-import { deadlineOption, withMediaDefaults } from '../shared/media-defaults.ts';
-import { UpstreamAnswerError, syncMediaModel } from '../shared/media-sync-job.ts';
+import { deadlineOption, withMediaDefaults } from '../common/media-defaults.ts';
+import { UpstreamAnswerError, syncMediaModel } from '../common/media-sync-job.ts';
 
 /**
  * The client's `input` when the config declares none: the documented body of

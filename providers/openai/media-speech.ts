@@ -1,12 +1,12 @@
 import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
-import { configuredMedia } from '../shared/config-media-model.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import type { UpstreamHealth } from '../shared/upstream-health.ts';
-import { upstreamRequest } from '../shared/upstream-request.ts';
+import { configuredMedia } from '../common/config-media-model.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import type { UpstreamHealth } from '../common/upstream-health.ts';
+import { upstreamRequest } from '../common/upstream-request.ts';
 import type { MediaModel } from '../types.ts';
-import { audioOutput } from '../shared/media-audio-output.ts';
-import { deadlineOption, withMediaDefaults } from '../shared/media-defaults.ts';
-import { syncMediaModel } from '../shared/media-sync-job.ts';
+import { audioOutput } from '../common/media-audio-output.ts';
+import { deadlineOption, withMediaDefaults } from '../common/media-defaults.ts';
+import { syncMediaModel } from '../common/media-sync-job.ts';
 
 /** The built-in voices of `POST /audio/speech`. */
 export const OPENAI_SPEECH_VOICES = [

@@ -1,4 +1,4 @@
-import { UpstreamHealth } from '../shared/upstream-health.ts';
+import { UpstreamHealth } from '../common/upstream-health.ts';
 import type { ProviderFactory } from '../types.ts';
 import { ReplicateApi } from './replicate-api.ts';
 import { replicateModel } from './replicate-model.ts';

@@ -1,8 +1,8 @@
-import type { UpstreamHealth } from '../shared/upstream-health.ts';
-import { jsonBody, upstreamRequest } from '../shared/upstream-request.ts';
+import type { UpstreamHealth } from '../common/upstream-health.ts';
+import { jsonBody, upstreamRequest } from '../common/upstream-request.ts';
 import { isPrediction, type Prediction } from './replicate-prediction.ts';
 import type { ReplicateSettings } from './replicate-settings.ts';
-import { UpstreamError } from '../shared/upstream-error.ts';
+import { UpstreamError } from '../common/upstream-error.ts';
 
 /** Where a prediction of a configured model is created. */
 export type ReplicateTarget =

@@ -1,9 +1,9 @@
 import { ConfigError } from '../config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../config/config-schema.ts';
-import { asyncJobSettings } from '../shared/async-job-settings.ts';
-import { nextPollMs } from '../shared/poll-schedule.ts';
-import { queuedMediaModel } from '../shared/queued-media-model.ts';
-import { stepForOperationError } from '../shared/upstream-step.ts';
+import { asyncJobSettings } from '../common/async-job-settings.ts';
+import { nextPollMs } from '../common/poll-schedule.ts';
+import { queuedMediaModel } from '../common/queued-media-model.ts';
+import { stepForOperationError } from '../common/upstream-step.ts';
 import type { JobStep, MediaJob, MediaModel } from '../types.ts';
 import { parseTarget, type ReplicateApi } from './replicate-api.ts';
 import { finishedStep, isPrediction, TERMINAL, type Prediction } from './replicate-prediction.ts';
@@ -30,7 +30,7 @@ function asOperation(value: unknown): ReplicateOperation | undefined {
 /**
  * A catalog model run as Replicate predictions: `upstream_model` is `owner/name` (an official
  * model, or with `options.deployment: true` a deployment) or a version (`owner/name:<id>` or the
- * bare 64-hex id). Input, schema and price come from the config (providers/shared/config-media-model.ts);
+ * bare 64-hex id). Input, schema and price come from the config (providers/common/config-media-model.ts);
  * `options.output_field` picks one key of an object output.
  */
 export function replicateModel(

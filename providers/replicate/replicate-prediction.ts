@@ -1,5 +1,5 @@
 import type { JobStep, MediaKind, MediaOutput } from '../types.ts';
-import { outputFromUrl, pick } from '../shared/media-outputs.ts';
+import { outputFromUrl, pick } from '../common/media-outputs.ts';
 
 /**
  * A Replicate prediction as `POST /predictions`, `GET /predictions/{id}` and the webhook carry it.

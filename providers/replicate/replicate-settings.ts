@@ -1,7 +1,7 @@
 import { ConfigError } from '../config/config-error.ts';
 import type { ProviderConfig } from '../config/config-schema.ts';
-import { baseUrl, retryPolicy } from '../shared/provider-options.ts';
-import type { RetryPolicy } from '../shared/retry-policy.ts';
+import { baseUrl, retryPolicy } from '../common/provider-options.ts';
+import type { RetryPolicy } from '../common/retry-policy.ts';
 import type { ProviderHost } from '../types.ts';
 
 export const REPLICATE_API = 'https://api.replicate.com/v1';

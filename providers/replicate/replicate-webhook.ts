@@ -1,8 +1,8 @@
 import type { UpstreamWebhook } from '../types.ts';
 import { isPrediction, TERMINAL, trimPrediction } from './replicate-prediction.ts';
 import type { ReplicateSettings } from './replicate-settings.ts';
-import { MAX_UPSTREAM_JSON_DEPTH } from '../shared/upstream-request.ts';
-import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
+import { MAX_UPSTREAM_JSON_DEPTH } from '../common/upstream-request.ts';
+import { jsonTextTooDeep } from '../../translators/common/json-text-depth.ts';
 import { verifyWebhook } from './replicate-signature.ts';
 
 /**

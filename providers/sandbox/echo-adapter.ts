@@ -1,4 +1,4 @@
-import { mintId } from '../../translators/shared/ids.ts';
+import { mintId } from '../../translators/common/ids.ts';
 import type { CanonicalResponse, StreamEvent } from '../../translators/canonical/index.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { echoInputTokens, runEcho, streamPieces, type EchoResult } from './echo-model.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { boundedString } from '../shared/input-schema.ts';
+import { boundedString } from '../common/input-schema.ts';
 import { sandboxImage } from './media/index.ts';
 import { commonFields, sandboxModel } from './sandbox-job.ts';
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { boundedString } from '../shared/input-schema.ts';
+import { boundedString } from '../common/input-schema.ts';
 import type { MediaModel } from '../types.ts';
 import { sandboxSpeech } from './media/index.ts';
 import { SANDBOX_SPEECH_VOICE_IDS } from './resources/speech-voices.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { boundedString } from '../shared/input-schema.ts';
+import { boundedString } from '../common/input-schema.ts';
 import { sandboxVideo } from './media/index.ts';
 import { normaliseStringVoice } from './resources/string-voices.ts';
 import { SANDBOX_VIDEO_VOICE_IDS } from './resources/video-voices.ts';

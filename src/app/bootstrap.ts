@@ -6,7 +6,7 @@ import { KeyCache } from '../auth/key-cache.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { loadEnv, type Env } from '../config/env.ts';
-import { useUpstreamClient } from '../../providers/shared/upstream-transport.ts';
+import { useUpstreamClient } from '../../providers/common/upstream-transport.ts';
 import { loadGatewayConfig } from '../config/gateway-config.ts';
 import { connectDatabase, type DatabaseHandle } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';

@@ -107,7 +107,7 @@ export interface Env {
    * while an LLM call waits on its upstream (src/http/client-idle.ts).
    */
   clientIdleTimeoutS: number;
-  /** The HTTP client upstream calls go through (providers/shared/upstream-transport.ts). */
+  /** The HTTP client upstream calls go through (providers/common/upstream-transport.ts). */
   upstreamHttpClient: 'socket' | 'fetch';
   /** Failed authentications one client address may make per minute before it gets 429s. */
   authFailuresPerMinute: number;

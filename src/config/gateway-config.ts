@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../../providers/config/config-error.ts';
 import { formatIssues } from '../http/validation.ts';
 import { SANDBOX_CONFIG } from './sandbox-catalog.ts';
-import { checkMediaOptions } from '../../providers/shared/config-media-model.ts';
+import { checkMediaOptions } from '../../providers/common/config-media-model.ts';
 import { checkRouting } from './routing-config-check.ts';
 
 import {

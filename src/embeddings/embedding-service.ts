@@ -6,7 +6,7 @@ import {
   type DecodedEmbeddingRequest,
 } from '../../translators/embeddings/index.ts';
 import type { EmbeddingAdapter, ModelRef } from '../../providers/types.ts';
-import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import type { BalanceReservations } from '../accounts/balance-reservations.ts';
 import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';

@@ -3,7 +3,7 @@ import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { EnvelopeError, HttpError, OpenAIStyleError } from './errors.ts';
 import { requestTargetProblem } from './request-target.ts';
-import { ProviderRequestError } from '../../providers/shared/provider-request-error.ts';
+import { ProviderRequestError } from '../../providers/common/provider-request-error.ts';
 
 /**
  * Turns a generic failure (bad JSON, unknown route, crash) into an HttpError in the shape the

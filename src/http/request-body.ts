@@ -1,5 +1,5 @@
 import { EnvelopeError } from './errors.ts';
-import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
+import { jsonTextTooDeep } from '../../translators/common/json-text-depth.ts';
 import { MAX_JSON_DEPTH } from './hostile-json.ts';
 
 /**

@@ -6,7 +6,7 @@ import type {
   TranslationWarning,
 } from '../../translators/canonical/index.ts';
 import type { PassthroughContext, PassthroughRequest, PassthroughRules } from '../../translators/passthrough/index.ts';
-import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
+import type { StreamTranslator } from '../../translators/common/stream-translator.ts';
 import type { UpstreamStreamFormat } from '../../providers/types.ts';
 import type { ErrorFamily } from './llm-error.ts';
 
@@ -79,6 +79,6 @@ export interface ClientFormat {
   readonly passthrough?: Passthrough;
   decode(body: unknown): DecodedClientRequest;
   encodeResponse(response: CanonicalResponse, ctx: EncodeContext): unknown;
-  /** This format's stream encoder (see translators/shared/stream-translator.ts). */
+  /** This format's stream encoder (see translators/common/stream-translator.ts). */
   encoder(ctx: EncodeContext): StreamTranslator<StreamEvent, string>;
 }

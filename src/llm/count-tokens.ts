@@ -1,7 +1,7 @@
 import { decodeAnthropicCountTokensRequest } from '../../translators/anthropic-messages/index.ts';
 import { InvalidRequestError } from '../../translators/canonical/index.ts';
 import type { LlmAdapter, ModelRef } from '../../providers/types.ts';
-import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import type { LlmKeyGate } from '../keys/llm-key-gate.ts';
@@ -13,7 +13,7 @@ import { forwardedHeaders } from './forwarded-headers.ts';
 import { anthropicMessagesFormat } from './formats/anthropic-messages-format.ts';
 import { refusedInFormat } from './refused-in-format.ts';
 import { anthropicCanonicalView, anthropicCountTokensRequest } from '../../translators/passthrough/index.ts';
-import { isRecord } from '../../translators/shared/validation.ts';
+import { isRecord } from '../../translators/common/validation.ts';
 
 /**
  * `POST /v1/messages/count_tokens` (docs/api-contract.md): the input tokens of a Messages request

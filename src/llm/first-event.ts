@@ -1,5 +1,5 @@
 import type { LlmStream } from '../../providers/types.ts';
-import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import { type DecodedRead, IdleTimeout, readWithin, type StartedStream, upstreamEvents } from './upstream-events.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../../translators/canonical/index.ts';
-import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import type { FailureVerdict } from '../routing/failover.ts';
 import { LlmError } from './llm-error.ts';
 

@@ -1,6 +1,6 @@
 import { type CanonicalResponse, InvalidRequestError } from '../../translators/canonical/index.ts';
 import type { LlmAdapter, LlmCall } from '../../providers/types.ts';
-import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import type { Router } from '../routing/router.ts';
 import { RouteFailure } from '../routing/failover.ts';
 import { parseCacheHeader, RoutingHeaderError } from '../routing/routing-headers.ts';

@@ -1,7 +1,7 @@
 import type { LlmAdapter } from '../../providers/types.ts';
 import type { CanonicalMessage } from '../../translators/canonical/index.ts';
-import { mintId } from '../../translators/shared/ids.ts';
-import { isRecord } from '../../translators/shared/validation.ts';
+import { mintId } from '../../translators/common/ids.ts';
+import { isRecord } from '../../translators/common/validation.ts';
 import type { UncountedInput } from '../../translators/passthrough/index.ts';
 import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';

@@ -1,5 +1,5 @@
 import type { StreamEvent } from '../../translators/canonical/index.ts';
-import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
+import type { StreamTranslator } from '../../translators/common/stream-translator.ts';
 import type { ClientFormat, EncodeContext } from './client-format.ts';
 import type { OutcomeTap } from './outcome-tap.ts';
 import { passFailure, readFailure, type Send, type Step, type StreamEngine } from './stream-step.ts';

@@ -2,8 +2,8 @@ import type { StreamEvent } from '../../translators/canonical/index.ts';
 import { createAnthropicStreamDecoder } from '../../translators/anthropic-messages/index.ts';
 import { createChatStreamDecoder } from '../../translators/chat-completions/index.ts';
 import { createResponsesStreamDecoder } from '../../translators/responses/index.ts';
-import type { EventSourceMessage } from '../../translators/shared/sse.ts';
-import type { StreamTranslator } from '../../translators/shared/stream-translator.ts';
+import type { EventSourceMessage } from '../../translators/common/sse.ts';
+import type { StreamTranslator } from '../../translators/common/stream-translator.ts';
 import type { UpstreamStreamFormat } from '../../providers/types.ts';
 
 /** Upstream wire stream → canonical events. */

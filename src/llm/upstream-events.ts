@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { StreamEvent, TranslationWarning } from '../../translators/canonical/index.ts';
 import type { LlmStream, UpstreamStreamFormat } from '../../providers/types.ts';
-import { parseJsonData, type ParsedMessage } from '../../translators/shared/sse.ts';
+import { parseJsonData, type ParsedMessage } from '../../translators/common/sse.ts';
 import { upstreamDecoder } from './upstream-decoders.ts';
 
 /** A read that waited longer than the provider's `stream_idle_timeout_ms` (the upstream is cancelled). */

@@ -1,4 +1,4 @@
-import { type ObservedAttempt, withUpstreamScope } from '../../providers/shared/upstream-observer.ts';
+import { type ObservedAttempt, withUpstreamScope } from '../../providers/common/upstream-observer.ts';
 import { eventLoopLag, httpRequestDuration, httpRequests } from './metrics.ts';
 import { requestIdFor } from './request-id.ts';
 import { routeOf } from './route-template.ts';

@@ -1,5 +1,5 @@
 import type { CanonicalResponse } from '../../translators/canonical/index.ts';
-import { type ObservedAttempt, withUpstreamScope } from '../../providers/shared/upstream-observer.ts';
+import { type ObservedAttempt, withUpstreamScope } from '../../providers/common/upstream-observer.ts';
 import { observationOf, type RequestObservation } from './http-observer.ts';
 import {
   costUsd,

@@ -1,5 +1,5 @@
-import type { ObservedAttempt } from '../../providers/shared/upstream-observer.ts';
-import { withUpstreamScope } from '../../providers/shared/upstream-observer.ts';
+import type { ObservedAttempt } from '../../providers/common/upstream-observer.ts';
+import { withUpstreamScope } from '../../providers/common/upstream-observer.ts';
 import { minUnits, toUnits, unitsToUsd } from '../accounts/money.ts';
 import type { Ending } from '../tasks/task-finish.ts';
 import type { ClaimedTask } from '../tasks/task-queue.repository.ts';

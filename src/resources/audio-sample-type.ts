@@ -1,4 +1,4 @@
-import { mediaType } from '../../providers/shared/file-extension.ts';
+import { mediaType } from '../../providers/common/file-extension.ts';
 
 /**
  * Sniffed types a voice sample may have (mp3, wav, ogg, opus, m4a, flac, webm). Opus

@@ -1,4 +1,4 @@
-import type { ProviderResources } from '../../providers/shared/resources.ts';
+import type { ProviderResources } from '../../providers/common/resources.ts';
 import type { AppContext } from '../app/context.ts';
 import type { CustomVoicesRepository } from './custom-voices.repository.ts';
 import { keepVoiceSamples, keptSample } from './keep-voice-samples.ts';

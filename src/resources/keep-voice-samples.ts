@@ -1,9 +1,9 @@
-import type { KeptSample } from '../../providers/shared/resources.ts';
+import type { KeptSample } from '../../providers/common/resources.ts';
 import { EnvelopeError, unprocessable } from '../http/errors.ts';
 import { type SafeFetchOptions, safeFetch } from '../net/safe-fetch.ts';
 import type { FileStore, SavedFile } from '../storage/file-store.ts';
 import { peekStream } from '../storage/peek-stream.ts';
-import { SNIFF_BYTES, sniffContentType } from '../../providers/shared/sniff-content-type.ts';
+import { SNIFF_BYTES, sniffContentType } from '../../providers/common/sniff-content-type.ts';
 import { AUDIO_SAMPLE_FORMATS, isAudioSampleType } from './audio-sample-type.ts';
 
 /** At most 25 samples of at most 25 MB each (docs/api-contract.md, "Limits"). */

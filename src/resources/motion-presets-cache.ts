@@ -1,4 +1,4 @@
-import type { MotionPreset, MotionQuery } from '../../providers/shared/resources.ts';
+import type { MotionPreset, MotionQuery } from '../../providers/common/resources.ts';
 import type { Store } from '../store/store.ts';
 
 /** Motion presets are cached for 30 minutes (docs/api-contract.md, "Limits"). */

@@ -4,7 +4,7 @@ import {
   type MotionQuery,
   PHRASE_LANGUAGES,
   type PhraseLanguage,
-} from '../../providers/shared/resources.ts';
+} from '../../providers/common/resources.ts';
 import { parseOr422 } from '../http/parse.ts';
 import { issueMessage, issuePath } from '../http/validation.ts';
 import { MAX_SAMPLES } from './keep-voice-samples.ts';

@@ -3,7 +3,7 @@ import type { AppContext } from '../app/context.ts';
 import { EnvelopeError, notFound } from '../http/errors.ts';
 import type { StoredFileRow } from '../db/tables/stored-files.table.ts';
 import { etagMatches, parseRange } from '../storage/byte-range.ts';
-import { extensionFor, mediaType } from '../../providers/shared/file-extension.ts';
+import { extensionFor, mediaType } from '../../providers/common/file-extension.ts';
 import type { FileStore } from '../storage/file-store.ts';
 
 /**

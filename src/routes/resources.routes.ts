@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import { createProviders } from '../../providers/registry.ts';
-import type { ProviderResources, ResourceHost } from '../../providers/shared/resources.ts';
+import type { ProviderResources, ResourceHost } from '../../providers/common/resources.ts';
 import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';

@@ -1,10 +1,10 @@
 import type { Db } from '../db/database.ts';
 import type { StoredFileRow, StoredFilesTable } from '../db/tables/stored-files.table.ts';
 import { FileTooLargeError, meterStream } from './byte-limit.ts';
-import { extensionFor } from '../../providers/shared/file-extension.ts';
+import { extensionFor } from '../../providers/common/file-extension.ts';
 import { fileIdFromName, newFileId } from './file-id.ts';
 import { peekStream } from './peek-stream.ts';
-import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from '../../providers/shared/sniff-content-type.ts';
+import { OCTET_STREAM, SNIFF_BYTES, sniffContentType } from '../../providers/common/sniff-content-type.ts';
 import type { Storage } from './storage.ts';
 import { deleteStoredFile, findStoredFile, insertStoredFile } from './stored-files.repository.ts';
 

@@ -15,7 +15,7 @@ import { findTaskByIdempotencyKey } from './tasks.repository.ts';
 
 /**
  * Longest task input, as JSON text. Model schemas bound the fields they declare (strings default
- * to providers/shared/input-schema.ts's DEFAULT_MAX_STRING_LENGTH); this bounds the rest, which
+ * to providers/common/input-schema.ts's DEFAULT_MAX_STRING_LENGTH); this bounds the rest, which
  * pass through to the upstream and are stored on the task row.
  */
 export const MAX_INPUT_JSON_CHARS = 1_000_000;

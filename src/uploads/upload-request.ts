@@ -1,5 +1,5 @@
 import { EnvelopeError, payloadTooLarge } from '../http/errors.ts';
-import { mediaType } from '../../providers/shared/file-extension.ts';
+import { mediaType } from '../../providers/common/file-extension.ts';
 import { MULTIPART_OVERHEAD_BYTES, multipartBoundary } from './multipart-stream.ts';
 
 export type UploadBodyKind = { kind: 'multipart'; boundary: string } | { kind: 'json' };

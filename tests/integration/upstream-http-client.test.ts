@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import type { Socket } from 'bun';
-import { http1Fetch } from '../../providers/shared/http1/http1-fetch.ts';
-import { idleConnectionCount } from '../../providers/shared/http1/http1-pool.ts';
-import { readUpstreamText } from '../../providers/shared/upstream-body.ts';
-import { HeadTimeout, upstreamTransport, useUpstreamClient } from '../../providers/shared/upstream-transport.ts';
+import { http1Fetch } from '../../providers/common/http1/http1-fetch.ts';
+import { idleConnectionCount } from '../../providers/common/http1/http1-pool.ts';
+import { readUpstreamText } from '../../providers/common/upstream-body.ts';
+import { HeadTimeout, upstreamTransport, useUpstreamClient } from '../../providers/common/upstream-transport.ts';
 import { selfSignedCert } from '../helpers/self-signed-cert.ts';
 
 /**
@@ -353,7 +353,7 @@ describe('over TLS', () => {
     stops.push(() => server.stop(true));
     const client = async (host: string, trusted: boolean) => {
       const source = `
-        import { http1Fetch } from '${join(import.meta.dir, '../../providers/shared/http1/http1-fetch.ts')}';
+        import { http1Fetch } from '${join(import.meta.dir, '../../providers/common/http1/http1-fetch.ts')}';
         const out = [];
         for (let i = 0; i < 2; i++) {
           try {

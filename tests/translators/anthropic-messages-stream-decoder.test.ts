@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { createAnthropicStreamDecoder } from '../../translators/anthropic-messages/index.ts';
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
-import { parseSseBytes, type EventSourceMessage } from '../../translators/shared/sse.ts';
-import { toTransformStream } from '../../translators/shared/stream-translator.ts';
+import { parseSseBytes, type EventSourceMessage } from '../../translators/common/sse.ts';
+import { toTransformStream } from '../../translators/common/stream-translator.ts';
 import { collect, readFixture, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const FIXTURES = `${import.meta.dir}/../fixtures/anthropic-messages`;

@@ -5,8 +5,8 @@ import {
   createAnthropicStreamEncoder,
 } from '../../translators/anthropic-messages/index.ts';
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
-import { parseSseBytes } from '../../translators/shared/sse.ts';
-import { toTransformStream } from '../../translators/shared/stream-translator.ts';
+import { parseSseBytes } from '../../translators/common/sse.ts';
+import { toTransformStream } from '../../translators/common/stream-translator.ts';
 import { collect } from '../helpers/replay-sse.ts';
 
 const MODEL = 'acme/chat-large';

@@ -8,8 +8,8 @@ import {
   encodeChatResponse,
   type ChatStreamEncoderOptions,
 } from '../../translators/chat-completions/index.ts';
-import { parseSseBytes } from '../../translators/shared/sse.ts';
-import { toTransformStream } from '../../translators/shared/stream-translator.ts';
+import { parseSseBytes } from '../../translators/common/sse.ts';
+import { toTransformStream } from '../../translators/common/stream-translator.ts';
 import { collect, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const OPTS: ChatStreamEncoderOptions = {

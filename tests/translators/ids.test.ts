@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { mintId } from '../../translators/shared/ids.ts';
+import { mintId } from '../../translators/common/ids.ts';
 
 describe('mintId', () => {
   test('prefix, then the asked length of base-62 characters; distinct across many pool refills', () => {

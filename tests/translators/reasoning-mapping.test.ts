@@ -3,7 +3,7 @@ import { decodeAnthropicRequest, encodeAnthropicRequest } from '../../translator
 import type { CanonicalRequest } from '../../translators/canonical/request.ts';
 import { decodeChatRequest, encodeChatRequest } from '../../translators/chat-completions/index.ts';
 import { encodeResponsesRequest } from '../../translators/responses/encode-request.ts';
-import { EFFORT_BUDGET, effortForBudget } from '../../translators/shared/reasoning-effort.ts';
+import { EFFORT_BUDGET, effortForBudget } from '../../translators/common/reasoning-effort.ts';
 
 const base = (extra: Partial<CanonicalRequest> = {}): CanonicalRequest => ({
   model: 'm',

@@ -8,8 +8,8 @@ import {
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
 import { createChatStreamDecoder, createChatStreamEncoder } from '../../translators/chat-completions/index.ts';
 import { createResponsesStreamEncoder } from '../../translators/responses/index.ts';
-import { parseSseBytes, type EventSourceMessage } from '../../translators/shared/sse.ts';
-import { toTransformStream, type StreamTranslator } from '../../translators/shared/stream-translator.ts';
+import { parseSseBytes, type EventSourceMessage } from '../../translators/common/sse.ts';
+import { toTransformStream, type StreamTranslator } from '../../translators/common/stream-translator.ts';
 import { type FixtureKind, type Raw, rawEvents as readRaw, truthOf } from '../helpers/recorded-truth.ts';
 import { collect, readFixture, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 

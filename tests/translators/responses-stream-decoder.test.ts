@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import type { StreamEvent } from '../../translators/canonical/stream.ts';
 import { createResponsesStreamDecoder } from '../../translators/responses/index.ts';
-import { parseSseBytes } from '../../translators/shared/sse.ts';
-import { toTransformStream } from '../../translators/shared/stream-translator.ts';
+import { parseSseBytes } from '../../translators/common/sse.ts';
+import { toTransformStream } from '../../translators/common/stream-translator.ts';
 import { collect, readFixture, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const FIXTURES = `${import.meta.dir}/../fixtures/responses`;

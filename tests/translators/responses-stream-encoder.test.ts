@@ -7,8 +7,8 @@ import {
   encodeResponsesResponse,
   type ResponsesStreamEncoderOptions,
 } from '../../translators/responses/index.ts';
-import { parseSseBytes } from '../../translators/shared/sse.ts';
-import { toTransformStream } from '../../translators/shared/stream-translator.ts';
+import { parseSseBytes } from '../../translators/common/sse.ts';
+import { toTransformStream } from '../../translators/common/stream-translator.ts';
 import { collect, replayBytes, SPLITS } from '../helpers/replay-sse.ts';
 
 const OPTS: ResponsesStreamEncoderOptions = { responseId: 'resp_abc', model: 'acme/chat-large', createdAt: 1700000000 };

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import * as v from 'valibot';
-import { configuredMedia } from '../../providers/shared/config-media-model.ts';
-import { compileInputSchema } from '../../providers/shared/input-schema.ts';
-import { priceOf } from '../../providers/shared/media-pricing.ts';
+import { configuredMedia } from '../../providers/common/config-media-model.ts';
+import { compileInputSchema } from '../../providers/common/input-schema.ts';
+import { priceOf } from '../../providers/common/media-pricing.ts';
 import type { MediaOutput } from '../../providers/types.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseGatewayConfig, type ModelConfig } from '../../src/config/gateway-config.ts';

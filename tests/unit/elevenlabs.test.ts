@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as v from 'valibot';
 import type { ProviderConfig } from '../../src/config/gateway-config.ts';
-import { ProviderRequestError } from '../../providers/shared/provider-request-error.ts';
+import { ProviderRequestError } from '../../providers/common/provider-request-error.ts';
 import { ElevenLabsApi, elevenLabsMessage } from '../../providers/elevenlabs/elevenlabs-api.ts';
 import { createElevenLabsProvider } from '../../providers/elevenlabs/index.ts';
 import { ElevenLabsVoiceList } from '../../providers/elevenlabs/voice-list.ts';
-import { UpstreamHealth } from '../../providers/shared/upstream-health.ts';
+import { UpstreamHealth } from '../../providers/common/upstream-health.ts';
 import type { CustomVoiceRef, MediaJob, MediaModel, MediaValidationContext } from '../../providers/types.ts';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../helpers/fake-elevenlabs.ts';
 

@@ -3,7 +3,7 @@ import { createFalProvider } from '../../providers/fal/index.ts';
 import { FalQueue } from '../../providers/fal/fal-queue.ts';
 import { falOutputs } from '../../providers/fal/fal-result.ts';
 import { falSettings } from '../../providers/fal/fal-settings.ts';
-import { UpstreamHealth } from '../../providers/shared/upstream-health.ts';
+import { UpstreamHealth } from '../../providers/common/upstream-health.ts';
 import type { ModelConfig, ProviderConfig } from '../../src/config/gateway-config.ts';
 
 /**

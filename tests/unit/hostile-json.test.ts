@@ -7,7 +7,7 @@ import {
   storableString,
   toStorable,
 } from '../../src/http/hostile-json.ts';
-import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
+import { jsonTextTooDeep } from '../../translators/common/json-text-depth.ts';
 
 /** Strings with every kind of UTF-16 unit, NUL and lone surrogates included. */
 const anyString = fc.string({ unit: 'binary' });

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { bodyFraming } from '../../providers/shared/http1/body-framing.ts';
-import { ChunkedDecoder } from '../../providers/shared/http1/chunked-decoder.ts';
-import { requestBytes } from '../../providers/shared/http1/request-bytes.ts';
-import { HttpProtocolError, parseResponseHead } from '../../providers/shared/http1/response-head.ts';
+import { bodyFraming } from '../../providers/common/http1/body-framing.ts';
+import { ChunkedDecoder } from '../../providers/common/http1/chunked-decoder.ts';
+import { requestBytes } from '../../providers/common/http1/request-bytes.ts';
+import { HttpProtocolError, parseResponseHead } from '../../providers/common/http1/response-head.ts';
 
 /** `data` in chunked coding, cut into chunks of `sizes` (cycled), with a trailer section. */
 function chunked(data: Buffer, sizes: number[], trailer = ''): Buffer {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { ConfigError } from '../../src/config/config-error.ts';
-import { upstreamRequest } from '../../providers/shared/upstream-request.ts';
+import { upstreamRequest } from '../../providers/common/upstream-request.ts';
 import { beginRequest, inRequestScope } from '../../src/observability/http-observer.ts';
 import { registry } from '../../src/observability/metrics.ts';
 import { requestIdFor } from '../../src/observability/request-id.ts';

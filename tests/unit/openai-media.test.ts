@@ -3,11 +3,11 @@ import * as v from 'valibot';
 import { ConfigError } from '../../src/config/config-error.ts';
 import type { ModelConfig, ProviderConfig } from '../../src/config/gateway-config.ts';
 import { createOpenAIMedia } from '../../providers/openai/media-adapter.ts';
-import { audioOutput } from '../../providers/shared/media-audio-output.ts';
-import { UpstreamAnswerError, syncMediaModel } from '../../providers/shared/media-sync-job.ts';
-import { configuredMedia } from '../../providers/shared/config-media-model.ts';
-import { UpstreamError } from '../../providers/shared/upstream-error.ts';
-import { UpstreamHealth } from '../../providers/shared/upstream-health.ts';
+import { audioOutput } from '../../providers/common/media-audio-output.ts';
+import { UpstreamAnswerError, syncMediaModel } from '../../providers/common/media-sync-job.ts';
+import { configuredMedia } from '../../providers/common/config-media-model.ts';
+import { UpstreamError } from '../../providers/common/upstream-error.ts';
+import { UpstreamHealth } from '../../providers/common/upstream-health.ts';
 import type { MediaJob, MediaModel } from '../../providers/types.ts';
 import { startFakeOpenAIMedia, type FakeOpenAIMedia } from '../helpers/fake-openai-media.ts';
 

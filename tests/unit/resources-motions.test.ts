@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import { MOTION_CATEGORIES, type MotionPreset } from '../../providers/shared/resources.ts';
-import { filterMotions } from '../../providers/shared/resources-motions.ts';
-import { stableUuid } from '../../providers/shared/resources-stable-uuid.ts';
+import { MOTION_CATEGORIES, type MotionPreset } from '../../providers/common/resources.ts';
+import { filterMotions } from '../../providers/common/resources-motions.ts';
+import { stableUuid } from '../../providers/common/resources-stable-uuid.ts';
 import { SANDBOX_MOTIONS } from '../../providers/sandbox/resources/motion-presets.ts';
 import { sandboxResources } from '../../providers/sandbox/resources/index.ts';
 import { MOTION_CACHE_MS, MotionPresetsCache } from '../../src/resources/motion-presets-cache.ts';

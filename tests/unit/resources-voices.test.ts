@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import * as v from 'valibot';
-import { PHRASE_LANGUAGES } from '../../providers/shared/resources.ts';
+import { PHRASE_LANGUAGES } from '../../providers/common/resources.ts';
 import { sandboxResources } from '../../providers/sandbox/resources/index.ts';
 import { SANDBOX_MODEL_FAMILY, normaliseStringVoice } from '../../providers/sandbox/resources/string-voices.ts';
 import {
@@ -11,7 +11,7 @@ import { sandboxSpeechModel } from '../../providers/sandbox/speech-model.ts';
 import { sandboxVideoModel } from '../../providers/sandbox/video-model.ts';
 import type { MediaValidationContext } from '../../providers/types.ts';
 import { isAudioSampleType } from '../../src/resources/audio-sample-type.ts';
-import { sniffContentType } from '../../providers/shared/sniff-content-type.ts';
+import { sniffContentType } from '../../providers/common/sniff-content-type.ts';
 import { parsePhraseLanguage } from '../../src/resources/resource-requests.ts';
 import { EnvelopeError } from '../../src/http/errors.ts';
 

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import { etagMatches, parseRange } from '../../src/storage/byte-range.ts';
-import { extensionFor } from '../../providers/shared/file-extension.ts';
+import { extensionFor } from '../../providers/common/file-extension.ts';
 import { fileIdFromName, newFileId } from '../../src/storage/file-id.ts';
 import { peekStream } from '../../src/storage/peek-stream.ts';
-import { sniffContentType } from '../../providers/shared/sniff-content-type.ts';
+import { sniffContentType } from '../../providers/common/sniff-content-type.ts';
 
 const bytes = (...parts: Array<string | number[]>) => {
   const out: number[] = [];

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { createParser } from 'eventsource-parser';
 import type { LlmStream, UpstreamStreamFormat } from '../../providers/types.ts';
 import { emptyUsage, type StreamEvent } from '../../translators/canonical/index.ts';
-import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import { anthropicMessagesFormat } from '../../src/llm/formats/anthropic-messages-format.ts';
 import { chatCompletionsFormat } from '../../src/llm/formats/chat-completions-format.ts';
 import { responsesFormat } from '../../src/llm/formats/responses-format.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { readUpstreamBytes, readUpstreamText, upstreamErrorText } from '../../providers/shared/upstream-body.ts';
-import { UpstreamError } from '../../providers/shared/upstream-error.ts';
+import { readUpstreamBytes, readUpstreamText, upstreamErrorText } from '../../providers/common/upstream-body.ts';
+import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import { UpstreamEventTooLarge, upstreamEvents } from '../../src/llm/upstream-events.ts';
 
 /**

@@ -9,8 +9,8 @@ import {
   ThinkingBlockSchema,
   UrlSourceSchema,
 } from './request-schema.ts';
-import { decodeCacheControl, withCacheControl } from '../shared/cache-control.ts';
-import { invalid, parseAt } from '../shared/validation.ts';
+import { decodeCacheControl, withCacheControl } from '../common/cache-control.ts';
+import { invalid, parseAt } from '../common/validation.ts';
 
 /** Decoders of single client content blocks (text, image, tool_result contents), shared by every role. */
 

@@ -1,6 +1,6 @@
 import type { CanonicalRequest } from '../canonical/request.ts';
 import type { Translated } from '../canonical/warnings.ts';
-import { requestObject } from '../shared/request-fields.ts';
+import { requestObject } from '../common/request-fields.ts';
 import { decodeAnthropicRequest } from './decode-request.ts';
 import { encodeAnthropicRequest } from './encode-request.ts';
 import type { AnthropicRequest } from './wire-types.ts';

@@ -16,8 +16,8 @@ import {
   droppedOutsideAssistant,
 } from './content-blocks.ts';
 import { BlockTypeSchema, MessageSchema, ToolResultBlockSchema, ToolUseBlockSchema } from './request-schema.ts';
-import { decodeCacheControl, withCacheControl } from '../shared/cache-control.ts';
-import { invalid, parseAt } from '../shared/validation.ts';
+import { decodeCacheControl, withCacheControl } from '../common/cache-control.ts';
+import { invalid, parseAt } from '../common/validation.ts';
 
 function decodeToolResult(block: unknown, path: string, warnings: TranslationWarning[]): ToolResultPart {
   const result = parseAt(ToolResultBlockSchema, block, path);

@@ -4,8 +4,8 @@ import { decodeMessages, decodeSystem } from './decode-content.ts';
 import { JsonSchemaFormatSchema, RequestSchema } from './request-schema.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
 import { decodeReasoning } from './reasoning.ts';
-import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields } from '../shared/request-fields.ts';
-import { invalid, isSet, parseAt } from '../shared/validation.ts';
+import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields } from '../common/request-fields.ts';
+import { invalid, isSet, parseAt } from '../common/validation.ts';
 
 /** Settings the gateway cannot honour: dropped with a warning. */
 const DROPPED = [

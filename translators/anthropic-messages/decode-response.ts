@@ -1,9 +1,9 @@
 import type { AssistantContentPart } from '../canonical/request.ts';
 import type { CanonicalResponse } from '../canonical/response.ts';
-import { mintId } from '../shared/ids.ts';
+import { mintId } from '../common/ids.ts';
 import { fromAnthropicStopReason } from './finish-reason.ts';
 import { fromAnthropicUsage } from './usage.ts';
-import { asObject, asString } from '../shared/validation.ts';
+import { asObject, asString } from '../common/validation.ts';
 
 export interface DecodeResponseOptions {
   /** Unix seconds; Anthropic messages carry no timestamp. Defaults to now. */

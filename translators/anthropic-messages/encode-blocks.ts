@@ -1,7 +1,7 @@
 import type { ImagePart, ReasoningPart, TextPart, ToolCallPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { cacheControlField } from '../shared/cache-control.ts';
-import { asObject } from '../shared/validation.ts';
+import { cacheControlField } from '../common/cache-control.ts';
+import { asObject } from '../common/validation.ts';
 import type { AnthropicContentParam, AnthropicImageParam, AnthropicTextParam } from './wire-types.ts';
 
 /** Single canonical parts → Anthropic request blocks, each with its cache mark (encode-messages.ts puts them in turns). */

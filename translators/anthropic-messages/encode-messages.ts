@@ -1,6 +1,6 @@
 import type { CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { cacheControlField } from '../shared/cache-control.ts';
+import { cacheControlField } from '../common/cache-control.ts';
 import { argumentsToInput, imageBlock, textBlock, thinkingBlock } from './encode-blocks.ts';
 import type {
   AnthropicContentParam,

@@ -1,4 +1,4 @@
-import { mintId } from '../shared/ids.ts';
+import { mintId } from '../common/ids.ts';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicStopReason, AnthropicUsage } from './wire-types.ts';
 
 /** Anthropic message ids start with `msg_`; other ids are replaced by a fresh one. */

@@ -1,7 +1,7 @@
 import type { ReasoningEffort, ReasoningSettings } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { EFFORT_BUDGET } from '../shared/reasoning-effort.ts';
-import { isSet, parseAt } from '../shared/validation.ts';
+import { EFFORT_BUDGET } from '../common/reasoning-effort.ts';
+import { isSet, parseAt } from '../common/validation.ts';
 import { ThinkingSchema } from './request-schema.ts';
 import type { AnthropicThinking } from './wire-types.ts';
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { asObject, nonEmptyText, nullishString, numberBetween, text } from '../shared/validation.ts';
+import { asObject, nonEmptyText, nullishString, numberBetween, text } from '../common/validation.ts';
 
 const nullishText = nullishString;
 

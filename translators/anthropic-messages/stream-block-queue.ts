@@ -1,4 +1,4 @@
-import { formatSse } from '../shared/sse.ts';
+import { formatSse } from '../common/sse.ts';
 
 /** `thinking` streams thinking_delta and ends with its signature; `redacted` carries its data in the start. */
 export type QueuedKind = 'text' | 'tool' | 'thinking' | 'redacted';

@@ -1,7 +1,7 @@
 import { UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
-import { createCanonicalBlocks, type CanonicalBlock } from '../shared/canonical-blocks.ts';
-import { asObject, asString, type Json } from '../shared/validation.ts';
+import { createCanonicalBlocks, type CanonicalBlock } from '../common/canonical-blocks.ts';
+import { asObject, asString, type Json } from '../common/validation.ts';
 
 export interface BlockTracker {
   start(upstreamIndex: number, block: Json): StreamEvent[];

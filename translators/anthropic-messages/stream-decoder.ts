@@ -1,9 +1,9 @@
 import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { addToolCall, withMostCalls } from '../canonical/usage.ts';
-import { mintId } from '../shared/ids.ts';
-import { messageJson, type EventSourceMessage } from '../shared/sse.ts';
-import type { StreamTranslator } from '../shared/stream-translator.ts';
+import { mintId } from '../common/ids.ts';
+import { messageJson, type EventSourceMessage } from '../common/sse.ts';
+import type { StreamTranslator } from '../common/stream-translator.ts';
 import { fromAnthropicStopReason } from './finish-reason.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
 import {
@@ -13,7 +13,7 @@ import {
   toCanonicalUsage,
   type AnthropicUsageParts,
 } from './usage.ts';
-import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
+import { asNumber, asObject, asString, type Json } from '../common/validation.ts';
 
 export interface AnthropicStreamDecoderOptions {
   /** The gateway's model id, named in `message-start`. */

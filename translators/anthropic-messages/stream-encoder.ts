@@ -1,8 +1,8 @@
 import type { StreamError, StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
-import { formatSse } from '../shared/sse.ts';
-import { encoderLifecycle } from '../shared/encoder-lifecycle.ts';
-import type { StreamTranslator } from '../shared/stream-translator.ts';
+import { formatSse } from '../common/sse.ts';
+import { encoderLifecycle } from '../common/encoder-lifecycle.ts';
+import type { StreamTranslator } from '../common/stream-translator.ts';
 import { toAnthropicStopReason } from './finish-reason.ts';
 import { buildAnthropicMessage } from './message-object.ts';
 import { createBlockQueue } from './stream-block-queue.ts';

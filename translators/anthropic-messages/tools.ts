@@ -1,8 +1,8 @@
 import type { ToolChoice, ToolDefinition } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { ToolChoiceSchema, ToolSchema } from './request-schema.ts';
-import { cacheControlField, decodeCacheControl, withCacheControl } from '../shared/cache-control.ts';
-import { asObject, invalid, isSet, parseAt } from '../shared/validation.ts';
+import { cacheControlField, decodeCacheControl, withCacheControl } from '../common/cache-control.ts';
+import { asObject, invalid, isSet, parseAt } from '../common/validation.ts';
 import type { AnthropicToolChoice, AnthropicToolParam } from './wire-types.ts';
 
 /** Tool fields with no canonical equivalent. */

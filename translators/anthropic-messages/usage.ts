@@ -1,5 +1,5 @@
 import type { CanonicalUsage } from '../canonical/usage.ts';
-import { asNumber, asObject } from '../shared/validation.ts';
+import { asNumber, asObject } from '../common/validation.ts';
 import type { AnthropicDeltaUsage, AnthropicUsage } from './wire-types.ts';
 
 /**

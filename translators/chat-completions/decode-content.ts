@@ -1,9 +1,9 @@
 import type { ImagePart, TextPart, UserContentPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { ImageUrlSchema, PartTypeSchema, RefusalPartSchema, TextPartSchema } from './request-schema.ts';
-import { decodeImageUrl } from '../shared/image-url.ts';
-import { decodeCacheControl, withCacheControl } from '../shared/cache-control.ts';
-import { invalid, parseAt } from '../shared/validation.ts';
+import { decodeImageUrl } from '../common/image-url.ts';
+import { decodeCacheControl, withCacheControl } from '../common/cache-control.ts';
+import { invalid, parseAt } from '../common/validation.ts';
 
 /** Decoders of client content parts (`ChatCompletionContentPart` and friends), one part at a time. */
 

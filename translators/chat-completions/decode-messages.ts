@@ -8,9 +8,9 @@ import {
   ToolCallSchema,
   ToolMessageSchema,
 } from './request-schema.ts';
-import { appendMessage } from '../shared/append-message.ts';
-import { decodeCacheControl } from '../shared/cache-control.ts';
-import { invalid, isSet, parseAt, type Json } from '../shared/validation.ts';
+import { appendMessage } from '../common/append-message.ts';
+import { decodeCacheControl } from '../common/cache-control.ts';
+import { invalid, isSet, parseAt, type Json } from '../common/validation.ts';
 
 /**
  * A message-level `cache_control` (LiteLLM's convention, for string content) marks the message's

@@ -4,9 +4,9 @@ import { decodeMessages } from './decode-messages.ts';
 import { RequestSchema } from './request-schema.ts';
 import { decodeResponseFormat } from './response-format.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
-import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields } from '../shared/request-fields.ts';
-import { decodeEffort } from '../shared/openai-reasoning.ts';
-import { invalid, isSet, parseAt } from '../shared/validation.ts';
+import { dropFields, knownFields, refuseFields, requestObject, warnUnknownFields } from '../common/request-fields.ts';
+import { decodeEffort } from '../common/openai-reasoning.ts';
+import { invalid, isSet, parseAt } from '../common/validation.ts';
 
 /**
  * Settings the canonical request cannot carry: dropped with a warning (their defaults — null,

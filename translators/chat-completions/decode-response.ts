@@ -1,9 +1,9 @@
 import type { AssistantContentPart } from '../canonical/request.ts';
 import type { CanonicalResponse } from '../canonical/response.ts';
-import { mintId } from '../shared/ids.ts';
+import { mintId } from '../common/ids.ts';
 import { fromChatFinishReason } from './finish-reason.ts';
 import { fromChatUsage } from './usage.ts';
-import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
+import { asNumber, asObject, asString, type Json } from '../common/validation.ts';
 
 const fail = (why: string): never => {
   throw new Error(`invalid upstream chat completion: ${why}`);

@@ -1,6 +1,6 @@
 import type { CanonicalMessage, ImagePart, TextPart, UserContentPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { encodeImageUrl } from '../shared/image-url.ts';
+import { encodeImageUrl } from '../common/image-url.ts';
 import type { ChatContentPart, ChatMessageParam, ChatToolCall } from './wire-types.ts';
 
 const joinText = (parts: ReadonlyArray<{ type: string; text?: string }>): string =>

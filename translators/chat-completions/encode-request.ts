@@ -4,8 +4,8 @@ import { encodeMessages } from './encode-messages.ts';
 import { MAX_STOP_SEQUENCES } from './request-schema.ts';
 import { encodeResponseFormat } from './response-format.ts';
 import { encodeToolChoice, encodeTools } from './tools.ts';
-import { requestHasCacheControl } from '../shared/cache-control.ts';
-import { encodeEffort, warnDroppedReasoning } from '../shared/openai-reasoning.ts';
+import { requestHasCacheControl } from '../common/cache-control.ts';
+import { encodeEffort, warnDroppedReasoning } from '../common/openai-reasoning.ts';
 import type { ChatRequest } from './wire-types.ts';
 
 /** Cache marks have no place in an OpenAI request: OpenAI-compatible servers cache prompt prefixes on their own. */

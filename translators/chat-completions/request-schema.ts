@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { asObject, nonEmptyText, nullishBoolean, numberBetween, positiveInteger, text } from '../shared/validation.ts';
+import { asObject, nonEmptyText, nullishBoolean, numberBetween, positiveInteger, text } from '../common/validation.ts';
 
 /**
  * valibot schemas of a `POST /v1/chat/completions` body, as OpenAI's API reference and the openai

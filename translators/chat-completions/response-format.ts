@@ -1,7 +1,7 @@
 import type { ResponseFormat } from '../canonical/request.ts';
 import { JsonSchemaSchema } from './request-schema.ts';
-import { jsonSchemaFormat } from '../shared/json-schema-format.ts';
-import { asObject, invalid, parseAt } from '../shared/validation.ts';
+import { jsonSchemaFormat } from '../common/json-schema-format.ts';
+import { asObject, invalid, parseAt } from '../common/validation.ts';
 import type { ChatResponseFormat } from './wire-types.ts';
 
 /** `response_format` → canonical: `text`, `json_object` (JSON mode) or `json_schema` (structured outputs). */

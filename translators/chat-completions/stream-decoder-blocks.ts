@@ -1,8 +1,8 @@
 import { UpstreamStreamError } from '../canonical/errors.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
-import { createCanonicalBlocks, type CanonicalBlock } from '../shared/canonical-blocks.ts';
-import { mintId } from '../shared/ids.ts';
-import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
+import { createCanonicalBlocks, type CanonicalBlock } from '../common/canonical-blocks.ts';
+import { mintId } from '../common/ids.ts';
+import { asNumber, asObject, asString, type Json } from '../common/validation.ts';
 
 interface ToolCall {
   upstreamId?: string;

@@ -2,13 +2,13 @@ import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.
 import type { FinishReason } from '../canonical/finish-reason.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { emptyUsage, mergeUsage, type CanonicalUsage } from '../canonical/usage.ts';
-import { mintId } from '../shared/ids.ts';
-import { messageJson, type EventSourceMessage } from '../shared/sse.ts';
-import type { StreamTranslator } from '../shared/stream-translator.ts';
+import { mintId } from '../common/ids.ts';
+import { messageJson, type EventSourceMessage } from '../common/sse.ts';
+import type { StreamTranslator } from '../common/stream-translator.ts';
 import { fromChatFinishReason } from './finish-reason.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { readChatUsage } from './usage.ts';
-import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
+import { asNumber, asObject, asString, type Json } from '../common/validation.ts';
 
 export interface ChatStreamDecoderOptions {
   /** The gateway's model id, named in `message-start`. */

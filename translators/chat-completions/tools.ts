@@ -1,7 +1,7 @@
 import type { ToolChoice, ToolDefinition } from '../canonical/request.ts';
 import { NamedToolChoiceSchema, ToolSchema } from './request-schema.ts';
 import type { ChatTool, ChatToolChoice } from './wire-types.ts';
-import { asObject, invalid, parseAt } from '../shared/validation.ts';
+import { asObject, invalid, parseAt } from '../common/validation.ts';
 
 /** OpenAI's default when a function declares no parameters. */
 const NO_PARAMETERS = { type: 'object', properties: {} };

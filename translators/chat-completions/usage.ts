@@ -1,5 +1,5 @@
 import { emptyUsage, mergeUsage, type CanonicalUsage, type TokenFigure } from '../canonical/usage.ts';
-import { asNumber, asObject } from '../shared/validation.ts';
+import { asNumber, asObject } from '../common/validation.ts';
 import type { ChatUsage } from './wire-types.ts';
 
 /**

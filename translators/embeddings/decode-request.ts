@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
-import { requestObject } from '../shared/request-fields.ts';
-import { invalid, isSet, nonEmptyText, parseAt } from '../shared/validation.ts';
+import { requestObject } from '../common/request-fields.ts';
+import { invalid, isSet, nonEmptyText, parseAt } from '../common/validation.ts';
 import type { CanonicalEmbeddingRequest, EmbeddingEncoding, EmbeddingInput } from './embedding-types.ts';
 
 /**

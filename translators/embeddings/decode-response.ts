@@ -1,4 +1,4 @@
-import { asNumber, asObject } from '../shared/validation.ts';
+import { asNumber, asObject } from '../common/validation.ts';
 import { base64ToFloats } from './base64-floats.ts';
 import type { CanonicalEmbeddingResponse } from './embedding-types.ts';
 

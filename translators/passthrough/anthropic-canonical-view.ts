@@ -1,4 +1,4 @@
-import { asObject, isSet, type Json } from '../shared/validation.ts';
+import { asObject, isSet, type Json } from '../common/validation.ts';
 
 /** A tool the canonical request can carry: one the client declares itself (no `type`, or `custom`). */
 export function isCustomTool(tool: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { Json } from '../shared/validation.ts';
+import type { Json } from '../common/validation.ts';
 import { anthropicPassthroughRequest } from './anthropic-passthrough-request.ts';
 import type { PassthroughRequest } from './uncounted-input.ts';
 

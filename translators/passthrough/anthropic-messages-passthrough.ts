@@ -1,5 +1,5 @@
-import { formatSse } from '../shared/sse.ts';
-import { asObject } from '../shared/validation.ts';
+import { formatSse } from '../common/sse.ts';
+import { asObject } from '../common/validation.ts';
 import { lacksId, withId } from './fill-missing-id.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';
 import { renameBodyModel } from './rename-body-model.ts';

@@ -1,5 +1,5 @@
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { asObject, invalid, type Json } from '../shared/validation.ts';
+import { asObject, invalid, type Json } from '../common/validation.ts';
 import { isCustomTool } from './anthropic-canonical-view.ts';
 import { countLeftOut, type PerCallTools, type UncountedInput } from './uncounted-input.ts';
 import { MAX_TOOL_CALLS } from './responses-tool-fees.ts';

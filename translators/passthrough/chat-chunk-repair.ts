@@ -1,5 +1,5 @@
-import { parseJsonData } from '../shared/sse.ts';
-import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
+import { parseJsonData } from '../common/sse.ts';
+import { asNumber, asObject, asString, type Json } from '../common/validation.ts';
 
 /**
  * Some OpenAI-compatible servers stream chunks the openai SDK's stream helper

@@ -1,4 +1,4 @@
-import { formatSse, sseEvent } from '../shared/sse.ts';
+import { formatSse, sseEvent } from '../common/sse.ts';
 import { repairChatChunk } from './chat-chunk-repair.ts';
 import { lacksId, withId } from './fill-missing-id.ts';
 import { objectOf, renameModel, type PassthroughRules } from './passthrough-rules.ts';

@@ -1,7 +1,7 @@
 import type { CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { CACHE_CONTROL_NOT_SENT } from '../chat-completions/encode-request.ts';
-import { asObject, type Json } from '../shared/validation.ts';
+import { asObject, type Json } from '../common/validation.ts';
 import { nothingUncounted, type PassthroughRequest } from './uncounted-input.ts';
 import { withoutSettings } from './withheld-settings.ts';
 

@@ -1,4 +1,4 @@
-import { asObject, type Json } from '../shared/validation.ts';
+import { asObject, type Json } from '../common/validation.ts';
 
 /**
  * A same-format answer keeps the upstream's response id, and the call's record keeps that id too.

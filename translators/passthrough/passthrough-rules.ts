@@ -1,5 +1,5 @@
-import { messageJson, parseJsonData, type EventSourceMessage, type ParsedMessage } from '../shared/sse.ts';
-import { asObject, type Json } from '../shared/validation.ts';
+import { messageJson, parseJsonData, type EventSourceMessage, type ParsedMessage } from '../common/sse.ts';
+import { asObject, type Json } from '../common/validation.ts';
 import type { ChatChunkRepair } from './chat-chunk-repair.ts';
 import { quotedModel, stringEnd, stringValueStart } from './json-text.ts';
 

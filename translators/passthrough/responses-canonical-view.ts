@@ -1,4 +1,4 @@
-import { asObject, type Json } from '../shared/validation.ts';
+import { asObject, type Json } from '../common/validation.ts';
 import { countLeftOut, type LeftOutKind, nothingUncounted, type UncountedInput } from './uncounted-input.ts';
 
 /** Input items the canonical request has a form for (an item without `type` is a message or a reference). */

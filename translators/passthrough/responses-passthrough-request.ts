@@ -1,7 +1,7 @@
 import type { CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { encodeResponsesRequest } from '../responses/encode-request.ts';
-import { asObject, isSet, type Json } from '../shared/validation.ts';
+import { asObject, isSet, type Json } from '../common/validation.ts';
 import { responsesLeftOut } from './responses-canonical-view.ts';
 import { perCallTools, serverRunTools } from './responses-tool-fees.ts';
 import type { PassthroughRequest } from './uncounted-input.ts';

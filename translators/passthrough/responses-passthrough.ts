@@ -1,5 +1,5 @@
-import { formatSse, type EventSourceMessage } from '../shared/sse.ts';
-import { asObject, asString, type Json } from '../shared/validation.ts';
+import { formatSse, type EventSourceMessage } from '../common/sse.ts';
+import { asObject, asString, type Json } from '../common/validation.ts';
 import { objectOf, parseObject, type PassthroughContext, type PassthroughRules } from './passthrough-rules.ts';
 
 /** Events whose `response` is the whole response object (the snapshot the SDKs keep). */

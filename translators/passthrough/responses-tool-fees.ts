@@ -1,5 +1,5 @@
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { asObject, type Json } from '../shared/validation.ts';
+import { asObject, type Json } from '../common/validation.ts';
 import type { PerCallTools } from './uncounted-input.ts';
 
 /** Tools the client runs: what they return comes in the client's next request, counted there. */

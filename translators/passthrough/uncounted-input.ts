@@ -1,5 +1,5 @@
 import type { Translated } from '../canonical/warnings.ts';
-import type { Json } from '../shared/validation.ts';
+import type { Json } from '../common/validation.ts';
 
 /**
  * What a passed-through body sends the upstream beyond the canonical request the gateway decoded

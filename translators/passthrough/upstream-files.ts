@@ -1,4 +1,4 @@
-import { asObject, invalid, isSet, type Json } from '../shared/validation.ts';
+import { asObject, invalid, isSet, type Json } from '../common/validation.ts';
 
 /**
  * A passed-through body goes to the upstream under the gateway's own key, so what it names by id

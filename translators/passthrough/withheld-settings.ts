@@ -1,6 +1,6 @@
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { dropFields } from '../shared/request-fields.ts';
-import { isSet, type Json } from '../shared/validation.ts';
+import { dropFields } from '../common/request-fields.ts';
+import { isSet, type Json } from '../common/validation.ts';
 
 /**
  * A passed-through `body` without the top-level `fields` the gateway keeps for itself; each one

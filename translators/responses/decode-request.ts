@@ -1,4 +1,4 @@
-import { decodeEffort } from '../shared/openai-reasoning.ts';
+import { decodeEffort } from '../common/openai-reasoning.ts';
 import * as v from 'valibot';
 import type { CanonicalMessage, CanonicalRequest } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
@@ -11,7 +11,7 @@ import {
   refuseFields,
   requestObject,
   warnUnknownFields,
-} from '../shared/request-fields.ts';
+} from '../common/request-fields.ts';
 import {
   asObject,
   invalid,
@@ -21,7 +21,7 @@ import {
   nullishString,
   numberBetween,
   parseAt,
-} from '../shared/validation.ts';
+} from '../common/validation.ts';
 import { defaultEcho, type ResponsesEcho } from './wire-types.ts';
 
 export const RequestSchema = v.looseObject({

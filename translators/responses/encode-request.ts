@@ -1,8 +1,8 @@
-import { requestHasCacheControl } from '../shared/cache-control.ts';
-import { encodeEffort, warnDroppedReasoning } from '../shared/openai-reasoning.ts';
+import { requestHasCacheControl } from '../common/cache-control.ts';
+import { encodeEffort, warnDroppedReasoning } from '../common/openai-reasoning.ts';
 import type { CanonicalMessage, CanonicalRequest, ImagePart, TextPart } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
-import { encodeImageUrl } from '../shared/image-url.ts';
+import { encodeImageUrl } from '../common/image-url.ts';
 import { encodeTextFormat, encodeToolChoice, encodeTools } from './tools.ts';
 import type { ResponsesFunctionTool, ResponsesTextFormat, ResponsesToolChoice } from './wire-types.ts';
 

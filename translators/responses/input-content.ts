@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import type { ImagePart, TextPart, UserContentPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { decodeImageUrl } from '../shared/image-url.ts';
-import { invalid, isRecord, nullishString, parseAt, str } from '../shared/validation.ts';
+import { decodeImageUrl } from '../common/image-url.ts';
+import { invalid, isRecord, nullishString, parseAt, str } from '../common/validation.ts';
 
 const TextSchema = v.looseObject({ text: str() });
 const RefusalSchema = v.looseObject({ refusal: str() });

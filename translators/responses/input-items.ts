@@ -3,8 +3,8 @@ import * as v from 'valibot';
 import type { CanonicalMessage } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
 import { decodeAssistantContent, decodeSystemContent, decodeToolOutput, decodeUserContent } from './input-content.ts';
-import { appendMessage } from '../shared/append-message.ts';
-import { invalid, isRecord, parseAt, str } from '../shared/validation.ts';
+import { appendMessage } from '../common/append-message.ts';
+import { invalid, isRecord, parseAt, str } from '../common/validation.ts';
 
 const MessageSchema = v.looseObject({
   role: v.picklist(['user', 'assistant', 'system', 'developer'], 'must be one of user, assistant, system, developer'),

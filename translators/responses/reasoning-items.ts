@@ -1,6 +1,6 @@
 import type { ReasoningPart } from '../canonical/request.ts';
 import type { TranslationWarning } from '../canonical/warnings.ts';
-import { asObject, asString } from '../shared/validation.ts';
+import { asObject, asString } from '../common/validation.ts';
 import type { ItemStatus, ResponsesReasoningItem } from './wire-types.ts';
 
 /**

@@ -2,10 +2,10 @@ import { invalidUpstreamStream, UpstreamStreamError } from '../canonical/errors.
 import type { FinishReason } from '../canonical/finish-reason.ts';
 import type { StreamEvent } from '../canonical/stream.ts';
 import { addToolCall, type CanonicalUsage, withMostCalls } from '../canonical/usage.ts';
-import { messageJson, type EventSourceMessage } from '../shared/sse.ts';
-import type { StreamTranslator } from '../shared/stream-translator.ts';
+import { messageJson, type EventSourceMessage } from '../common/sse.ts';
+import type { StreamTranslator } from '../common/stream-translator.ts';
 import { fromResponsesStatus } from './finish-reason.ts';
-import { asNumber, asObject, asString, type Json } from '../shared/validation.ts';
+import { asNumber, asObject, asString, type Json } from '../common/validation.ts';
 import { createBlockTracker } from './stream-decoder-blocks.ts';
 import { builtInToolOf, fromResponsesUsage } from './usage.ts';
 

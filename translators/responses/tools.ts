@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import type { ResponseFormat, ToolChoice, ToolDefinition } from '../canonical/request.ts';
 import type { ResponsesFunctionTool, ResponsesTextFormat, ResponsesToolChoice } from './wire-types.ts';
-import { jsonSchemaFormat } from '../shared/json-schema-format.ts';
-import { invalid, isRecord, nullishBoolean, nullishString, parseAt, str } from '../shared/validation.ts';
+import { jsonSchemaFormat } from '../common/json-schema-format.ts';
+import { invalid, isRecord, nullishBoolean, nullishString, parseAt, str } from '../common/validation.ts';
 
 const FunctionToolSchema = v.looseObject({
   name: v.pipe(str(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, underscores or dashes')),

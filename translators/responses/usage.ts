@@ -1,5 +1,5 @@
 import { addToolCall, type CanonicalUsage } from '../canonical/usage.ts';
-import { asNumber, asObject } from '../shared/validation.ts';
+import { asNumber, asObject } from '../common/validation.ts';
 import type { ResponsesUsage } from './wire-types.ts';
 
 /** Canonical usage → the Responses `usage` object (every detail field present, as the SDK types it). */

@@ -1,5 +1,5 @@
-import type { ProviderResources } from '../../shared/resources.ts';
-import { filterMotions } from '../../shared/resources-motions.ts';
+import type { ProviderResources } from '../../common/resources.ts';
+import { filterMotions } from '../../common/resources-motions.ts';
 import { SANDBOX_MOTIONS } from './motion-presets.ts';
 import { SANDBOX_SPEECH_VOICES } from './speech-voices.ts';
 import { SANDBOX_MODEL_FAMILY, SANDBOX_STRING_VOICES, voiceDisplayName } from './string-voices.ts';

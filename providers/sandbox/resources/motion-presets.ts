@@ -1,5 +1,5 @@
-import type { MotionCategory, MotionPreset } from '../../shared/resources.ts';
-import { stableUuid } from '../../shared/resources-stable-uuid.ts';
+import type { MotionCategory, MotionPreset } from '../../common/resources.ts';
+import { stableUuid } from '../../common/resources-stable-uuid.ts';
 
 const NAMES: Readonly<Record<MotionCategory, readonly string[]>> = {
   new: [

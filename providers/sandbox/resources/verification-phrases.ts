@@ -1,4 +1,4 @@
-import type { PhraseLanguage, VerificationPhrase } from '../../shared/resources.ts';
+import type { PhraseLanguage, VerificationPhrase } from '../../common/resources.ts';
 
 /**
  * Phrases a speaker reads aloud to prove a cloned voice is their own. Several per language,

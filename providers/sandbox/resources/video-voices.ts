@@ -1,4 +1,4 @@
-import type { IntegerVoice } from '../../shared/resources.ts';
+import type { IntegerVoice } from '../../common/resources.ts';
 
 /** The product of the sandbox's integer-id voices and motion presets (docs/api-contract.md). */
 export const SANDBOX_PRODUCT = 'clips';

@@ -1,5 +1,5 @@
 import { sandboxSpeech } from '../media/index.ts';
-import type { ResourceAsset } from '../../shared/resources.ts';
+import type { ResourceAsset } from '../../common/resources.ts';
 import { SANDBOX_SPEECH_VOICES } from './speech-voices.ts';
 import { SANDBOX_STRING_VOICES, voiceDisplayName } from './string-voices.ts';
 

@@ -16,7 +16,7 @@ const isRateLimited = (op: unknown): op is RateLimited => typeof (op as RateLimi
  * A media model whose upstream answers in the same HTTP call (OpenAI images and speech,
  * ElevenLabs TTS). It still runs as a task through the durable queue: `start` makes the call and
  * finishes the job at once. What a failure means is shared with the async adapters
- * (providers/shared/upstream-step.ts): a refusal (4xx) fails the task with the upstream's message;
+ * (providers/common/upstream-step.ts): a refusal (4xx) fails the task with the upstream's message;
  * a 429 that outlived the in-call retries waits for its `Retry-After` on the task's own schedule
  * (a `running` step whose poll calls again); anything transient is thrown, so the runner retries
  * the step until the model's deadline.

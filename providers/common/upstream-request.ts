@@ -2,7 +2,7 @@ import { UpstreamError, kindForStatus, upstreamMessage } from './upstream-error.
 import type { RetryPolicy } from './retry-policy.ts';
 import type { UpstreamHealth } from './upstream-health.ts';
 import { observeAttempt } from './upstream-observer.ts';
-import { jsonTextTooDeep } from '../../translators/shared/json-text-depth.ts';
+import { jsonTextTooDeep } from '../../translators/common/json-text-depth.ts';
 import { readUpstreamText, upstreamErrorText } from './upstream-body.ts';
 import { HeadTimeout, upstreamTransport } from './upstream-transport.ts';
 

@@ -1,7 +1,7 @@
 import { ConfigError } from '../config/config-error.ts';
 import type { ModelConfig } from '../config/config-schema.ts';
 
-/** The shared media options (providers/shared/config-media-model.ts) an adapter may default. */
+/** The shared media options (providers/common/config-media-model.ts) an adapter may default. */
 export interface MediaOptionDefaults {
   input?: Record<string, unknown>;
   input_map?: Record<string, string>;

@@ -10,7 +10,7 @@ import { charCount, numberField, priceOf, type PriceBasis } from './media-pricin
  * the price rule and the client → upstream input mapping, all read from the model's entry in
  * `GATEWAY_CONFIG`. Recognised `options`:
  *
- * - `input`: field descriptions (providers/shared/input-schema.ts); unset → `{prompt?: string, …}`
+ * - `input`: field descriptions (providers/common/input-schema.ts); unset → `{prompt?: string, …}`
  * - `strict_input`: reject fields `input` does not name (default false: they pass through)
  * - `input_map`: `{clientField: upstreamField}` renames on the way upstream
  * - `count_field`: input field holding the number of images (per_image; default 1)
