@@ -36,6 +36,10 @@ interface Call {
   keyTicket: KeyTicket | null;
 }
 
+/** An embeddings call's charge: its input tokens at the model's input price. */
+const embeddingCost = (entry: CatalogEntry, inputTokens: number) =>
+  llmCost(entry.config.pricing, { inputTokens, outputTokens: 0, totalTokens: inputTokens });
+
 const invalid = (message: string, param: string | null, code: string | null = null) =>
   new LlmError('openai', 'invalid_request', message, param, code);
 
@@ -81,11 +85,17 @@ export class EmbeddingService {
     const settling = performance.now();
     await this.record(call, 'completed', result.response, inputTokens);
     const settleMs = performance.now() - settling;
+    const cost = embeddingCost(entry, inputTokens);
     const json = encodeEmbeddingResponse(result.response, model.id, decoded.encoding, inputTokens);
     const arrived = observationOf(request)?.startedAt;
     const timing = arrived === undefined ? undefined : { totalMs: performance.now() - arrived, upstreamMs, settleMs };
     return Response.json(json, {
-      headers: { ...warningHeaders([...warnings, ...result.warnings]), ...serverTimingHeaders(timing) },
+      headers: {
+        ...warningHeaders([...warnings, ...result.warnings]),
+        // As on the LLM endpoints (docs/keys.md): the charge; a refusal carries 0 (LlmError).
+        'x-gateway-cost-usd': String(cost),
+        ...serverTimingHeaders(timing),
+      },
     });
   }
 
@@ -180,9 +190,7 @@ export class EmbeddingService {
           }
         : null,
       errorMessage: errorMessage === undefined ? undefined : storableString(errorMessage),
-      costUsd: response
-        ? llmCost(call.entry.config.pricing, { inputTokens, outputTokens: 0, totalTokens: inputTokens })
-        : 0,
+      costUsd: response ? embeddingCost(call.entry, inputTokens) : 0,
       createdAt: call.startedAt,
       reservationId: call.reservationId,
       keyId: call.auth.keyId,

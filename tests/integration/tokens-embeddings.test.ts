@@ -278,8 +278,12 @@ for (const mode of MODES) {
       });
       expect(short.data[0]?.embedding).toHaveLength(16);
       expect(Math.abs(norm(short.data[0]?.embedding ?? []) - 1)).toBeLessThan(1e-6);
-      const tokenIds = await openai.embeddings.create({ model: 'sandbox/embed', input: [[5, 6, 7]] });
+      const { data: tokenIds, response: tokenIdsAnswer } = await openai.embeddings
+        .create({ model: 'sandbox/embed', input: [[5, 6, 7]] })
+        .withResponse();
       expect(tokenIds.usage.prompt_tokens).toBe(3);
+      // The answer names its charge, as an LLM answer does.
+      expect(Number(tokenIdsAnswer.headers.get('x-gateway-cost-usd'))).toBeCloseTo(usd(3, SANDBOX_EMBED_PER_MTOK), 12);
 
       const charged = [tokens, tokens, words(input[0] as string), words(input[0] as string), 3];
       const expected = charged.reduce((sum, n) => sum + usd(n, SANDBOX_EMBED_PER_MTOK), 0);
