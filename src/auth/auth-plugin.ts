@@ -65,6 +65,9 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     return error;
   };
   const limit = ctx.config.rateLimitPerMinute ?? ctx.env.rateLimitPerMinute;
+  // An account may have any number of keys: without a limit of its own, each new key would add
+  // another `limit` to what one account can send (docs/limits.md).
+  const accountLimit = ctx.config.rateLimitPerAccountPerMinute ?? ctx.env.rateLimitPerAccountPerMinute ?? limit * 10;
   const sessions = dashboardSessions(ctx);
   const throttle = authThrottle(ctx);
 
@@ -92,7 +95,10 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     }
     ctx.requestAccount.set(request, auth.accountId);
     ctx.keyUsage?.touch(auth.keyId);
-    const decision = ctx.rateLimiter.check(`key:${auth.keyId}`, limit);
+    const decision = ctx.rateLimiter.checkAll(
+      [`key:${auth.keyId}`, limit],
+      [`account:${auth.accountId}`, accountLimit],
+    );
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
     if (auth.policy) {
       // The key's own expiry and rpm (docs/keys.md); a key without them pays nothing here.

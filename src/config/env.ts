@@ -45,6 +45,7 @@ const EnvSchema = v.object({
   WEBHOOK_RETRY_DELAYS: v.optional(delays, '300,600,1800,3600'),
   ALLOW_PRIVATE_URLS: v.optional(boolString, 'false'),
   RATE_LIMIT_PER_MINUTE: v.optional(positiveInt, '600'),
+  RATE_LIMIT_PER_ACCOUNT_PER_MINUTE: v.optional(positiveInt),
   INITIAL_BALANCE_USD: v.optional(
     v.pipe(v.string(), v.decimal('expected a decimal number'), v.transform(Number)),
     '10',
@@ -91,6 +92,8 @@ export interface Env {
   webhookRetryDelays: number[];
   allowPrivateUrls: boolean;
   rateLimitPerMinute: number;
+  /** Requests per account (all its keys) per minute; unset: ten times the per-key limit. */
+  rateLimitPerAccountPerMinute?: number;
   initialBalanceUsd: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   instanceId: string;
@@ -164,6 +167,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     webhookRetryDelays: e.WEBHOOK_RETRY_DELAYS,
     allowPrivateUrls: e.ALLOW_PRIVATE_URLS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    rateLimitPerAccountPerMinute: e.RATE_LIMIT_PER_ACCOUNT_PER_MINUTE,
     initialBalanceUsd: e.INITIAL_BALANCE_USD,
     logLevel: e.LOG_LEVEL,
     // Workers of one primary share its INSTANCE_ID; each claims tasks and deliveries under its own.

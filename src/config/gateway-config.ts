@@ -20,12 +20,14 @@ const GatewayConfigSchema = v.object({
   providers: v.array(ProviderSchema),
   models: v.array(ModelSchema),
   rate_limit_per_minute: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  rate_limit_per_account_per_minute: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });
 
 export interface GatewayConfig {
   providers: ProviderConfig[];
   models: ModelConfig[];
   rateLimitPerMinute?: number;
+  rateLimitPerAccountPerMinute?: number;
 }
 
 /** `${NAME}` references are filled from the environment; unset ones are recorded, not fatal. */
@@ -85,7 +87,12 @@ export function parseGatewayConfig(
     }
   });
   checkRouting(source, providers, cfg.models);
-  return { providers, models: cfg.models, rateLimitPerMinute: cfg.rate_limit_per_minute };
+  return {
+    providers,
+    models: cfg.models,
+    rateLimitPerMinute: cfg.rate_limit_per_minute,
+    rateLimitPerAccountPerMinute: cfg.rate_limit_per_account_per_minute,
+  };
 }
 
 /** Loads `GATEWAY_CONFIG` (YAML or JSON) or the built-in sandbox catalog. */

@@ -36,17 +36,31 @@ export class RateLimiter {
   ) {}
 
   check(subject: string, limitPerMinute: number): RateDecision {
+    return this.checkAll([subject, limitPerMinute]);
+  }
+
+  /**
+   * One request counted against every `[subject, limit]` at once (a key and its account): refused
+   * when any is used up, and then counted against none.
+   */
+  checkAll(...limits: Array<[subject: string, limitPerMinute: number]>): RateDecision {
     const now = this.now();
     const minute = Math.floor(now / 60_000);
-    const key = `rl:${subject}:${minute}`;
-    let window = this.windows.get(key);
-    if (!window) {
-      window = { shared: 0, pending: 0, sending: 0, expiresAt: (minute + 1) * 60_000 };
-      this.windows.set(key, window);
+    const expiresAt = (minute + 1) * 60_000;
+    const retryAfterSeconds = (expiresAt - now) / 1000;
+    const windows: Window[] = [];
+    for (const [subject, limitPerMinute] of limits) {
+      const key = `rl:${subject}:${minute}`;
+      let window = this.windows.get(key);
+      if (!window) {
+        window = { shared: 0, pending: 0, sending: 0, expiresAt };
+        this.windows.set(key, window);
+      }
+      if (window.shared + window.sending + window.pending >= limitPerMinute)
+        return { allowed: false, retryAfterSeconds };
+      windows.push(window);
     }
-    const retryAfterSeconds = (window.expiresAt - now) / 1000;
-    if (window.shared + window.sending + window.pending >= limitPerMinute) return { allowed: false, retryAfterSeconds };
-    window.pending += 1;
+    for (const window of windows) window.pending += 1;
     this.schedule();
     return { allowed: true, retryAfterSeconds };
   }

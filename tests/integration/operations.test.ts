@@ -29,6 +29,33 @@ describe('operations', () => {
         await gw.stop();
       }
     });
+
+    test(`an account's keys together are held to the account's limit: new keys add nothing [${mode.name}]`, async () => {
+      const gw = await startGateway({
+        ...(await mode.env('ratelimit-account')),
+        RATE_LIMIT_PER_MINUTE: '5',
+        RATE_LIMIT_PER_ACCOUNT_PER_MINUTE: '8',
+      });
+      try {
+        const a = await createAccount(gw, uniqueEmail('rl-acct'));
+        const other = await createAccount(gw, uniqueEmail('rl-acct'));
+        await awayFromMinuteBoundary();
+        const second = await api(gw, 'POST', '/v1/keys', { key: a.key, body: { name: 'second' } });
+        expect(second.status).toBe(200);
+        const statuses = async (key: string, n: number) => {
+          const out: number[] = [];
+          for (let i = 0; i < n; i++) out.push((await api(gw, 'GET', '/v1/account', { key })).status);
+          return out;
+        };
+        // Creating the key was the account's first request; its first key has 4 more of its 5.
+        expect(await statuses(a.key, 5)).toEqual([200, 200, 200, 200, 429]);
+        // The new key's own 5 are capped by the account's 8: three left.
+        expect(await statuses(second.body.data.key, 4)).toEqual([200, 200, 200, 429]);
+        expect((await api(gw, 'GET', '/v1/account', { key: other.key })).status).toBe(200);
+      } finally {
+        await gw.stop();
+      }
+    });
   }
 
   test('SIGTERM lets an in-flight request finish, then exits 0', async () => {

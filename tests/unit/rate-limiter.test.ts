@@ -74,3 +74,17 @@ test('counts reach the store by themselves within syncMs, and a store that faile
   expect(failures).toBe(-1);
   limiter.stop();
 });
+
+test('a request counts against its key and its account at once; refused by either, it counts against neither', async () => {
+  const now = 240_000_000 + 10_000;
+  const store = new MemoryStore(() => now);
+  const limiter = new RateLimiter(store, 1_000_000, () => now);
+  const call = (key: string) => limiter.checkAll([`key:${key}`, 3], ['account:1', 5]).allowed;
+  expect([call('a'), call('a'), call('a'), call('a')]).toEqual([true, true, true, false]);
+  // The account has 2 left whichever key asks; the refused call above took nothing from it.
+  expect([call('b'), call('b'), call('b')]).toEqual([true, true, false]);
+  await limiter.flush();
+  expect(await store.get('rl:account:1:4000')).toBe('5');
+  expect(await store.get('rl:key:b:4000')).toBe('2');
+  limiter.stop();
+});
