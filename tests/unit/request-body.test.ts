@@ -57,7 +57,7 @@ function app() {
     store: new MemoryStore(),
     db: {} as Db,
     keys: { authenticate: async (key: string) => (key === 'gw_good' ? { accountId: 1, keyId: 1 } : null) },
-    rateLimiter: { check: () => ({ allowed: true, retryAfterSeconds: 0 }) },
+    rateLimiter: { checkAll: () => ({ allowed: true, retryAfterSeconds: 0 }) },
     requestAccount: new WeakMap(),
   } as unknown as AppContext;
   const llmShape = [
