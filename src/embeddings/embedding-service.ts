@@ -82,10 +82,10 @@ export class EmbeddingService {
     const upstreamMs = performance.now() - upstreamStarted;
     const inputTokens = result.response.inputTokens ?? this.estimate(decoded);
     // Billed before answered: a crash after this line cannot lose the charge.
-    const settling = performance.now();
-    await this.record(call, 'completed', result.response, inputTokens);
-    const settleMs = performance.now() - settling;
     const cost = embeddingCost(entry, inputTokens);
+    const settling = performance.now();
+    await this.record(call, 'completed', result.response, inputTokens, cost);
+    const settleMs = performance.now() - settling;
     const json = encodeEmbeddingResponse(result.response, model.id, decoded.encoding, inputTokens);
     const arrived = observationOf(request)?.startedAt;
     const timing = arrived === undefined ? undefined : { totalMs: performance.now() - arrived, upstreamMs, settleMs };
@@ -171,6 +171,7 @@ export class EmbeddingService {
     status: 'completed' | 'failed',
     response: CanonicalEmbeddingResponse | undefined,
     inputTokens: number,
+    costUsd: number,
     errorMessage?: string,
   ): Promise<void> {
     const recorded = this.recorder.record({
@@ -190,7 +191,7 @@ export class EmbeddingService {
           }
         : null,
       errorMessage: errorMessage === undefined ? undefined : storableString(errorMessage),
-      costUsd: response ? embeddingCost(call.entry, inputTokens) : 0,
+      costUsd,
       createdAt: call.startedAt,
       reservationId: call.reservationId,
       keyId: call.auth.keyId,
@@ -204,7 +205,7 @@ export class EmbeddingService {
 
   private failure(call: Call, err: unknown): LlmError {
     if (err instanceof UpstreamError) {
-      void this.record(call, 'failed', undefined, 0, err.message);
+      void this.record(call, 'failed', undefined, 0, 0, err.message);
       return new LlmError('openai', kindForStatus(err.status), err.message, null, `upstream_${err.kind}`, err.status);
     }
     if (err instanceof InvalidRequestError || err instanceof LlmError) {
@@ -213,7 +214,7 @@ export class EmbeddingService {
       return err instanceof LlmError ? err : invalid(err.message, err.param ?? null);
     }
     this.ctx.log.error('embeddings call failed', { model: call.model.id, ...errorFields(err) });
-    void this.record(call, 'failed', undefined, 0, (err as Error).message ?? String(err));
+    void this.record(call, 'failed', undefined, 0, 0, (err as Error).message ?? String(err));
     return new LlmError('openai', 'internal', 'internal error');
   }
 }
