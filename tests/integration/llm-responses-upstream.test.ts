@@ -507,16 +507,22 @@ for (const mode of MODES) {
       }
     });
 
-    test('what only the upstream reads is held too: a file part is refused on a balance that covers the text alone', async () => {
-      const acct = await createAccount(gw, uniqueEmail('respfile'), 0.1);
-      const marker = newMarker('file');
+    /** A short PDF beside a marked text, asked of the text model with `apiKey`: the file's cost is the upstream's to read. */
+    const withFile = (apiKey: string, marker: string) => {
       const text = { type: 'input_text', text: `Summarise ${marker}` };
       const file = { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' };
       const ask = (content: unknown[]) =>
         api(gw, 'POST', '/v1/responses', {
-          key: acct.key,
+          key: apiKey,
           body: { model: model('text'), input: [{ role: 'user', content }], max_output_tokens: 100 },
         });
+      return { text, file, ask };
+    };
+
+    test('what only the upstream reads is held too: a file part is refused on a balance that covers the text alone', async () => {
+      const acct = await createAccount(gw, uniqueEmail('respfile'), 0.1);
+      const marker = newMarker('file');
+      const { text, file, ask } = withFile(acct.key, marker);
       // The file's pages may cost up to the model's context window (128,000 tokens at $1 per million).
       const refused = await ask([file, text]);
       expect(refused.status).toBe(402);
@@ -531,13 +537,7 @@ for (const mode of MODES) {
       const made = await api(gw, 'POST', '/v1/keys', { key: acct.key, body: { name: 'tpm', tpm: 3_000 } });
       expect(made.status).toBe(200);
       const marker = newMarker('tpm');
-      const text = { type: 'input_text', text: `Summarise ${marker}` };
-      const file = { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' };
-      const ask = (content: unknown[]) =>
-        api(gw, 'POST', '/v1/responses', {
-          key: made.body.data.key,
-          body: { model: model('text'), input: [{ role: 'user', content }], max_output_tokens: 100 },
-        });
+      const { text, file, ask } = withFile(made.body.data.key, marker);
       // A file is estimated at 3,000 tokens (src/llm/input-estimate.ts): with the text and the
       // output asked for, more than the minute's 3,000.
       const refused = await ask([file, text]);
