@@ -12,6 +12,7 @@ import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import type { CatalogEntry } from '../catalog/catalog.ts';
 import { ConfigError } from '../config/config-error.ts';
+import { costHeader } from '../http/cost-header.ts';
 import { storableString } from '../http/hostile-json.ts';
 import { LlmError, kindForStatus } from '../llm/llm-error.ts';
 import { llmCost } from '../llm/pricing.ts';
@@ -92,8 +93,8 @@ export class EmbeddingService {
     return Response.json(json, {
       headers: {
         ...warningHeaders([...warnings, ...result.warnings]),
-        // As on the LLM endpoints (docs/keys.md): the charge; a refusal carries 0 (LlmError).
-        'x-gateway-cost-usd': String(cost),
+        // As on the LLM endpoints: the charge; a refusal carries 0 (LlmError).
+        ...costHeader(cost),
         ...serverTimingHeaders(timing),
       },
     });

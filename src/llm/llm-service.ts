@@ -24,6 +24,7 @@ import { clientStream, passthroughRulesFor } from './stream-pipeline.ts';
 import { holdClientConnection } from '../http/client-idle.ts';
 import { forwardedHeaders } from './forwarded-headers.ts';
 import { JSON_HEADERS, SSE_HEADERS } from '../http/answer-headers.ts';
+import { costHeader } from '../http/cost-header.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import type { LlmKeyGate } from '../keys/llm-key-gate.ts';
@@ -39,9 +40,6 @@ const DEFAULT_STREAM_IDLE_MS = 60_000;
 
 /** A call that failed after its record was written (`chargedFailure`): nothing more to record or release. */
 class RecordedFailure extends Error {}
-
-/** The call's charge in USD (docs/keys.md): exact on a JSON answer, the held ceiling on a stream. */
-const costHeader = (usd: number): Record<string, string> => ({ 'x-gateway-cost-usd': String(usd) });
 
 /**
  * One LLM call on any client format against any upstream: prepare (prepare-call.ts), answer from
@@ -101,6 +99,7 @@ export class LlmService {
         const headers = {
           ...warningHeaders([...call.decoded.warnings, ...warnings, ...(answer.warnings ?? [])]),
           ...servedHeaders(call),
+          // The exact charge of a JSON answer.
           ...costHeader(cost),
         };
         if (capture) void capture.put({ kind: 'json-text', text: answer.text, headers });
@@ -132,6 +131,7 @@ export class LlmService {
         ...SSE_HEADERS,
         ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]),
         ...servedHeaders(call),
+        // A stream's charge is known only at its end: the most it can cost.
         ...costHeader(call.heldUsd ?? 0),
       };
       const keepFinal = (response: Record<string, unknown>) => {

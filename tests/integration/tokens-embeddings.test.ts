@@ -284,6 +284,8 @@ for (const mode of MODES) {
       expect(tokenIds.usage.prompt_tokens).toBe(3);
       // The answer names its charge, as an LLM answer does.
       expect(Number(tokenIdsAnswer.headers.get('x-gateway-cost-usd'))).toBeCloseTo(usd(3, SANDBOX_EMBED_PER_MTOK), 12);
+      // A plain decimal, never exponent form (3 tokens at $0.02 per million).
+      expect(tokenIdsAnswer.headers.get('x-gateway-cost-usd')).toBe('0.00000006');
 
       const charged = [tokens, tokens, words(input[0] as string), words(input[0] as string), 3];
       const expected = charged.reduce((sum, n) => sum + usd(n, SANDBOX_EMBED_PER_MTOK), 0);
