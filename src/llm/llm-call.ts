@@ -47,6 +47,8 @@ export interface Call {
   keyTicket?: KeyTicket | null;
   /** The worst case held, in USD: a stream's `x-gateway-cost-usd` (its charge is known only at its end). */
   heldUsd?: number;
+  /** What the record charged (src/llm/record-call.ts): a JSON answer's `x-gateway-cost-usd`, the same figure. */
+  chargedUsd?: number;
   /** Passed through with the upstream's response id: the record keeps that id, the one the client saw. */
   idFromUpstream?: boolean;
 }

@@ -18,7 +18,6 @@ import { recordFallback } from '../observability/metrics.ts';
 import type { ClientFormat } from './client-format.ts';
 import { LlmError, kindForStatus } from './llm-error.ts';
 import type { StreamOutcome } from './outcome-tap.ts';
-import { llmCost } from './pricing.ts';
 import { estimateInputTokens } from './input-estimate.ts';
 import { clientStream, passthroughRulesFor } from './stream-pipeline.ts';
 import { holdClientConnection } from '../http/client-idle.ts';
@@ -95,12 +94,11 @@ export class LlmService {
         const settling = performance.now();
         await recordCall(this.deps, call, 'completed', response);
         const timing = call.watch.answered(performance.now() - settling);
-        const cost = response.usage ? llmCost(call.served.entry.config.pricing, response.usage) : 0;
         const headers = {
           ...warningHeaders([...call.decoded.warnings, ...warnings, ...(answer.warnings ?? [])]),
           ...servedHeaders(call),
-          // The exact charge of a JSON answer.
-          ...costHeader(cost),
+          // The exact charge of a JSON answer: the record's.
+          ...costHeader(call.chargedUsd ?? 0),
         };
         if (capture) void capture.put({ kind: 'json-text', text: answer.text, headers });
         releaseConnection();

@@ -29,6 +29,7 @@ export function recordCall(
 ): Promise<void> {
   const usage = response?.usage;
   const costUsd = usage ? llmCost(call.served.entry.config.pricing, usage) : 0;
+  call.chargedUsd = costUsd;
   call.watch.settled(
     status === 'failed' ? 'failed' : endedBy === 'client_disconnected' ? 'cancelled' : 'completed',
     response,
