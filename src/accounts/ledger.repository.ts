@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DbOrTrx } from '../db/database.ts';
+import type { Db, DbOrTrx } from '../db/database.ts';
 import type { LedgerKind } from '../db/tables/ledger-entries.table.ts';
 import { fromUnits, toUnits, type UsdUnits } from './money.ts';
 
@@ -11,6 +11,8 @@ export interface LedgerMovement {
   taskId?: string | null;
   category?: string | null;
   note?: string | null;
+  /** A top-up's Idempotency-Key (`topUp`). */
+  idempotencyKey?: string;
 }
 
 /**
@@ -44,9 +46,37 @@ export async function applyLedgerMovement(trx: DbOrTrx, move: LedgerMovement): P
       task_id: move.taskId ?? null,
       category: move.category ?? null,
       note: move.note ?? null,
+      ...(move.idempotencyKey === undefined ? {} : { idempotency_key: move.idempotencyKey }),
     })
     .execute();
   return toUnits(updated.balance_usd);
+}
+
+/** What a top-up did: credited the account, found it already done under its key, or found the key used for another amount. */
+export type TopUpResult = 'credited' | 'replayed' | 'conflict';
+
+/**
+ * Credits an account (an operator's top-up, docs/money.md). With an `Idempotency-Key` the credit
+ * happens once for the account however often the request is retried: a retry of the same amount
+ * is `replayed`, another amount under the same key a `conflict`, and neither moves money.
+ */
+export function topUp(db: Db, accountId: number, amount: UsdUnits, idempotencyKey?: string): Promise<TopUpResult> {
+  return db.transaction().execute(async (trx) => {
+    if (idempotencyKey !== undefined) {
+      // The account row's lock puts two tries of one top-up in order: the second sees the first's
+      // entry (the unique index would refuse its insert anyway).
+      await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+      const earlier = await trx
+        .selectFrom('ledger_entries')
+        .select(['amount_usd', 'kind'])
+        .where('account_id', '=', accountId)
+        .where('idempotency_key', '=', idempotencyKey)
+        .executeTakeFirst();
+      if (earlier) return earlier.kind === 'topup' && toUnits(earlier.amount_usd) === amount ? 'replayed' : 'conflict';
+    }
+    await applyLedgerMovement(trx, { accountId, amount, kind: 'topup', note: 'admin top-up', idempotencyKey });
+    return 'credited';
+  });
 }
 
 export async function ledgerSum(db: DbOrTrx, accountId: number): Promise<number> {

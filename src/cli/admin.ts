@@ -2,7 +2,7 @@
  * `bun run admin <command>`: the admin API from a terminal.
  *
  *   bun run admin create <email> [balance_usd]
- *   bun run admin topup <user_id> <amount_usd>
+ *   bun run admin topup <user_id> <amount_usd> [idempotency_key]
  *   bun run admin show <user_id>
  *   bun run admin keys <user_id>
  *   bun run admin key-create <user_id> <name> ['{"budget_usd":5,"budget_period":"month",...}']
@@ -14,12 +14,14 @@
  */
 const USAGE = `usage:
   bun run admin create <email> [balance_usd]
-  bun run admin topup <user_id> <amount_usd>
+  bun run admin topup <user_id> <amount_usd> [idempotency_key]
   bun run admin show <user_id>
   bun run admin keys <user_id>
   bun run admin key-create <user_id> <name> [settings JSON]
   bun run admin key-update <user_id> <key_id> <settings JSON>
   bun run admin key-revoke <user_id> <key_id>
+topup: sent with an Idempotency-Key (the one given, or a fresh one) and retried with it when the
+  gateway cannot be reached, so it credits once; give the key to repeat a top-up safely later
 settings JSON: budget_usd, budget_period (day|week|month|null), models, rpm, tpm, expires_at (docs/keys.md)
 environment: ADMIN_TOKEN (required), GATEWAY_URL (default http://127.0.0.1:8080)`;
 
@@ -49,7 +51,8 @@ function settings(text: string | undefined, required: boolean): Record<string, u
   fail(`settings must be a JSON object, e.g. '{"budget_usd":5}'\n${USAGE}`);
 }
 
-async function call(method: string, path: string, body?: unknown): Promise<void> {
+/** `idempotencyKey`: sent as `Idempotency-Key`, and the request is then retried (twice, 1 s apart) when the gateway cannot be reached. */
+async function call(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<void> {
   const token = process.env.ADMIN_TOKEN;
   if (!token) fail(`ADMIN_TOKEN is not set\n${USAGE}`);
   const base = (
@@ -57,15 +60,24 @@ async function call(method: string, path: string, body?: unknown): Promise<void>
     process.env.PUBLIC_URL ??
     `http://127.0.0.1:${process.env.PORT ?? 8080}`
   ).replace(/\/+$/, '');
-  let res: Response;
-  try {
-    res = await fetch(`${base}${path}`, {
+  const send = () =>
+    fetch(`${base}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
-  } catch (err) {
-    fail(`cannot reach the gateway at ${base}: ${(err as Error).message}`);
+  let res: Response | undefined;
+  for (let attempt = 1; !res; attempt++) {
+    try {
+      res = await send();
+    } catch (err) {
+      if (!idempotencyKey || attempt === 3) fail(`cannot reach the gateway at ${base}: ${(err as Error).message}`);
+      await Bun.sleep(1000);
+    }
   }
   const text = await res.text();
   let parsed: { data?: unknown } | undefined;
@@ -89,9 +101,12 @@ switch (command) {
     break;
   }
   case 'topup':
-    await call('POST', `/admin/accounts/${number(args[0], 'user_id')}/topup`, {
-      amount_usd: number(args[1], 'amount_usd'),
-    });
+    await call(
+      'POST',
+      `/admin/accounts/${number(args[0], 'user_id')}/topup`,
+      { amount_usd: number(args[1], 'amount_usd') },
+      args[2] ?? `cli-${crypto.randomUUID()}`,
+    );
     break;
   case 'show':
     await call('GET', `/admin/accounts/${number(args[0], 'user_id')}`);

@@ -23,6 +23,7 @@ const EXPOSED = [
   'x-gateway-cache',
   'server-timing',
   'retry-after',
+  'idempotent-replayed',
 ].join(', ');
 
 /** Header names as a preflight may list them: tokens separated by commas and spaces, bounded. */

@@ -2,12 +2,13 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import type { AppContext } from '../app/context.ts';
 import { createAccount, findAccountByEmail, findAccountById, toAccountView } from '../accounts/accounts.repository.ts';
-import { applyLedgerMovement } from '../accounts/ledger.repository.ts';
+import { topUp } from '../accounts/ledger.repository.ts';
 import { toUnits } from '../accounts/money.ts';
 import { hashApiKey, sameHash } from '../auth/api-keys.ts';
 import { sqlState } from '../db/db-errors.ts';
 import { envelope } from '../http/envelope.ts';
-import { conflict, notFound, unauthorized } from '../http/errors.ts';
+import { conflict, notFound, unauthorized, unprocessable } from '../http/errors.ts';
+import { idempotencyKey, REPLAYED_HEADER } from '../http/idempotency-key.ts';
 import { parseOr422 } from '../http/parse.ts';
 import { KeyService } from '../keys/key-service.ts';
 
@@ -60,18 +61,14 @@ export function adminRoutes(ctx: AppContext) {
         });
         return envelope({ user_id: account.id, email: account.email, api_key: apiKey });
       })
-      .post('/accounts/:id/topup', async ({ params, body }) => {
+      .post('/accounts/:id/topup', async ({ params, body, request, set }) => {
         const { amount_usd } = parseOr422(TopupBody, body);
+        const key = idempotencyKey(request.headers);
         const row = await loadAccount(params.id);
-        await ctx.db.transaction().execute((trx) =>
-          applyLedgerMovement(trx, {
-            accountId: row.id,
-            amount: toUnits(amount_usd),
-            kind: 'topup',
-            note: 'admin top-up',
-          }),
-        );
-        await ctx.accounts.changed(row.id);
+        const done = await topUp(ctx.db, row.id, toUnits(amount_usd), key);
+        if (done === 'conflict') throw unprocessable('Idempotency-Key: already used with a different amount_usd');
+        if (done === 'replayed') Object.assign(set.headers, REPLAYED_HEADER);
+        else await ctx.accounts.changed(row.id);
         return envelope(toAccountView(await loadAccount(params.id)));
       })
       .get('/accounts/:id', async ({ params }) => envelope(toAccountView(await loadAccount(params.id))))

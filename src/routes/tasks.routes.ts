@@ -4,7 +4,8 @@ import { requestIdOf } from '../observability/http-observer.ts';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
-import { notFound, unprocessable } from '../http/errors.ts';
+import { notFound } from '../http/errors.ts';
+import { idempotencyKey, REPLAYED_HEADER } from '../http/idempotency-key.ts';
 import { parseCreateTask, parseLegacyGenerate } from '../tasks/create-request.ts';
 import { findIdempotentReplay, type TaskService } from '../tasks/task-service.ts';
 import { scheduleRedelivery } from '../webhooks/redeliver.ts';
@@ -20,15 +21,6 @@ import { taskEventStream } from '../tasks/task-event-stream.ts';
 import type { TaskRow } from '../db/tables/tasks.table.ts';
 import type { CreateTaskRequest } from '../tasks/create-request.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
-
-/** `Idempotency-Key` (beyond the API contract, as payment APIs have it): 1–255 visible ASCII characters. */
-function idempotencyKey(headers: Headers): string | undefined {
-  const key = headers.get('idempotency-key');
-  if (key === null) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(key))
-    throw unprocessable('Idempotency-Key: must be 1 to 255 visible ASCII characters');
-  return key;
-}
 
 const catalogCategory = (ctx: AppContext) => (id: string) => ctx.catalog.get(id)?.object.category;
 
@@ -56,27 +48,35 @@ export function taskRoutes(ctx: AppContext, { tasks, webhooks, canceller, events
     req: CreateTaskRequest,
     request: Request,
     resolve: () => ReturnType<TaskService['resolve']>,
+    set: { headers: Record<string, string | number> },
   ) => {
     const key = idempotencyKey(request.headers);
     const replay = await findIdempotentReplay(ctx.db, auth.accountId, req, key);
-    if (replay) return envelope(await view(replay));
-    return envelope(await tasks.create(auth, req, resolve(), key, requestIdOf(request)));
+    if (replay) {
+      Object.assign(set.headers, REPLAYED_HEADER);
+      return envelope(await view(replay));
+    }
+    const created = await tasks.create(auth, req, resolve(), key, requestIdOf(request));
+    if (!('replayed' in created)) return envelope(created);
+    Object.assign(set.headers, REPLAYED_HEADER);
+    const { replayed: _, ...body } = created;
+    return envelope(body);
   };
 
   const legacy = new Elysia({ name: 'tasks-legacy' })
     .use(authPlugin(ctx))
-    .post('/:slug/generate', async ({ auth, body, params, request }) => {
+    .post('/:slug/generate', async ({ auth, body, params, request, set }) => {
       const model = tasks.registry.bySlug(params.slug ?? '');
       if (!model) throw notFound(`no model for /${params.slug}/generate`);
       const req = parseLegacyGenerate(model.ref.id, body);
-      return create(auth, req, request, () => model);
+      return create(auth, req, request, () => model, set);
     });
 
   const current = new Elysia({ name: 'tasks', prefix: '/v1/tasks' })
     .use(authPlugin(ctx))
-    .post('', async ({ auth, body, request }) => {
+    .post('', async ({ auth, body, request, set }) => {
       const req = parseCreateTask(body);
-      return create(auth, req, request, () => tasks.resolve(req.model, catalogCategory(ctx)));
+      return create(auth, req, request, () => tasks.resolve(req.model, catalogCategory(ctx)), set);
     })
     .get('', async ({ auth, query }) => {
       const { page, pageSize, filter } = parseTaskListQuery(query);

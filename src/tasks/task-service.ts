@@ -23,7 +23,8 @@ export const MAX_INPUT_JSON_CHARS = 1_000_000;
 /** Refuses a URL the gateway must not call (private address, bad scheme); throws with the reason. */
 export type UrlCheck = (url: string) => Promise<void>;
 
-export type CreateResult = { task_id: string; status: 'processing' } | { cost: number };
+/** `replayed`: an earlier create under the same Idempotency-Key made the task (not part of the body). */
+export type CreateResult = { task_id: string; status: 'processing'; replayed?: true } | { cost: number };
 
 /**
  * Creating a media task (docs/api-contract.md): the model must be a media model of
@@ -108,7 +109,7 @@ export class TaskService {
         this.onCreated();
         return { task_id: result.taskId, status: 'processing' };
       case 'replayed':
-        return { task_id: result.taskId, status: 'processing' };
+        return { task_id: result.taskId, status: 'processing', replayed: true };
       case 'insufficient_balance':
         throw insufficientBalance();
       case 'key_budget_exceeded':

@@ -139,6 +139,45 @@ for (const mode of MODES) {
       expect((await api(gw, 'GET', '/admin/accounts/999999', { key: ADMIN_TOKEN })).status).toBe(404);
     });
 
+    test('a top-up with an Idempotency-Key credits once: retried, sent ten times at once, per account', async () => {
+      const acct = await createAccount(gw, uniqueEmail('topup-once'), 1);
+      const other = await createAccount(gw, uniqueEmail('topup-other'), 1);
+      const topUp = (userId: number, amount: number, key?: string) =>
+        api(gw, 'POST', `/admin/accounts/${userId}/topup`, {
+          key: ADMIN_TOKEN,
+          body: { amount_usd: amount },
+          headers: key === undefined ? {} : { 'idempotency-key': key },
+        });
+      const first = await topUp(acct.userId, 2.5, 'payment-1');
+      expect(first.status).toBe(200);
+      expect(first.body.data.balance_usd).toBe(3.5);
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      // A retry (the answer was lost on the way) is answered with the account as it is, not credited.
+      const retried = await topUp(acct.userId, 2.5, 'payment-1');
+      expect(retried.status).toBe(200);
+      expect(retried.body.data.balance_usd).toBe(3.5);
+      expect(retried.headers.get('idempotent-replayed')).toBe('true');
+      // Ten tries of one top-up at once: one credit.
+      const burst = await Promise.all(Array.from({ length: 10 }, () => topUp(acct.userId, 1, 'payment-2')));
+      expect(burst.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(burst.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+      // The same key for another amount is refused, and moves nothing.
+      const changed = await topUp(acct.userId, 9, 'payment-1');
+      expect(changed.status).toBe(422);
+      expect(changed.body.data.message).toStartWith('Idempotency-Key:');
+      // Keys are the account's own: another account's payment-1 is its own top-up.
+      expect((await topUp(other.userId, 2.5, 'payment-1')).body.data.balance_usd).toBe(3.5);
+      // Without a key, each request is a top-up of its own, as before.
+      await topUp(acct.userId, 0.25);
+      expect((await topUp(acct.userId, 0.25)).body.data.balance_usd).toBe(5);
+      const bad = await topUp(acct.userId, 1, 'has space');
+      expect(bad.status).toBe(422);
+      expect(bad.body.data.message).toStartWith('Idempotency-Key:');
+      const shown = await api(gw, 'GET', `/admin/accounts/${acct.userId}`, { key: ADMIN_TOKEN });
+      expect(shown.body.data.balance_usd).toBe(5);
+      expect((await api(gw, 'GET', '/v1/account', { key: acct.key })).body.data.balance_usd).toBe(5);
+    });
+
     test('regenerating the key: the old one is refused at once, the new one works', async () => {
       const acct = await createAccount(gw, uniqueEmail('regen'));
       expect((await api(gw, 'GET', '/v1/account', { key: acct.key })).status).toBe(200);

@@ -893,10 +893,12 @@ for (const mode of MODES) {
         const first = await api(gw, 'POST', '/v1/tasks', { key, body, headers });
         expect(first.status).toBe(200);
         expect(first.body.data).toEqual({ task_id: expect.any(String), status: 'processing' });
+        expect(first.headers.get('idempotent-replayed')).toBeNull();
         const [done] = await settledTasks(gw, key, 1);
         expect(done.status).toBe('completed');
         const replay = await api(gw, 'POST', '/v1/tasks', { key, body, headers });
         expect(replay.status).toBe(200);
+        expect(replay.headers.get('idempotent-replayed')).toBe('true');
         expect(replay.body.data).toMatchObject({
           task_id: first.body.data.task_id,
           status: 'completed',

@@ -106,6 +106,12 @@ describe('operations', () => {
       expect(account.api_key).toMatch(/^gw_/);
       const topped = await run('topup', String(account.user_id), '2.5');
       expect(JSON.parse(topped.out).balance_usd).toBe(5.5);
+      // With a key given, the same top-up run again credits nothing more.
+      for (let i = 0; i < 2; i++) {
+        const once = await run('topup', String(account.user_id), '1', 'invoice-7');
+        expect(once.code).toBe(0);
+        expect(JSON.parse(once.out).balance_usd).toBe(6.5);
+      }
       const shown = await run('show', String(account.user_id));
       expect(JSON.parse(shown.out).email).toBe(email);
       const bad = await run('topup', String(account.user_id), 'lots');

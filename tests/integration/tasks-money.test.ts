@@ -415,6 +415,8 @@ for (const mode of MODES) {
         expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
         const ids = new Set(results.map((r) => r.body.data.task_id));
         expect(ids.size).toBe(1);
+        // The one that made the task says nothing; the other nine say they repeat it.
+        expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(9);
         expect(await balance(gw, key)).toBeCloseTo(0.75, 10);
         expect((await listAll(gw, key)).pagination.total).toBe(1);
         const state = await dbState(userId);

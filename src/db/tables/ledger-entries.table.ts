@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { CreatedAt, Numeric } from './accounts.table.ts';
 
 export type LedgerKind = 'topup' | 'charge' | 'refund' | 'adjustment';
@@ -15,6 +15,8 @@ export interface LedgerEntriesTable {
   /** Model category of the charge, for spend-by-category reports. */
   category: string | null;
   note: string | null;
+  /** A top-up's `Idempotency-Key`: unique per account (migration 0011); null on every other entry. */
+  idempotency_key: ColumnType<string | null, string | null | undefined, never>;
   created_at: CreatedAt;
 }
 

@@ -114,6 +114,14 @@ export const accountOpenApiPaths: Record<string, unknown> = {
     post: operation({
       summary: 'Top up (admin token)',
       path: UserId,
+      headers: [
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+          description: 'credited once per account and key; a retry answers with idempotent-replayed: true',
+        },
+      ],
       body: TopupBody,
       ok: account,
       errors: errors(401, 404, 422),
