@@ -6,9 +6,14 @@
  */
 export type UsdUnits = bigint;
 
+/**
+ * A JS amount as numeric text, exactly. `toFixed` writes exponent form from 1e21 (`5e+28`), where
+ * every float is a whole number: those are written digit by digit. What a column can hold is the
+ * database's to say (numeric(24,10) holds less than 1e14); callers bound what they store.
+ */
 export function toUsdString(amount: number): string {
   if (!Number.isFinite(amount)) throw new RangeError(`not a finite USD amount: ${amount}`);
-  return amount.toFixed(10);
+  return Math.abs(amount) < 1e21 ? amount.toFixed(10) : `${BigInt(amount)}.0000000000`;
 }
 
 /** Rounds to the stored precision so what we answer equals what we stored. */
@@ -22,6 +27,8 @@ const SCALE = 10_000_000_000n;
 /** A numeric column's text (`'12.5000000000'`, `'-0.01'`) or a JS amount → exact units. */
 export function toUnits(amount: string | number): UsdUnits {
   const text = typeof amount === 'number' ? toUsdString(amount) : amount.trim();
+  // Read digit by digit: any other notation (`5e+28`, `0x10`) would be read as something else.
+  if (!/^[-+]?\d+(?:\.\d*)?$/.test(text)) throw new RangeError(`not a decimal USD amount: ${text}`);
   const negative = text.startsWith('-');
   const [whole = '0', fraction = ''] = text.replace(/^[-+]/, '').split('.');
   const units = BigInt(whole) * SCALE + BigInt(`${fraction}0000000000`.slice(0, 10));

@@ -1,4 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
 import Anthropic from '@anthropic-ai/sdk';
@@ -193,6 +196,85 @@ describe('LLM money (postgres+redis)', () => {
     const m = await ledgerAndBalance(databaseUrl, userId);
     expect(m.balanceText).toBe(m.ledgerText);
     expect(m.balance).toBeLessThan(1);
+  });
+
+  test('an upstream reporting usage no ledger could hold: the call is charged what the account can spend, the rest of the gateway settles on', async () => {
+    // 5e28 input tokens at $1/M: a $5e22 charge, beyond numeric(24,10) and toFixed's plain notation.
+    const upstream = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: async (req) => {
+        const body = (await req.json()) as { model: string };
+        return Response.json({
+          id: 'chatcmpl-absurd',
+          object: 'chat.completion',
+          created: 1,
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+          usage:
+            body.model === 'usage'
+              ? { prompt_tokens: 5e28, completion_tokens: 1, total_tokens: 5e28 }
+              : { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
+        });
+      },
+    });
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'gw-absurd-'));
+      const config = join(dir, 'gateway.json');
+      await writeFile(
+        config,
+        JSON.stringify({
+          providers: [{ id: 'odd', kind: 'openai', base_url: `http://127.0.0.1:${upstream.port}/v1`, api_key: 'k' }],
+          models: [
+            {
+              id: 'odd/usage',
+              category: 'llm',
+              upstream_model: 'usage',
+              display_name: 'odd usage',
+              pricing: { input_per_mtok: 1, output_per_mtok: 1 },
+            },
+            {
+              id: 'odd/normal',
+              category: 'llm',
+              upstream_model: 'normal',
+              display_name: 'normal usage',
+              pricing: { input_per_mtok: 1, output_per_mtok: 1 },
+            },
+          ],
+        }),
+      );
+      const { gw, databaseUrl } = await postgresGateway('llmabsurdusage', { GATEWAY_CONFIG: config });
+      const odd = await createAccount(gw, uniqueEmail('absurd'), 1);
+      const other = await createAccount(gw, uniqueEmail('absurd-other'), 1);
+      const answer = await api(gw, 'POST', '/v1/chat/completions', {
+        key: odd.key,
+        body: { model: 'odd/usage', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 },
+      });
+      expect(answer.status).toBe(200);
+      // Every other call keeps being answered and billed, the odd account's own included (what its
+      // instance's lease still held, $0.00003, covers one more small call).
+      for (const acct of [other, odd]) {
+        const after = await api(gw, 'POST', '/v1/chat/completions', {
+          key: acct.key,
+          body: { model: 'odd/normal', messages: [{ role: 'user', content: 'after' }], max_tokens: 5 },
+        });
+        expect(after.status).toBe(200);
+      }
+      const m = await ledgerAndBalance(databaseUrl, odd.userId);
+      expect(m.balanceText).toBe(m.ledgerText);
+      expect(m.balance).toBeLessThan(0.0001);
+      const [record] = await queryDatabase<{ cost_usd: string }>(
+        databaseUrl,
+        "select cost_usd from tasks where account_id = $1 and model = 'odd/usage'",
+        [odd.userId],
+      );
+      expect(Number(record?.cost_usd)).toBeGreaterThan(0.9999);
+      const o = await ledgerAndBalance(databaseUrl, other.userId);
+      expect(o.balance).toBeLessThan(1);
+      expect(o.balanceText).toBe(o.ledgerText);
+    } finally {
+      upstream.stop(true);
+    }
   });
 
   test('kill -9 under load: every call the client received in full has its record and charge after restart', async () => {
