@@ -10,6 +10,7 @@ import { formatIssues } from '../http/validation.ts';
 import type { MediaRegistry } from './media-registry.ts';
 import { lockForFallback, type RouteAttempt, saveRouteAttempts, switchTaskModel } from './task-fallback.repository.ts';
 import type { ClaimedTask } from './task-queue.repository.ts';
+import { beyondMaxPriceMessage, taskPrice } from './task-price.ts';
 
 export type FallbackOutcome = { switched: true; model: string; moneyMoved: boolean } | { switched: false };
 
@@ -52,7 +53,12 @@ export function fallBack(
         attempts.push({ model: id, provider, error: `input not valid: ${formatIssues(parsed.issues)}` });
         continue;
       }
-      const price = toUnits(next.media.price(parsed.output));
+      const usd = taskPrice(next.media.price(parsed.output));
+      if (usd === undefined) {
+        attempts.push({ model: id, provider, error: beyondMaxPriceMessage });
+        continue;
+      }
+      const price = toUnits(usd);
       const difference = price - charged;
       if (difference > 0n && row.keyId !== null && !(await keyCovers(trx, task.account_id, row.keyId, difference))) {
         attempts.push({ model: id, provider, error: "the API key's budget does not cover this model" });

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { toUnits, roundUsd } from '../accounts/money.ts';
+import { toUnits } from '../accounts/money.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import { EnvelopeError, forbidden, insufficientBalance, unprocessable } from '../http/errors.ts';
 import { keyBudgetMessage, modelAllowed, modelNotAllowedMessage } from '../keys/key-policy.ts';
@@ -8,6 +8,7 @@ import { type CustomVoiceLookup, NO_CUSTOM_VOICES } from '../resources/custom-vo
 import type { CreateTaskRequest } from './create-request.ts';
 import type { MediaRegistry, ResolvedMediaModel } from './media-registry.ts';
 import { requestHash } from './request-hash.ts';
+import { beyondMaxPriceMessage, taskPrice } from './task-price.ts';
 import type { TaskAdmitter } from './task-admission.ts';
 import type { DbOrTrx } from '../db/database.ts';
 import type { TaskRow } from '../db/tables/tasks.table.ts';
@@ -85,7 +86,8 @@ export class TaskService {
         throw unprocessable((err as Error).message);
       }
     }
-    const price = roundUsd(model.media.price(parsed.output));
+    const price = taskPrice(model.media.price(parsed.output));
+    if (price === undefined) throw unprocessable(beyondMaxPriceMessage);
     if (req.dryRun) return { cost: price };
 
     const taskId = crypto.randomUUID();

@@ -117,6 +117,28 @@ for (const mode of MODES) {
       await expectSameBytes(task.output.image_url, job.files[0]!);
     });
 
+    test('an input that prices a task beyond what a task may cost is a 422 naming input, and moves nothing', async () => {
+      const before = await balance();
+      // A 1e300-second video was a 500; "1e30" as text was admitted and charged $5.
+      for (const duration of [1e300, '1e30', 5e28]) {
+        for (const dry_run of [false, true]) {
+          const res = await api(gw, 'POST', '/v1/tasks', {
+            key,
+            body: { model: 'fal/kling', input: { prompt: 'long', duration }, ...(dry_run ? { dry_run } : {}) },
+          });
+          expect(res.status).toBe(422);
+          expect(res.body.data.message).toStartWith('input: prices the task above the most a task may cost');
+        }
+      }
+      expect(await balance()).toBe(before);
+      // A price within reach is charged as before.
+      const dry = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'fal/kling', input: { prompt: 'long', duration: '12' }, dry_run: true },
+      });
+      expect(dry.body.data.cost).toBeCloseTo(0.6, 10);
+    });
+
     test('several images become image_urls, each byte for byte; a video model yields video_url', async () => {
       const prompt = `fal three ${Date.now()}`;
       const task = await settle(await create('fal/flux-dev', { prompt, num_images: 3 }));
