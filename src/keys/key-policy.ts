@@ -34,3 +34,14 @@ export function modelAllowed(models: readonly string[] | null, modelId: string):
 export const modelNotAllowedMessage = (modelId: string) =>
   `model_not_allowed: this API key may not use the model '${modelId}'`;
 export const keyBudgetMessage = 'key_budget_exceeded: this call would take the API key past its budget';
+
+/**
+ * Whether the key is kept within limits of what it may do (docs/keys.md): a list of models, a
+ * budget or an expiry. Its rates (`rpm`, `tpm`) shape its traffic and do not count.
+ */
+export function isLimited(policy: KeyPolicy | undefined): boolean {
+  return !!policy && (policy.models !== null || policy.budgeted || policy.expiresAt !== null);
+}
+
+export const limitedKeyMessage =
+  'key_limited: an API key with a model list, a budget or an expiry cannot manage API keys, rotate the account key or read the webhook secret; use a key without them';

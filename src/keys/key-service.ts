@@ -1,7 +1,7 @@
 import { toUnits, unitsToUsd } from '../accounts/money.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import type { Db } from '../db/database.ts';
-import { notFound } from '../http/errors.ts';
+import { conflict, notFound } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
 import {
   findKey,
@@ -94,9 +94,15 @@ export class KeyService {
     return { ...keyView(record), key };
   }
 
-  async update(accountId: number, id: number, body: unknown): Promise<KeyView> {
+  /** `selfId`: the key making the change, which may not put on itself limits that would end its right to make it. */
+  async update(accountId: number, id: number, body: unknown, selfId?: number): Promise<KeyView> {
     const input = parseOr422(UpdateKeyBody, body);
-    const record = await updateKey(this.db, accountId, id, toSettings(input));
+    const settings = toSettings(input);
+    if (id === selfId && (settings.models || settings.budget != null || settings.expiresAt != null))
+      throw conflict(
+        'a key cannot give itself a model list, a budget or an expiry: it could then no longer manage keys; make the change with another key without them',
+      );
+    const record = await updateKey(this.db, accountId, id, settings);
     if (!record) throw notFound(`key ${id} not found`);
     // Every instance reloads the key's settings on its next request.
     await this.keys.revoke([record.keyHash]);

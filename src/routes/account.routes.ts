@@ -7,6 +7,7 @@ import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
 import { notFound } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
+import { unlimitedKeyOnly } from '../keys/unlimited-key-only.ts';
 import { standardSecret } from '../webhooks/webhook-signature.ts';
 
 export const SigningBody = v.object({ enabled: v.boolean() });
@@ -23,7 +24,10 @@ const signingView = (row: AccountRow) => ({
   standard_secret: row.webhook_secret ? standardSecret(row.webhook_secret) : null,
 });
 
-/** The account object and the self-service calls the dashboard makes (docs/api-contract.md). */
+/**
+ * The account object and the self-service calls the dashboard makes (docs/api-contract.md); the
+ * key rotation and the webhook secret only with a key without limits (docs/keys.md).
+ */
 export function accountRoutes(ctx: AppContext) {
   const account = async (id: number) => {
     const row = await ctx.accounts.get(id);
@@ -40,13 +44,18 @@ export function accountRoutes(ctx: AppContext) {
   const selfService = new Elysia({ name: 'account-self-service', prefix: '/v1/account' })
     .use(authPlugin(ctx))
     .post('/api-key/regenerate', async ({ auth }) => {
+      unlimitedKeyOnly(auth);
       const { key, revokedHashes } = await ctx.db.transaction().execute((trx) => issueApiKey(trx, auth.accountId));
       // The old key stops working on every instance before we answer.
       await ctx.keys.revoke(revokedHashes);
       return envelope({ api_key: key });
     })
-    .get('/webhook-signing', async ({ auth }) => envelope(signingView(await account(auth.accountId))))
+    .get('/webhook-signing', async ({ auth }) => {
+      unlimitedKeyOnly(auth);
+      return envelope(signingView(await account(auth.accountId)));
+    })
     .post('/webhook-signing', async ({ auth, body }) => {
+      unlimitedKeyOnly(auth);
       const { enabled } = parseOr422(SigningBody, body);
       const row = await account(auth.accountId);
       const secret = enabled && !row.webhook_secret ? newSigningSecret() : undefined;
@@ -55,6 +64,7 @@ export function accountRoutes(ctx: AppContext) {
       return envelope(signingView(updated));
     })
     .post('/webhook-signing/reset', async ({ auth }) => {
+      unlimitedKeyOnly(auth);
       const updated = await setWebhookSigning(ctx.db, auth.accountId, { secret: newSigningSecret() });
       await ctx.accounts.changed(auth.accountId);
       return envelope(signingView(updated));

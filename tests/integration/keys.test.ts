@@ -97,6 +97,68 @@ for (const mode of MODES) {
       expect(after[0]).toMatchObject({ id: first?.id, name: 'default', rpm: 1000, key_prefix: fresh.slice(0, 9) });
     });
 
+    test('a key with a model list, a budget or an expiry cannot manage keys, rotate the account key or read the webhook secret', async () => {
+      const acct = await createAccount(gw, uniqueEmail('limited'));
+      // Rates shape a key's traffic, not what it may do: a key with rpm and tpm manages as any.
+      const open = await createKey(gw, acct.key, { name: 'open', rpm: 1000, tpm: 100000 });
+      const limits = [
+        { models: ['sandbox/echo'] },
+        { budget_usd: 0.01 },
+        { expires_at: Math.floor(Date.now() / 1000) + 3600 },
+      ] as const;
+      for (const [i, settings] of limits.entries()) {
+        const limited = await createKey(gw, acct.key, { name: `limited-${i}`, ...settings });
+        // It works, and may read the account and its keys (no secret among them) ...
+        expect((await api(gw, 'GET', '/v1/account', { key: limited.key })).status).toBe(200);
+        expect((await api(gw, 'GET', '/v1/keys', { key: limited.key })).status).toBe(200);
+        expect((await api(gw, 'GET', `/v1/keys/${limited.id}`, { key: limited.key })).status).toBe(200);
+        // ... and nothing that reaches past its limits: every one of these was a 200.
+        const refused = [
+          ['POST', '/v1/keys', { name: 'wide open' }],
+          ['PATCH', `/v1/keys/${limited.id}`, { budget_usd: null, models: null, rpm: null, tpm: null }],
+          ['DELETE', `/v1/keys/${open.id}`, undefined],
+          ['POST', '/v1/account/api-key/regenerate', undefined],
+          ['GET', '/v1/account/webhook-signing', undefined],
+          ['POST', '/v1/account/webhook-signing', { enabled: true }],
+          ['POST', '/v1/account/webhook-signing/reset', undefined],
+        ] as const;
+        for (const [method, path, body] of refused) {
+          const res = await api(gw, method, path, { key: limited.key, body });
+          expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} 403`);
+          expect(res.body.data.message).toStartWith('key_limited:');
+        }
+        // The dashboard signed in with it is held to the same.
+        const session = await api(gw, 'POST', '/dashboard/api/session', { body: { api_key: limited.key } });
+        expect(session.status).toBe(200);
+        const headers = {
+          cookie: (session.headers.get('set-cookie') ?? '').split(';')[0] as string,
+          'x-csrf-token': session.body.data.csrf_token as string,
+        };
+        expect((await api(gw, 'POST', '/v1/keys', { headers, body: { name: 'via page' } })).status).toBe(403);
+        expect((await api(gw, 'GET', '/v1/account/webhook-signing', { headers })).status).toBe(403);
+      }
+      // Nothing changed: the account's key still works, the open key too, and no key was made.
+      expect((await api(gw, 'GET', '/v1/account', { key: acct.key })).status).toBe(200);
+      expect((await listKeys(gw, open.key)).map((k) => k.name)).toEqual([
+        'default',
+        'open',
+        'limited-0',
+        'limited-1',
+        'limited-2',
+      ]);
+      // A key without limits manages as before.
+      expect((await api(gw, 'GET', '/v1/account/webhook-signing', { key: open.key })).status).toBe(200);
+      const third = await createKey(gw, open.key, { name: 'made by open' });
+      // ... and may limit another key, but not itself: it would lose the right to undo it.
+      const own = await api(gw, 'PATCH', `/v1/keys/${open.id}`, { key: open.key, body: { budget_usd: 5 } });
+      expect(own.status).toBe(409);
+      expect(own.body.data.message).toContain('cannot give itself');
+      const other = await api(gw, 'PATCH', `/v1/keys/${third.id}`, { key: open.key, body: { budget_usd: 5 } });
+      expect(other.status).toBe(200);
+      expect((await api(gw, 'PATCH', `/v1/keys/${open.id}`, { key: open.key, body: { rpm: 50 } })).status).toBe(200);
+      expect((await api(gw, 'DELETE', `/v1/keys/${third.id}`, { key: open.key })).status).toBe(200);
+    });
+
     test('hostile input on the key endpoints is a 4xx, never a 5xx', async () => {
       const acct = await createAccount(gw, uniqueEmail('keys-hostile'));
       const raw = [

@@ -73,20 +73,20 @@ export const accountOpenApiPaths: Record<string, unknown> = {
     post: operation({
       summary: 'Regenerate the API key; the old one stops at once',
       ok: { description: 'new key', schema: envelope(v.object({ api_key: v.string() })) },
-      errors: errors(401),
+      errors: errors(401, 403),
     }),
   },
   '/v1/account/webhook-signing': {
-    get: operation({ summary: 'Webhook signing state', ok: signing, errors: errors(401) }),
+    get: operation({ summary: 'Webhook signing state', ok: signing, errors: errors(401, 403) }),
     post: operation({
       summary: 'Enable or disable webhook signing',
       body: SigningBody,
       ok: signing,
-      errors: errors(401, 422),
+      errors: errors(401, 403, 422),
     }),
   },
   '/v1/account/webhook-signing/reset': {
-    post: operation({ summary: 'New signing secret', ok: signing, errors: errors(401) }),
+    post: operation({ summary: 'New signing secret', ok: signing, errors: errors(401, 403) }),
   },
   '/v1/account/spend': {
     get: operation({

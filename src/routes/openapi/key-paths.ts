@@ -55,7 +55,7 @@ export const keyOpenApiPaths: Record<string, unknown> = {
   },
   '/v1/keys': {
     get: operation({ summary: 'List the account’s API keys with their spend', ok: list, errors: errors(401) }),
-    post: operation({ summary: 'Create an API key', body: CreateKeyBody, ok: created, errors: errors(401, 422) }),
+    post: operation({ summary: 'Create an API key', body: CreateKeyBody, ok: created, errors: errors(401, 403, 422) }),
   },
   '/v1/keys/{id}': {
     get: operation({ summary: 'One API key', path: KeyPath, ok: one, errors: errors(401, 404, 422) }),
@@ -64,9 +64,9 @@ export const keyOpenApiPaths: Record<string, unknown> = {
       path: KeyPath,
       body: UpdateKeyBody,
       ok: one,
-      errors: errors(401, 404, 422),
+      errors: errors(401, 403, 404, 409, 422),
     }),
-    delete: operation({ summary: 'Revoke an API key', path: KeyPath, ok: revoked, errors: errors(401, 404, 422) }),
+    delete: operation({ summary: 'Revoke an API key', path: KeyPath, ok: revoked, errors: errors(401, 403, 404, 422) }),
   },
   '/admin/accounts/{user_id}/keys': {
     get: operation({
