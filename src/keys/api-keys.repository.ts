@@ -182,9 +182,16 @@ export async function updateKey(
   change: Partial<KeySettings>,
 ): Promise<KeyRecord | undefined> {
   const values = settingValues(change);
+  // A new period starts the count afresh: what was charged before it is not in the new count.
+  const periodChanged =
+    change.budgetPeriod === undefined
+      ? {}
+      : {
+          period_changed_at: sql<Date | null>`case when budget_period is distinct from ${change.budgetPeriod}::text then now() else period_changed_at end`,
+        };
   const updated = await db
     .updateTable('api_keys')
-    .set({ ...values, updated_at: sql`now()` })
+    .set({ ...values, ...periodChanged, updated_at: sql`now()` })
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
@@ -252,13 +259,15 @@ export async function touchKeys(db: DbOrTrx, uses: Map<number, Date>): Promise<v
 
 /**
  * A task's refund leaves its key's spend too, when the task was charged in the key's current
- * period (a refund never reaches into a period already closed). In the caller's transaction,
+ * period (a refund never reaches into a period already closed, nor behind a change of the
+ * period, which started the count afresh: docs/keys.md). In the caller's transaction,
  * after the account row is locked (accounts, then keys: the lock order of every money writer).
  */
 export async function refundKeySpend(trx: DbOrTrx, taskId: string, amount: UsdUnits): Promise<void> {
   if (amount <= 0n) return;
   await sql`update api_keys as k set spend_usd = greatest(k.spend_usd - ${fromUnits(amount)}::numeric, 0)
     from tasks as t where t.id = ${taskId} and k.id = t.key_id
+      and (k.period_changed_at is null or t.created_at >= k.period_changed_at)
       and (k.budget_period is null or (k.period_start = ${currentPeriodStart(sql.ref('k.budget_period'))} and t.created_at >= k.period_start))`.execute(
     trx,
   );

@@ -330,6 +330,56 @@ for (const mode of MODES) {
       expect((limited as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('key_tpm_exceeded');
     });
 
+    test('a refund of a task charged before the budget period changed leaves the new count as it is', async () => {
+      const acct = await createAccount(gw, uniqueEmail('keys-period'), 10);
+      const k = await createKey(gw, acct.key, { name: 'two a day', budget_usd: 0.02 });
+      const create = (input: Record<string, unknown>) =>
+        api(gw, 'POST', '/v1/tasks', {
+          key: k.key,
+          body: { model: 'sandbox/image', input: { prompt: 'fox', ...input } },
+        });
+      // Two tasks spend the lifetime budget; both will fail and be refunded.
+      const failing = [await create({ delay_ms: 1500, fail: true }), await create({ delay_ms: 1500, fail: true })];
+      expect(failing.map((r) => r.status)).toEqual([200, 200]);
+      expect((await create({ delay_ms: 0 })).status).toBe(402);
+      // A daily budget from now on: today's count starts at 0 and takes two more tasks.
+      expect(
+        (await api(gw, 'PATCH', `/v1/keys/${k.id}`, { key: acct.key, body: { budget_period: 'day' } })).status,
+      ).toBe(200);
+      expect((await create({ delay_ms: 0 })).status).toBe(200);
+      expect((await create({ delay_ms: 0 })).status).toBe(200);
+      expect((await create({ delay_ms: 0 })).status).toBe(402);
+      // The two failed tasks' refunds go back to the account, not off today's count, which never
+      // held them: today's $0.02 stays spent (the refunds took it to 0, and two more were admitted).
+      for (const task of failing) {
+        for (let i = 0; i < 100; i++) {
+          const view = await api(gw, 'GET', `/v1/tasks/${task.body.data.task_id}`, { key: acct.key });
+          if (view.body.data.status === 'failed') break;
+          await Bun.sleep(100);
+        }
+      }
+      const key = (await listKeys(gw, acct.key)).find((x) => x.id === k.id);
+      expect(units(key?.spend_usd as number)).toBe(units(0.02));
+      expect((await create({ delay_ms: 0 })).status).toBe(402);
+      // Setting the period a key already has changes nothing: its task's refund still comes off.
+      const daily = await createKey(gw, acct.key, { name: 'one a day', budget_usd: 0.01, budget_period: 'day' });
+      const once = (input: Record<string, unknown>) =>
+        api(gw, 'POST', '/v1/tasks', {
+          key: daily.key,
+          body: { model: 'sandbox/image', input: { prompt: 'fox', ...input } },
+        });
+      const refunded = await once({ delay_ms: 1000, fail: true });
+      expect(refunded.status).toBe(200);
+      const same = await api(gw, 'PATCH', `/v1/keys/${daily.id}`, { key: acct.key, body: { budget_period: 'day' } });
+      expect(same.status).toBe(200);
+      let status = 402;
+      for (let i = 0; i < 100 && status === 402; i++) {
+        await Bun.sleep(100);
+        status = (await once({ delay_ms: 0 })).status;
+      }
+      expect(status).toBe(200);
+    });
+
     test('an expired key is refused', async () => {
       const acct = await createAccount(gw, uniqueEmail('keys-expiry'));
       const soon = await createKey(gw, acct.key, { name: 'soon', expires_at: Math.ceil(Date.now() / 1000) + 2 });

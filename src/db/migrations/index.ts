@@ -10,6 +10,7 @@ import * as m0008 from './0008-key-settings.ts';
 import * as m0009 from './0009-recorded-task-probe.ts';
 import * as m0010 from './0010-task-payload-lz4.ts';
 import * as m0011 from './0011-topup-idempotency.ts';
+import * as m0012 from './0012-key-period-changed.ts';
 
 /** Numbered, in order. Imported statically so a bundled or compiled gateway still finds them. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009-recorded-task-probe': m0009,
   '0010-task-payload-lz4': m0010,
   '0011-topup-idempotency': m0011,
+  '0012-key-period-changed': m0012,
 };

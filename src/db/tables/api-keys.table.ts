@@ -27,6 +27,8 @@ export interface ApiKeysTable {
   /** Sum of the instances' leases on the key's budget (`key_holds`). */
   reserved_usd: GeneratedNumeric;
   period_start: Timestamp | null;
+  /** When `budget_period` last changed (migration 0012): refunds of tasks from before it leave the spend as it is. */
+  period_changed_at: ColumnType<Date | null, never, Date | string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   revoked_at: Date | null;
