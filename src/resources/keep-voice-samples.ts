@@ -2,6 +2,7 @@ import type { KeptSample } from '../../providers/common/resources.ts';
 import { EnvelopeError, unprocessable } from '../http/errors.ts';
 import { type SafeFetchOptions, safeFetch } from '../net/safe-fetch.ts';
 import type { FileStore, SavedFile } from '../storage/file-store.ts';
+import type { DailyByteMeter } from '../uploads/daily-byte-meter.ts';
 import { peekStream } from '../storage/peek-stream.ts';
 import { SNIFF_BYTES, sniffContentType } from '../../providers/common/sniff-content-type.ts';
 import { AUDIO_SAMPLE_FORMATS, isAudioSampleType } from './audio-sample-type.ts';
@@ -20,6 +21,10 @@ export interface SampleKeeperDeps {
   /** Lower than 25 MB when the gateway's own file cap is. */
   maxBytes?: number;
   fetch?: SafeFetchOptions['fetch'];
+  /** Counts every sample's bytes against the account's daily upload volume (src/uploads/daily-byte-meter.ts). */
+  bytes?: Pick<DailyByteMeter, 'meter' | 'failure'>;
+  /** The client went away: the downloads stop. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -34,6 +39,8 @@ export async function keepVoiceSamples(
   deps: SampleKeeperDeps,
 ): Promise<SavedFile[]> {
   const abort = new AbortController();
+  const onGone = () => abort.abort();
+  deps.signal?.addEventListener('abort', onGone, { once: true });
   const kept: SavedFile[] = [];
   let failure: unknown;
   let next = 0;
@@ -50,6 +57,7 @@ export async function keepVoiceSamples(
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, urls.length) }, worker));
+  deps.signal?.removeEventListener('abort', onGone);
   if (failure === undefined) return kept;
   await Promise.all(kept.filter(Boolean).map((file) => deps.files.remove(file.id).catch(() => undefined)));
   throw failure;
@@ -100,8 +108,12 @@ async function keepOne(
     );
   }
   try {
-    return await deps.files.save({ body, contentType, source: 'voice_sample', accountId, maxBytes });
+    const metered = deps.bytes ? deps.bytes.meter(body) : body;
+    return await deps.files.save({ body: metered, contentType, source: 'voice_sample', accountId, maxBytes });
   } catch (err) {
+    // The day's upload volume used up is the account's limit, answered as an upload's (429).
+    const cause = deps.bytes?.failure ?? err;
+    if (cause instanceof EnvelopeError && cause.status === 429) throw cause;
     // Only the client's side is a 422 (too large, cut off by a limit); a storage failure stays a 500.
     if (err instanceof EnvelopeError) throw asSampleError(field, err, 'could not be kept');
     throw err;

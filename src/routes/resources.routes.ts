@@ -5,7 +5,8 @@ import type { Provider } from '../../providers/types.ts';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
-import { notFound } from '../http/errors.ts';
+import { forbidden, notFound } from '../http/errors.ts';
+import { modelAllowed } from '../keys/key-policy.ts';
 import { parseOr422 } from '../http/parse.ts';
 import { createCustomVoice } from '../resources/create-custom-voice.ts';
 import { CustomVoicesRepository } from '../resources/custom-voices.repository.ts';
@@ -67,15 +68,18 @@ export function resourceRoutes(ctx: AppContext, opts: ResourceRoutesOptions = {}
         ),
       }),
     )
-    .post('/:vendor/voices', async ({ auth, params, body }) => {
+    .post('/:vendor/voices', async ({ auth, params, body, request }) => {
       const resources = resourcesWith(params.vendor, 'createCustomVoice', 'custom voices');
+      // A voice is made for the provider's models: a key kept to other models may not make one.
+      if (auth.policy && !modelAllowed(auth.policy.models, params.vendor))
+        throw forbidden(`model_not_allowed: this API key may not use the provider '${params.vendor}'`);
       const req = parseOr422(CustomVoiceBody, body);
       return envelope(
         await createCustomVoice(
           ctx,
           customVoices,
           { id: params.vendor, resources },
-          { accountId: auth.accountId, ...req },
+          { accountId: auth.accountId, ...req, signal: request.signal },
         ),
       );
     })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import Redis from 'ioredis';
 import { sandboxSpeech } from '../../providers/sandbox/media/index.ts';
-import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
+import { api, awayFromMinuteBoundary, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
 import { parseWav } from '../helpers/media-checks.ts';
 import { queryDatabase } from '../helpers/services.ts';
@@ -355,6 +355,48 @@ for (const mode of MODES) {
         expect(res.body).toEqual({ success: false, code: 422, data: { message: expect.stringMatching(message) } });
       }
       expect(await storedSamples()).toBe(before);
+    });
+
+    test('custom voice: counts as an upload and its samples’ bytes against the day’s volume; keeps to the key’s models', async () => {
+      // A $0 account is on the free plan: 5 uploads a minute. Each voice was free of it before.
+      await awayFromMinuteBoundary(20);
+      const free = await createAccount(gw, uniqueEmail('res-free'), 0);
+      const voice = () =>
+        api(gw, 'POST', '/v1/resources/sandbox/voices', { key: free.key, body: { samples: [`${src}/voice.wav`] } });
+      for (let i = 0; i < 5; i++) expect((await voice()).status).toBe(200);
+      const sixth = await voice();
+      expect(sixth.status).toBe(429);
+      expect(sixth.body.data.message).toContain('upload limit reached: 5 uploads per minute');
+      expect(Number(sixth.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Voices and uploads share the count.
+      const upload = await fetch(`${gw.url}/upload`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${free.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ base64: Buffer.from('hello').toString('base64') }),
+      });
+      expect(upload.status).toBe(429);
+      if (env.REDIS_URL) {
+        const redis = new Redis(env.REDIS_URL);
+        try {
+          const day = new Date().toISOString().slice(0, 10);
+          const counted = Number(await redis.get(`${env.REDIS_KEY_PREFIX}upload:bytes:${free.userId}:${day}`));
+          expect(counted).toBe(5 * SAMPLES['/voice.wav']!.body.byteLength);
+        } finally {
+          redis.disconnect();
+        }
+      }
+      // A key kept to other models may not make a voice; one that may use the provider's may.
+      const imagesOnly = await api(gw, 'POST', '/v1/keys', {
+        key,
+        body: { name: 'images', models: ['sandbox/image'] },
+      });
+      const sandboxAll = await api(gw, 'POST', '/v1/keys', { key, body: { name: 'sandbox', models: ['sandbox/*'] } });
+      const body = { samples: [`${src}/voice.wav`] };
+      const refused = await api(gw, 'POST', '/v1/resources/sandbox/voices', { key: imagesOnly.body.data.key, body });
+      expect(refused.status).toBe(403);
+      expect(refused.body.data.message).toStartWith('model_not_allowed:');
+      const made = await api(gw, 'POST', '/v1/resources/sandbox/voices', { key: sandboxAll.body.data.key, body });
+      expect(made.status).toBe(200);
     });
 
     test('custom voice: kept copies outlive the sources; usable in sandbox/speech by its owner only; never listed', async () => {
