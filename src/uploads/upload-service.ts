@@ -11,6 +11,7 @@ import { uploadPlanFor } from './upload-plan.ts';
 import { UploadQuota } from './upload-quota.ts';
 import { openUrlSource } from './url-source.ts';
 import { uploadGcPacer } from './gc-pacer.ts';
+import { MIN_UPLOAD_BYTES_PER_SECOND, withMinimumRate } from './minimum-rate.ts';
 
 /** A file_url download may take this long, body included. */
 const URL_DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
@@ -62,10 +63,14 @@ export class UploadService {
   private async open(kind: UploadBodyKind, request: Request, maxBytes: number): Promise<ReadableStream<Uint8Array>> {
     if (!request.body)
       throw unprocessable('request body is required: JSON {base64} or {file_url}, or multipart/form-data with file');
+    const body = withMinimumRate(request.body, {
+      bytesPerSecond: MIN_UPLOAD_BYTES_PER_SECOND,
+      graceMs: this.ctx.env.bodyTimeoutMs,
+    });
     if (kind.kind === 'multipart') {
-      return (await openMultipartFile(request.body, kind.boundary, { field: 'file' })).body;
+      return (await openMultipartFile(body, kind.boundary, { field: 'file' })).body;
     }
-    const json = await openJsonUpload(request.body);
+    const json = await openJsonUpload(body);
     if (json.kind === 'base64') return decodeBase64Stream(json.text);
     const { file_url } = parseOr422(FileUrlBody, { file_url: json.url });
     return openUrlSource(file_url, {

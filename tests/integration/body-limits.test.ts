@@ -167,6 +167,58 @@ for (const mode of MODES) {
       expectShape(messages, 408, 'anthropic', /did not arrive within 1.5 s/);
     });
 
+    test('an upload body that falls behind 1 KiB a second after BODY_TIMEOUT_MS is cut: 408, connection closed', async () => {
+      const boundary = 'b0undary';
+      const head = new TextEncoder().encode(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\n`,
+      );
+      const data = new Uint8Array(head.byteLength + 64 * 1024);
+      data.set(head);
+      const multipart = { ...bearer(key), 'content-type': `multipart/form-data; boundary=${boundary}` };
+      // Stalled after its first bytes, and dripping 50 bytes a second: each held its connection
+      // until Bun's idle timeout (minutes) between drops.
+      for (const body of [
+        { data, stallAfter: head.byteLength + 100 },
+        { data, chunkSize: 10, delayMs: 200 },
+        { data, chunkSize: 10, delayMs: 200, chunked: true },
+      ]) {
+        const slow = await rawRequest(gw.port, {
+          method: 'PUT',
+          path: '/upload',
+          headers: multipart,
+          body,
+          timeoutMs: 10_000,
+        });
+        expectShape(slow, 408, 'envelope', /request body arrived slower than 1024 bytes a second/);
+        expect(slow.elapsedMs).toBeGreaterThanOrEqual(BODY_TIMEOUT_MS - 100);
+        expect(slow.elapsedMs).toBeLessThan(BODY_TIMEOUT_MS + 2000);
+        expect(slow.closed).toBe(true);
+      }
+      // Base64 JSON too.
+      const json = await rawRequest(gw.port, {
+        method: 'PUT',
+        path: '/upload',
+        headers: { ...JSON_TYPE, ...bearer(key) },
+        body: { data: new TextEncoder().encode(`{"base64":"${'QUFB'.repeat(4096)}"}`), stallAfter: 200 },
+        timeoutMs: 10_000,
+      });
+      expectShape(json, 408, 'envelope', /request body arrived slower than/);
+      // A body that keeps up, however long it takes past the grace, is stored: 64 KiB at 16 KiB a second.
+      const steady = await rawRequest(gw.port, {
+        method: 'PUT',
+        path: '/upload',
+        headers: multipart,
+        body: {
+          data: new Uint8Array([...data, ...new TextEncoder().encode(`\r\n--${boundary}--\r\n`)]),
+          chunkSize: 4096,
+          delayMs: 250,
+        },
+        timeoutMs: 20_000,
+      });
+      expect(steady.status).toBe(200);
+      expect(steady.elapsedMs).toBeGreaterThan(BODY_TIMEOUT_MS);
+    });
+
     test('JSON nested deeper than 64 levels is refused at parse time in each endpoint’s shape; 64 levels pass', async () => {
       const deep = nested(20_000);
       const cases: Array<[string, Record<string, string>, number, Shape]> = [
