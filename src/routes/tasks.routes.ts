@@ -4,7 +4,8 @@ import { requestIdOf } from '../observability/http-observer.ts';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
-import { notFound } from '../http/errors.ts';
+import { forbidden, notFound } from '../http/errors.ts';
+import { modelAllowed, modelNotAllowedMessage } from '../keys/key-policy.ts';
 import { idempotencyKey, REPLAYED_HEADER } from '../http/idempotency-key.ts';
 import { parseCreateTask, parseLegacyGenerate } from '../tasks/create-request.ts';
 import { findIdempotentReplay, type TaskService } from '../tasks/task-service.ts';
@@ -53,6 +54,9 @@ export function taskRoutes(ctx: AppContext, { tasks, webhooks, canceller, events
     const key = idempotencyKey(request.headers);
     const replay = await findIdempotentReplay(ctx.db, auth.accountId, req, key);
     if (replay) {
+      // The key is the account's: a key kept to other models may not read the task through it.
+      if (auth.policy && !modelAllowed(auth.policy.models, replay.model))
+        throw forbidden(modelNotAllowedMessage(replay.model));
       Object.assign(set.headers, REPLAYED_HEADER);
       return envelope(await view(replay));
     }

@@ -439,6 +439,23 @@ for (const mode of MODES) {
         expect((await api(gw, 'GET', `/v1/tasks/${r2.body.data.task_id}`, { key: k2 })).status).toBe(200);
       });
 
+      test('an Idempotency-Key is the account’s: another of its keys replays the task only if the task’s model is its to use', async () => {
+        const { key } = await createAccount(gw, uniqueEmail('idem-keys'), 1);
+        const made = await api(gw, 'POST', '/v1/keys', { key, body: { name: 'images', models: ['sandbox/image'] } });
+        const imagesOnly = made.body.data.key as string;
+        const body = { model: 'sandbox/speech', input: { text: 'by the default key', delay_ms: 0 } };
+        const first = await post(gw, key, body, { 'idempotency-key': 'per-account' });
+        expect(first.status).toBe(200);
+        // The images-only key sending the same create was answered the speech task (200).
+        const replay = await post(gw, imagesOnly, body, { 'idempotency-key': 'per-account' });
+        expect(replay.status).toBe(403);
+        expect(replay.body.data.message).toContain('model_not_allowed');
+        const own = await api(gw, 'POST', '/v1/keys', { key, body: { name: 'speech', models: ['sandbox/speech'] } });
+        const again = await post(gw, own.body.data.key, body, { 'idempotency-key': 'per-account' });
+        expect(again.status).toBe(200);
+        expect(again.body.data.task_id).toBe(first.body.data.task_id);
+      });
+
       test('a key on the legacy generate route works the same way', async () => {
         const { key } = await createAccount(gw, uniqueEmail('idem-legacy'), 1);
         const first = await api(gw, 'POST', '/sandbox-speech/generate', {
