@@ -135,12 +135,17 @@ export function taskRoutes(ctx: AppContext, { tasks, webhooks, canceller, events
       return envelope(await view(row));
     })
     // one more attempt, answered with its new log entry; 409 once the log holds 10.
-    .post('/:task_id/callbacks/redeliver', async ({ auth, params }) => {
+    .post('/:task_id/callbacks/redeliver', async ({ auth, params, set }) => {
       // An id no task can have is not looked up (the request-target guard refuses NUL first).
       if (!isTaskId(params.task_id)) throw notFound(`task ${params.task_id} not found`);
       const deliveryId = await scheduleRedelivery(ctx.db, auth.accountId, params.task_id, ctx.env.instanceId);
       const result = await webhooks.deliverNow(deliveryId);
-      if (!result) throw new Error(`redelivery ${deliveryId} could not be claimed`);
+      if (!result) {
+        // Its lease ran out before this instance sent it (a slow database): the delivery loop
+        // of some instance has it and sends it. Scheduled, not lost; asking again would add another.
+        set.status = 202;
+        return envelope({ scheduled: true }, 202);
+      }
       return envelope(attemptView({ sent_at: result.sentAt, status: result.status, status_text: result.statusText }));
     });
 
