@@ -29,6 +29,12 @@ export function sameHash(a: string, b: string): boolean {
   return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }
 
+/** Whether `Authorization: Bearer …` carries the token of this hash (an operator's token), compared in constant time. */
+export function bearerMatches(request: Request, tokenHash: string): boolean {
+  const given = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+  return given !== undefined && sameHash(hashApiKey(given), tokenHash);
+}
+
 /** Pulls the key out of `Authorization: Bearer …` (or `x-api-key`, as Anthropic clients send). */
 export function extractApiKey(headers: Headers, allowXApiKey: boolean): string | undefined {
   const auth = headers.get('authorization');

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { hashApiKey, sameHash } from '../auth/api-keys.ts';
+import { bearerMatches, hashApiKey } from '../auth/api-keys.ts';
 import { unauthorized } from '../http/errors.ts';
 import { registry } from './metrics.ts';
 
@@ -12,10 +12,7 @@ import { registry } from './metrics.ts';
 export function metricsRoutes(token: string | undefined, text: () => Promise<string> = () => registry.metrics()) {
   const tokenHash = token === undefined ? undefined : hashApiKey(token);
   return new Elysia({ name: 'metrics' }).get('/metrics', async ({ request }) => {
-    if (tokenHash) {
-      const given = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
-      if (!given || !sameHash(hashApiKey(given), tokenHash)) throw unauthorized('invalid or missing metrics token');
-    }
+    if (tokenHash && !bearerMatches(request, tokenHash)) throw unauthorized('invalid or missing metrics token');
     return new Response(await text(), { headers: { 'content-type': registry.contentType } });
   });
 }

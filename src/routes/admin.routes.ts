@@ -4,7 +4,7 @@ import type { AppContext } from '../app/context.ts';
 import { createAccount, findAccountByEmail, findAccountById, toAccountView } from '../accounts/accounts.repository.ts';
 import { topUp } from '../accounts/ledger.repository.ts';
 import { toUnits } from '../accounts/money.ts';
-import { hashApiKey, sameHash } from '../auth/api-keys.ts';
+import { bearerMatches, hashApiKey } from '../auth/api-keys.ts';
 import { sqlState } from '../db/db-errors.ts';
 import { envelope } from '../http/envelope.ts';
 import { conflict, notFound, unauthorized, unprocessable } from '../http/errors.ts';
@@ -44,9 +44,7 @@ export function adminRoutes(ctx: AppContext) {
   return (
     new Elysia({ name: 'admin', prefix: '/admin' })
       .onBeforeHandle(({ request }) => {
-        const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '');
-        if (!match?.[1] || !sameHash(hashApiKey(match[1]), tokenHash))
-          throw unauthorized('invalid or missing admin token');
+        if (!bearerMatches(request, tokenHash)) throw unauthorized('invalid or missing admin token');
       })
       .post('/accounts', async ({ body }) => {
         const input = parseOr422(CreateAccountBody, body);

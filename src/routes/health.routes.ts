@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import { pingDatabase } from '../db/ping.ts';
+import { bearerMatches, hashApiKey } from '../auth/api-keys.ts';
 import type { AppContext } from '../app/context.ts';
 import type { Provider } from '../../providers/types.ts';
 import { providerStatuses } from '../upstreams/provider-status.ts';
@@ -20,12 +21,16 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T> {
 /**
  * `/healthz`: the process answers. `/readyz`: the database and the store answer too; it also
  * lists each provider as ok, unconfigured or failing, and each model's deployments with their
- * shared health, which inform but never decide readiness.
+ * shared health, which inform but never decide readiness. With `METRICS_TOKEN` set, those
+ * details (upstream and database error text, the providers, the deployments) are the token's
+ * to read, as the metrics are: a probe without it gets the status and each check's `ok`.
  */
 export function healthRoutes(ctx: AppContext, providers: ReadonlyMap<string, Provider> = new Map(), router?: Router) {
+  const tokenHash = ctx.env.metricsToken === undefined ? undefined : hashApiKey(ctx.env.metricsToken);
+  const mayReadDetails = (request: Request) => !tokenHash || bearerMatches(request, tokenHash);
   return new Elysia({ name: 'health' })
     .get('/healthz', () => ({ status: 'ok' }))
-    .get('/readyz', async ({ set }) => {
+    .get('/readyz', async ({ set, request }) => {
       const check = async (work: () => Promise<unknown>) => {
         try {
           await within(2000, work());
@@ -42,6 +47,11 @@ export function healthRoutes(ctx: AppContext, providers: ReadonlyMap<string, Pro
       ]);
       const ready = database.ok && store.ok;
       set.status = ready ? 200 : 503;
+      if (!mayReadDetails(request))
+        return {
+          status: ready ? 'ready' : 'not_ready',
+          checks: { database: { ok: database.ok }, store: { ok: store.ok } },
+        };
       return {
         status: ready ? 'ready' : 'not_ready',
         checks: { database: { kind: ctx.dbKind, ...database }, store: { kind: ctx.store.kind, ...store } },

@@ -151,6 +151,26 @@ for (const mode of MODES) {
       expect(Math.max(...buckets.filter(Number.isFinite))).toBeGreaterThanOrEqual(300);
     });
 
+    test('/readyz shows its details (providers, deployments, error text) only with METRICS_TOKEN', async () => {
+      const probe = await api(gw, 'GET', '/readyz');
+      expect(probe.status).toBe(200);
+      // Error text of a database, a store or an upstream is not for whoever can reach the port.
+      expect(probe.body).toEqual({ status: 'ready', checks: { database: { ok: true }, store: { ok: true } } });
+      const wrong = await api(gw, 'GET', '/readyz', { key: 'not-the-token-at-all' });
+      expect(Object.keys(wrong.body)).toEqual(['status', 'checks']);
+      const full = await api(gw, 'GET', '/readyz', { key: METRICS_TOKEN });
+      expect(full.status).toBe(200);
+      expect(full.body).toMatchObject({
+        status: 'ready',
+        providers: expect.any(Object),
+        deployments: expect.any(Object),
+      });
+      expect(full.body.checks.database).toMatchObject({
+        ok: true,
+        kind: mode.name === 'embedded' ? 'pglite' : 'postgres',
+      });
+    });
+
     test('counters move by exactly the traffic made; labels carry templates, never ids', async () => {
       const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
       const anthropic = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 });
