@@ -8,6 +8,7 @@ import {
 import { parseOr422 } from '../http/parse.ts';
 import { issueMessage, issuePath } from '../http/validation.ts';
 import { MAX_SAMPLES } from './keep-voice-samples.ts';
+import { urlLength } from '../http/url-length.ts';
 import { MotionPresetError } from './motion-error.ts';
 
 /**
@@ -66,7 +67,10 @@ export function parsePhraseLanguage(query: Record<string, unknown>): PhraseLangu
 
 export const CustomVoiceBody = v.object({
   samples: v.pipe(
-    v.array(v.pipe(v.string('must be a URL string'), v.url('must be an absolute URL')), 'must be an array of URLs'),
+    v.array(
+      v.pipe(v.string('must be a URL string'), urlLength(), v.url('must be an absolute URL')),
+      'must be an array of URLs',
+    ),
     v.minLength(1, 'must hold at least one URL'),
     v.maxLength(MAX_SAMPLES, `must hold at most ${MAX_SAMPLES} URLs`),
   ),

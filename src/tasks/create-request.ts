@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { unprocessable } from '../http/errors.ts';
 import { findUnstorableString } from '../http/hostile-json.ts';
 import { parseOr422 } from '../http/parse.ts';
+import { urlLength } from '../http/url-length.ts';
 
 /** `POST /v1/tasks` (docs/api-contract.md); `input` is validated afterwards against the model's own schema. */
 export const CreateTaskSchema = v.object({
@@ -11,6 +12,7 @@ export const CreateTaskSchema = v.object({
     v.nullable(
       v.pipe(
         v.string(),
+        urlLength(),
         v.url('must be an absolute URL'),
         // valibot runs every step of a pipe even after `url` failed, so this one must not throw.
         v.check((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'must be an http or https URL'),

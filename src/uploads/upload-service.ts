@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { AppContext } from '../app/context.ts';
 import { notFound, unprocessable } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
+import { urlLength } from '../http/url-length.ts';
 import type { SavedFile } from '../storage/file-store.ts';
 import { decodeBase64Stream } from './base64-decode-stream.ts';
 import { openJsonUpload } from './json-upload-stream.ts';
@@ -17,7 +18,7 @@ import { MIN_UPLOAD_BYTES_PER_SECOND, withMinimumRate } from './minimum-rate.ts'
 const URL_DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
 
 export const FileUrlBody = v.object({
-  file_url: v.pipe(v.string(), v.nonEmpty('is required'), v.url('expected an absolute URL')),
+  file_url: v.pipe(v.string(), v.nonEmpty('is required'), urlLength(), v.url('expected an absolute URL')),
 });
 
 /**

@@ -128,6 +128,15 @@ for (const mode of MODES) {
           'callback_url',
         ],
         [
+          'callback of 100,000 characters',
+          {
+            model: 'sandbox/image',
+            input: { prompt: 'x' },
+            callback_url: `https://example.com/${'a'.repeat(100_000)}`,
+          },
+          'callback_url: must be at most 2048 characters',
+        ],
+        [
           'callback relative',
           { model: 'sandbox/image', input: { prompt: 'x' }, callback_url: '/hook' },
           'callback_url',
