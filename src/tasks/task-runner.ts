@@ -40,9 +40,18 @@ export interface TaskRunnerOptions {
   fallbacks?: (modelId: string) => readonly string[];
   /** The account's balance moved outside a finish (a fallback re-priced the task). */
   onBalanceMoved?: (accountId: number) => void;
+  /** How long `stop` waits for running steps before aborting them (`STOP_GRACE_MS`). */
+  stopGraceMs?: number;
 }
 
 const RETRY_MAX_MS = 30_000;
+/**
+ * At shutdown, how long running steps may take to end on their own. A step that is submitting a
+ * job upstream must get to store the job's id: aborted after the upstream made the job, the task
+ * would be submitted again by whichever instance takes it over (the provider paid twice, and
+ * neither Replicate nor fal takes an idempotency key). Steps are one upstream call each.
+ */
+const STOP_GRACE_MS = 5_000;
 
 /**
  * The durable queue of media tasks. Any instance claims due tasks with `FOR UPDATE SKIP LOCKED`
@@ -51,7 +60,6 @@ const RETRY_MAX_MS = 30_000;
  * leases expire and another instance (or itself, restarted) resumes from the task row.
  */
 export class TaskRunner {
-  private stopping = false;
   private readonly loop: ClaimLoop<ClaimedTask>;
   private readonly inFlight = new Map<string, AbortController>();
 
@@ -93,7 +101,8 @@ export class TaskRunner {
     try {
       await observeTaskStep(task, () => this.step(task, abort.signal));
     } catch (err) {
-      if (this.stopping) return;
+      // Aborted by `stop`, which hands the task back itself.
+      if (abort.signal.aborted) return;
       // A transient failure (upstream down, storage hiccup): try the same step again later.
       const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** Math.min(task.attempts, 6));
       this.log.warn('task step failed; will retry', { task_id: task.id, retry_in_ms: delay, ...errorFields(err) });
@@ -174,12 +183,17 @@ export class TaskRunner {
     );
   }
 
-  /** Stops claiming, aborts running steps and hands their tasks back at once for any instance. */
+  /**
+   * Stops claiming, lets running steps end on their own for up to `STOP_GRACE_MS` (each then
+   * hands its task back as ever, with what it learnt), aborts those still running and hands
+   * their tasks back at once for any instance.
+   */
   async stop(): Promise<void> {
-    this.stopping = true;
     this.loop.stop();
     // Tasks a claim under way hands over are dropped with the rest, not started after the database closes.
     await this.loop.settled();
+    const deadline = Date.now() + (this.opts.stopGraceMs ?? STOP_GRACE_MS);
+    while (this.inFlight.size > 0 && Date.now() < deadline) await Bun.sleep(20);
     const ids = [...this.inFlight.keys()];
     for (const abort of this.inFlight.values()) abort.abort(new Error('instance stopping'));
     await dropTaskLeases(this.db, ids, this.opts.instanceId);

@@ -17,6 +17,8 @@ import type { Server } from 'bun';
  * - `never`: IN_PROGRESS for ever (deadlines)
  * - `submit-429`: the first submit answers 429 with `Retry-After: 1`
  * - `status-503`: the first status answers 503 (no fal error body: the queue's own hiccup)
+ * - `slow-submit`: the submit makes its job at once and answers 1.5 s later (a gateway stopping
+ *   meanwhile must not lose the job's id and submit it again)
  */
 
 const FIXTURES = join(import.meta.dir, '../fixtures/fal');
@@ -176,6 +178,7 @@ export async function startFakeFal(opts: { key?: string; videoModels?: string[] 
           cancelRequests: 0,
         };
         jobs.set(id, job);
+        if (input.scenario === 'slow-submit') await Bun.sleep(1500);
         return json({
           ...t.submit,
           request_id: id,

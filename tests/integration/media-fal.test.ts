@@ -216,3 +216,45 @@ for (const mode of MODES) {
     });
   });
 }
+
+for (const mode of MODES) {
+  describe(`fal adapter across a restart [${mode.name}]`, () => {
+    test('a gateway stopped while a submit is answered keeps the job’s id: the next one polls it, never submits again', async () => {
+      const fake = await startFakeFal();
+      const env = {
+        ...(await mode.env('fal-restart')),
+        GATEWAY_CONFIG: await writeConfig(fake),
+        ALLOW_PRIVATE_URLS: 'true',
+        FAL_KEY: FAKE_FAL_KEY,
+      };
+      let gw = await startGateway(env);
+      try {
+        const { key } = await createAccount(gw, uniqueEmail('fal-restart'), 5);
+        const prompt = `fal restart ${Date.now()}`;
+        const created = await api(gw, 'POST', '/v1/tasks', {
+          key,
+          body: { model: 'fal/flux-dev', input: { prompt, scenario: 'slow-submit' } },
+        });
+        expect(created.status).toBe(200);
+        // The submit has reached fal (its job exists) and is not answered yet: stop the gateway.
+        for (let i = 0; i < 100 && !fake.byPrompt(prompt); i++) await Bun.sleep(20);
+        expect(fake.byPrompt(prompt)).toBeDefined();
+        expect(await gw.stop('SIGTERM')).toBe(0);
+        gw = await startGateway(env);
+        let task: any;
+        for (let i = 0; i < 150; i++) {
+          task = (await api(gw, 'GET', `/v1/tasks/${created.body.data.task_id}`, { key })).body.data;
+          if (task.status !== 'processing') break;
+          await Bun.sleep(100);
+        }
+        expect(task.status).toBe('completed');
+        // One job at fal: before, the stop aborted the submit and the next gateway submitted again.
+        const submits = fake.requests.filter((r) => r.method === 'POST' && r.body?.prompt === prompt);
+        expect(submits).toHaveLength(1);
+      } finally {
+        await gw.stop();
+        fake.stop();
+      }
+    }, 60_000);
+  });
+}
