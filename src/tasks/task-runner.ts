@@ -90,8 +90,15 @@ export class TaskRunner {
     this.loop.wake();
   }
 
-  private claim(limit: number): Promise<ClaimedTask[]> {
-    return claimDueTasks(this.db, this.opts.instanceId, this.opts.leaseMs, limit);
+  /**
+   * Due tasks, leased to this instance. A task whose lease ran out while this instance's step
+   * for it still runs (its heartbeat could not reach the database) comes back to the same
+   * owner: the claim renewed the lease, and the step under way goes on with it, alone. A second
+   * step would submit the job upstream again, or finish the task twice over.
+   */
+  private async claim(limit: number): Promise<ClaimedTask[]> {
+    const claimed = await claimDueTasks(this.db, this.opts.instanceId, this.opts.leaseMs, limit);
+    return claimed.filter((task) => !this.inFlight.has(task.id));
   }
 
   private async run(task: ClaimedTask): Promise<void> {
