@@ -564,6 +564,10 @@ for (const mode of MODES) {
           ask({ tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file-1'] } }] }),
           'tools[0].container.file_ids',
         ],
+        [
+          ask({ tools: [{ type: 'image_generation', input_image_mask: { file_id: 'file-mask1' } }] }),
+          'tools[0].input_image_mask.file_id',
+        ],
       ];
       for (const [pending, param] of refusals) {
         const res = await pending;

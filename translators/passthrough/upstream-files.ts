@@ -30,10 +30,14 @@ function refuseFileIds(parts: unknown, at: string): void {
   for (const [j, part] of parts.entries()) refuseFileId(part, `${at}[${j}]`);
 }
 
-/** Built-in tools that read the operator's storage: `file_search` (vector stores), a named code container. */
+/**
+ * Built-in tools that read the operator's storage: `file_search` (vector stores), a named code
+ * container, an image generation's mask by `file_id`.
+ */
 function refuseStorageTool(tool: unknown, at: string): void {
   const obj = asObject(tool);
   if (obj?.type === 'file_search') invalid(`${at}.type`, `file_search searches vector stores; it ${WHY}`);
+  if (obj?.type === 'image_generation') refuseFileId(obj.input_image_mask, `${at}.input_image_mask`);
   if (obj?.type !== 'code_interpreter') return;
   const container = obj.container;
   if (typeof container === 'string') invalid(`${at}.container`, `a container id ${WHY}; use {"type": "auto"}`);
@@ -43,7 +47,8 @@ function refuseStorageTool(tool: unknown, at: string): void {
 
 /**
  * A Responses body's names for the operator's storage: parts by `file_id` in input messages,
- * function and computer call outputs, `file_search`, and code containers by id or with files.
+ * function and computer call outputs, `file_search`, code containers by id or with files, and
+ * an image generation tool's mask by `file_id`.
  * @see https://platform.openai.com/docs/api-reference/responses/create
  */
 export function refuseResponsesStorage(body: Json): void {
