@@ -66,6 +66,7 @@ const EnvSchema = v.object({
   TRUST_PROXY: v.optional(boolString, 'false'),
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
   TASK_EVENTS_HEARTBEAT_MS: v.optional(positiveInt, '15000'),
+  TASK_EVENTS_MAX_STREAMS_PER_ACCOUNT: v.optional(positiveInt, '1000'),
   WORKERS: v.optional(v.pipe(positiveInt, v.maxValue(256, 'expected at most 256'))),
   DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),
   SETTLEMENT_JOURNAL: v.optional(boolString),
@@ -120,6 +121,8 @@ export interface Env {
   metricsToken?: string;
   /** How often a task's event stream sends a heartbeat comment (and re-reads the task). */
   taskEventsHeartbeatMs: number;
+  /** Task event streams one account may hold open on one instance (src/tasks/open-streams.ts). */
+  taskEventsMaxStreamsPerAccount: number;
   /** Processes serving the port, this one included (docs/scaling.md). */
   workers: number;
   /** 0 in the primary process, 1 … workers-1 in the processes it spawned. */
@@ -195,6 +198,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
     taskEventsHeartbeatMs: e.TASK_EVENTS_HEARTBEAT_MS,
+    taskEventsMaxStreamsPerAccount: e.TASK_EVENTS_MAX_STREAMS_PER_ACCOUNT,
     workers,
     workerIndex,
     databasePoolSize: e.DATABASE_POOL_SIZE,

@@ -4,7 +4,8 @@ import { requestIdOf } from '../observability/http-observer.ts';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
-import { forbidden, notFound } from '../http/errors.ts';
+import { forbidden, notFound, tooManyRequests } from '../http/errors.ts';
+import { OpenStreams } from '../tasks/open-streams.ts';
 import { modelAllowed, modelNotAllowedMessage } from '../keys/key-policy.ts';
 import { idempotencyKey, REPLAYED_HEADER } from '../http/idempotency-key.ts';
 import { parseCreateTask, parseLegacyGenerate } from '../tasks/create-request.ts';
@@ -39,6 +40,7 @@ interface TaskServicesForRoutes {
  * `/sandbox-image/generate`, or the bare model name when no other provider has it).
  */
 export function taskRoutes(ctx: AppContext, { tasks, webhooks, canceller, events }: TaskServicesForRoutes) {
+  const openStreams = new OpenStreams(ctx.env.taskEventsMaxStreamsPerAccount);
   const view = async (row: TaskRow) => {
     const logs = row.callback_url ? await callbackLogs(ctx.db, [row.id]) : new Map();
     return taskView(row, logs.get(row.id) ?? [], ctx.catalog);
@@ -115,7 +117,13 @@ export function taskRoutes(ctx: AppContext, { tasks, webhooks, canceller, events
     .get('/:task_id/events', async ({ auth, params, request }) => {
       const taskId = params.task_id;
       if (!(await findTask(ctx.db, auth.accountId, taskId))) throw notFound(`task ${taskId} not found`);
+      if (!openStreams.tryOpen(auth.accountId))
+        throw tooManyRequests(
+          `too many open task event streams: at most ${ctx.env.taskEventsMaxStreamsPerAccount} per account; close one, or poll GET /v1/tasks/{id}`,
+          1,
+        );
       const body = taskEventStream({
+        onEnd: () => openStreams.close(auth.accountId),
         read: () =>
           events.shareRead(taskId, `${auth.accountId}:${taskId}`, async () => {
             const row = await findTask(ctx.db, auth.accountId, taskId);

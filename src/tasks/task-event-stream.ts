@@ -11,6 +11,8 @@ export interface TaskEventSource {
   heartbeatMs: number;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /** Called once when the stream has ended, however it ended. */
+  onEnd?: () => void;
 }
 
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
@@ -37,7 +39,12 @@ export function taskEventStream(source: TaskEventSource): ReadableStream<Uint8Ar
   let heartbeat: ReturnType<typeof setInterval> | undefined;
 
   let onAbort: (() => void) | undefined;
+  let ended = false;
   const stop = () => {
+    if (!ended) {
+      ended = true;
+      source.onEnd?.();
+    }
     closed = true;
     unwatch?.();
     if (heartbeat) clearInterval(heartbeat);

@@ -13,7 +13,12 @@ import { WebhookReceiver, plans, standardSecretOf, verifySignature } from '../he
  * a `webhook-id` kept across retries; the event stream of one task.
  */
 
-const ENV = { ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '1,1', TASK_EVENTS_HEARTBEAT_MS: '200' };
+const ENV = {
+  ALLOW_PRIVATE_URLS: 'true',
+  WEBHOOK_RETRY_DELAYS: '1,1',
+  TASK_EVENTS_HEARTBEAT_MS: '200',
+  TASK_EVENTS_MAX_STREAMS_PER_ACCOUNT: '4',
+};
 const IMAGE_PRICE = 0.01;
 
 async function createTask(gw: GatewayProcess, key: string, body: Record<string, unknown>): Promise<string> {
@@ -276,6 +281,35 @@ for (const mode of MODES) {
       const res = await api(gw, 'POST', `/v1/tasks/${llmTask.task_id}/cancel`, { key });
       expect(res.status).toBe(409);
       expect((await api(gw, 'GET', `/v1/tasks/${llmTask.task_id}`, { key })).body.data.status).toBe('completed');
+    });
+
+    test('an account holds at most TASK_EVENTS_MAX_STREAMS_PER_ACCOUNT streams open; a closed one frees its place', async () => {
+      const { key } = await createAccount(gw, uniqueEmail('events-cap'), 1);
+      const { key: otherKey } = await createAccount(gw, uniqueEmail('events-cap-other'), 1);
+      const id = await createTask(gw, key, { model: 'sandbox/image', input: { prompt: 'held', delay_ms: 20_000 } });
+      const open = await Promise.all(Array.from({ length: 4 }, () => openTaskEvents(gw, key, id)));
+      expect(open.map((s) => s.status)).toEqual([200, 200, 200, 200]);
+      // The fifth is refused with the envelope and retry-after; it held a connection for the task's life.
+      const fifth = await api(gw, 'GET', `/v1/tasks/${id}/events`, { key });
+      expect(fifth.status).toBe(429);
+      expect(fifth.body.data.message).toContain('too many open task event streams: at most 4 per account');
+      expect(Number(fifth.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Another account is not held back.
+      const theirs = await createTask(gw, otherKey, { model: 'sandbox/image', input: { prompt: 'free', delay_ms: 0 } });
+      const other = await openTaskEvents(gw, otherKey, theirs);
+      expect(other.status).toBe(200);
+      await other.ended;
+      // Closing one (the client goes away) frees its place.
+      open[0]!.close();
+      let reopened: Awaited<ReturnType<typeof openTaskEvents>> | undefined;
+      for (let i = 0; i < 50 && reopened?.status !== 200; i++) {
+        await Bun.sleep(50);
+        reopened = await openTaskEvents(gw, key, id);
+        if (reopened.status !== 200) reopened.close();
+      }
+      expect(reopened?.status).toBe(200);
+      for (const s of [...open.slice(1), reopened]) s?.close();
+      expect((await api(gw, 'POST', `/v1/tasks/${id}/cancel`, { key })).status).toBe(200);
     });
 
     test('events: the record at once and on every change, heartbeats, the end after the terminal status', async () => {
