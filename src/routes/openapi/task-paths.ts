@@ -57,7 +57,7 @@ export const taskOpenApiPaths: Record<string, unknown> = {
         '(completed, failed, cancelled). A finished task gives its record and the end at once.',
       path: TaskId,
       ok: { description: 'event stream', content: { 'text/event-stream': v.string() } },
-      errors: errors(401, 404),
+      errors: errors(401, 404, 429),
     }),
   },
   '/v1/tasks/{task_id}/cancel': {
