@@ -28,10 +28,13 @@ export function leaseGrowthRequests(batch: LeaseGrowth[], ownerColumn: string): 
  * (the call and a few more of its size) and, when the instance asks for more (`want`: its lease ran
  * short often lately), up to `want` but no more than a 32nd of what the owner can spend, so one
  * instance's unused headroom never keeps much from the others and from the owner's media tasks.
- * Never more than `spendable`; the caller grants nothing when `spendable` is below `min`.
+ * The headroom past the call itself (`min`) is at most a quarter of what the owner can spend: on
+ * a small balance, `base` would be all of it, and every other instance (another worker of the
+ * same host) would refuse the owner's calls until this lease sat idle. Never more than
+ * `spendable`; the caller grants nothing when `spendable` is below `min`.
  */
 export function leaseAmount(spendable: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`least(${spendable}, greatest(r.base, least(r.want, ${spendable} / 32)))`;
+  return sql`least(${spendable}, greatest(r.min, least(greatest(r.base, least(r.want, ${spendable} / 32)), ${spendable} / 4)))`;
 }
 
 /** Adds the `granted` CTE's amounts to the lease rows of `table` (created when new), renewing them. */

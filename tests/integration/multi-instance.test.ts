@@ -61,6 +61,37 @@ describe('two instances sharing Postgres and Redis', () => {
     expect(ok).toBe(10);
   });
 
+  test('a small balance serves calls on either instance: one instance’s lease never takes all of it', async () => {
+    const databaseUrl = await createTestDatabase('multilease');
+    const env = {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
+    };
+    const a = await startGateway(env);
+    const b = await startGateway(env);
+    running.push(a, b);
+    // $0.05, and calls whose worst case ($0.0164: 8,192 output tokens at $2/M) fits three times.
+    const acct = await createAccount(a, uniqueEmail('multilease'), 0.05);
+    const call = (gw: GatewayProcess) =>
+      api(gw, 'POST', '/v1/chat/completions', {
+        key: acct.key,
+        body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8192 },
+      });
+    // Alternating between the two, as one client's calls do across the workers of a host: the
+    // first lease took the whole $0.05, and B answered 402 until A's lease sat idle.
+    const statuses = [];
+    for (const gw of [a, b, a, b, b, a]) statuses.push((await call(gw)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    const [row] = await queryDatabase<{ balance_usd: string; reserved_usd: string }>(
+      databaseUrl,
+      'select balance_usd, reserved_usd from accounts where id = $1',
+      [acct.userId],
+    );
+    expect(Number(row?.balance_usd)).toBeLessThan(0.05);
+    expect(Number(row?.reserved_usd)).toBeLessThanOrEqual(Number(row?.balance_usd));
+  });
+
   test('a balance charged on one instance shows on the other at once; settlements travel as few coalesced messages', async () => {
     const databaseUrl = await createTestDatabase('multibal');
     const prefix = `${new URL(databaseUrl).pathname.slice(1)}:`;
