@@ -146,7 +146,14 @@ export class EmbeddingService {
           hold.units,
         )
       : null;
-    const result = await this.reservations.reserve(auth.accountId, hold.units);
+    let result: Awaited<ReturnType<typeof this.reservations.reserve>>;
+    try {
+      result = await this.reservations.reserve(auth.accountId, hold.units);
+    } catch (err) {
+      // As for an LLM call (src/llm/hold-call.ts): the key's hold goes back at once.
+      if (keyTicket) this.keyGate?.release(keyTicket);
+      throw err;
+    }
     if (result.ok) return { reservationId: result.id, keyTicket };
     if (keyTicket) this.keyGate?.release(keyTicket);
     throw new LlmError(

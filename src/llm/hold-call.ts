@@ -47,7 +47,15 @@ export async function holdCall(deps: HoldDeps, call: Call): Promise<CallHold> {
   const keyTicket = deps.keyGate
     ? await deps.keyGate.admit(format.family, auth, call.decoded.request, hold, call.uncounted)
     : null;
-  const result = await deps.reservations.reserve(auth.accountId, hold.units);
+  let result: Awaited<ReturnType<typeof deps.reservations.reserve>>;
+  try {
+    result = await deps.reservations.reserve(auth.accountId, hold.units);
+  } catch (err) {
+    // The balance hold could not be asked (the database failed): the key's hold goes back now,
+    // not when it would expire hours later.
+    if (keyTicket) deps.keyGate?.release(keyTicket);
+    throw err;
+  }
   if (result.ok) return { reservationId: result.id, keyTicket, heldUsd: unitsToUsd(hold.units) };
   if (keyTicket) deps.keyGate?.release(keyTicket);
   const affordable = affordableOutputTokens(result.availableUnits, hold, config);

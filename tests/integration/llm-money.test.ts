@@ -277,6 +277,34 @@ describe('LLM money (postgres+redis)', () => {
     }
   });
 
+  test('a balance hold the database fails to grant gives the key’s budget hold back at once', async () => {
+    const { gw, databaseUrl } = await postgresGateway('llmkeyholdback');
+    const acct = await createAccount(gw, uniqueEmail('keyholdback'), 1);
+    const made = await api(gw, 'POST', '/v1/keys', { key: acct.key, body: { name: 'budgeted', budget_usd: 0.005 } });
+    const key = made.body.data.key as string;
+    const call = (maxTokens: number) =>
+      api(gw, 'POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: maxTokens },
+      });
+    // The balance's lease cannot grow while its table is away: the call fails after its key hold ($0.003).
+    await queryDatabase(databaseUrl, 'alter table llm_reservations rename to llm_reservations_away');
+    try {
+      expect((await call(1500)).status).toBe(500);
+    } finally {
+      await queryDatabase(databaseUrl, 'alter table llm_reservations_away rename to llm_reservations');
+    }
+    // The key's $0.005 is whole again: a $0.004 call fits (its hold stayed for 2 h, and this was a 402).
+    const after = await call(2000);
+    expect(after.status).toBe(200);
+    const [row] = await queryDatabase<{ reserved_usd: string }>(
+      databaseUrl,
+      'select reserved_usd from api_keys where id = $1',
+      [made.body.data.id],
+    );
+    expect(Number(row?.reserved_usd)).toBeLessThanOrEqual(0.005);
+  });
+
   test('kill -9 under load: every call the client received in full has its record and charge after restart', async () => {
     const { gw, databaseUrl, env } = await postgresGateway('llmkill9');
     const { userId, key } = await createAccount(gw, uniqueEmail('kill9'), 100);
