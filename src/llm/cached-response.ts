@@ -11,9 +11,17 @@ export interface Capture {
   completed: boolean;
 }
 
-/** A cache hit as the client receives it: the stored body, or the stored stream event by event. */
+/**
+ * A cache hit as the client receives it: the stored body, or the stored stream event by event.
+ * It costs nothing, whatever the call that was stored cost (or held, for a stream).
+ */
 export function cachedResponse(hit: CachedAnswer): Response {
-  const headers = { ...hit.headers, 'x-gateway-attempts': '0', 'x-gateway-cache': 'hit' };
+  const headers = {
+    ...hit.headers,
+    'x-gateway-attempts': '0',
+    'x-gateway-cache': 'hit',
+    'x-gateway-cost-usd': '0',
+  };
   if (hit.kind === 'json-text')
     return new Response(hit.text, { headers: { 'content-type': 'application/json;charset=utf-8', ...headers } });
   if (hit.kind === 'json') return Response.json(hit.body, { headers });

@@ -357,6 +357,9 @@ for (const mode of MODES) {
         await Bun.sleep(50); // a stream is stored once it has ended
         const second = await ask(gw, key, format, 'pa/cached', stream, headers, prompt);
         expect(second.headers.get('x-gateway-cache')).toBe('hit');
+        // Its charge: the first call's figure was repeated.
+        expect(Number(first.headers.get('x-gateway-cost-usd'))).toBeGreaterThan(0);
+        expect(second.headers.get('x-gateway-cost-usd')).toBe('0');
         expect(second.text).toBe(first.text);
         expect(second.text).toBe('hello from a');
         expect(second.model).toBe('pa/cached');
