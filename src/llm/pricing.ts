@@ -18,7 +18,8 @@ export function llmCost(pricing: Pricing | undefined, usage: CanonicalUsage): nu
       read * (pricing?.cache_read_per_mtok ?? inputPrice) +
       written * (pricing?.cache_write_per_mtok ?? inputPrice)) /
     1_000_000;
-  const output = (usage.outputTokens * (pricing?.output_per_mtok ?? 0)) / 1_000_000;
+  // An upstream's negative count would be a credit, taken off the other calls settled beside it.
+  const output = (Math.max(0, usage.outputTokens) * (pricing?.output_per_mtok ?? 0)) / 1_000_000;
   return roundUsd(input + output + toolCallsCost(pricing, usage.builtInToolCalls) + (pricing?.per_request ?? 0));
 }
 

@@ -162,3 +162,18 @@ test('built-in tool calls: charged at per_tool_call, held at the dearest tool fo
   const room = affordableOutputTokens(held.units - 1n, held, priced);
   expect(room).toBeLessThan(100);
 });
+
+test('usage an upstream reports below zero costs nothing, never a credit', () => {
+  const pricing = { input_per_mtok: 3, output_per_mtok: 15 } as never;
+  for (const usage of [
+    { inputTokens: -1000, outputTokens: 0, totalTokens: 0 },
+    { inputTokens: 0, outputTokens: -1000, totalTokens: 0 },
+    { inputTokens: 10, outputTokens: -1e9, totalTokens: 0, cachedInputTokens: -5, cacheWriteTokens: -5 },
+  ])
+    expect(llmCost(pricing, usage)).toBeGreaterThanOrEqual(0);
+  fc.assert(
+    fc.property(fc.integer(), fc.integer(), (inputTokens, outputTokens) => {
+      expect(llmCost(pricing, { inputTokens, outputTokens, totalTokens: 0 })).toBeGreaterThanOrEqual(0);
+    }),
+  );
+});
