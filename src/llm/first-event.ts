@@ -1,4 +1,5 @@
 import type { LlmStream } from '../../providers/types.ts';
+import type { StreamEvent } from '../../translators/canonical/index.ts';
 import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import { type DecodedRead, IdleTimeout, readWithin, type StartedStream, upstreamEvents } from './upstream-events.ts';
 
@@ -33,8 +34,13 @@ export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: 
     if (read.done) throw new UpstreamError('server_error', 'upstream stream ended before its first event');
     taken.push(read);
     const decoded = read.messages.flatMap((m) => m.events);
-    const failure = decoded.find((e) => e.type === 'error');
-    if (failure?.type === 'error') {
+    const at = decoded.findIndex((e) => e.type === 'error');
+    const failure = decoded[at];
+    // Failed at once, and asked of the next deployment, unless the upstream reported usage before
+    // the error in that same read: then its answer (or its billed tool calls) is done and billed
+    // upstream, and goes to the client, charged, as a stream that breaks later does; asking
+    // another deployment would pay for it twice and charge for neither.
+    if (failure?.type === 'error' && !reportedUsage(decoded.slice(0, at))) {
       await events.cancel();
       throw new UpstreamError('server_error', `upstream stream failed at once: ${failure.error.message}`);
     }
@@ -43,6 +49,11 @@ export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: 
       return { kind: 'decoded', format: stream.format, events, warnings: stream.warnings };
     }
   }
+}
+
+/** Whether any of `events` reports usage (the decoders pass it on as it comes). */
+function reportedUsage(events: StreamEvent[]): boolean {
+  return events.some((event) => event.type === 'usage' || event.type === 'finish');
 }
 
 /** A failed or silent read before the first event, as the failure routing fails over. */

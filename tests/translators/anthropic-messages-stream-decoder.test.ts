@@ -51,6 +51,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-delta', index: 0, delta: ', wörld 🌍!' },
     { type: 'text-delta', index: 0, delta: ' Ça va?' },
     { type: 'text-end', index: 0 },
+    { type: 'usage', usage: { inputTokens: 1821, outputTokens: 12, totalTokens: 1833, cachedInputTokens: 1800 } },
     {
       type: 'finish',
       finishReason: { unified: 'stop', raw: 'end_turn' },
@@ -66,6 +67,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'tool-call-delta', index: 1, delta: '{"city": "Par' },
     { type: 'tool-call-delta', index: 1, delta: 'is", "unit": "c"}' },
     { type: 'tool-call-end', index: 1 },
+    { type: 'usage', usage: { inputTokens: 472, outputTokens: 89, totalTokens: 561 } },
     {
       type: 'finish',
       finishReason: { unified: 'tool-calls', raw: 'tool_use' },
@@ -88,6 +90,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'tool-call-start', index: 3, id: 'toolu_01Tokyo', name: 'get_weather' },
     { type: 'tool-call-delta', index: 3, delta: '{"city": "Tokyo"}' },
     { type: 'tool-call-end', index: 3 },
+    { type: 'usage', usage: { inputTokens: 610, outputTokens: 140, totalTokens: 750, reasoningTokens: 31 } },
     {
       type: 'finish',
       finishReason: { unified: 'tool-calls', raw: 'tool_use' },
@@ -99,6 +102,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-start', index: 0 },
     { type: 'text-delta', index: 0, delta: '1, 2, 3' },
     { type: 'text-end', index: 0 },
+    { type: 'usage', usage: { inputTokens: 15, outputTokens: 7, totalTokens: 22 } },
     {
       type: 'finish',
       finishReason: { unified: 'stop-sequence', raw: 'stop_sequence' },
@@ -113,6 +117,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-delta', index: 0, delta: 'Once upon a' },
     { type: 'text-delta', index: 0, delta: ' time' },
     { type: 'text-end', index: 0 },
+    { type: 'usage', usage: { inputTokens: 33, outputTokens: 5, totalTokens: 38 } },
     {
       type: 'finish',
       finishReason: { unified: 'length', raw: 'max_tokens' },
@@ -263,6 +268,11 @@ describe('Anthropic stream decoder: edge cases', () => {
       { type: 'text-start', index: 1 },
       { type: 'text-delta', index: 1, delta: 'Found' },
       { type: 'text-end', index: 1 },
+      // message_delta's usage, passed on as it comes.
+      {
+        type: 'usage',
+        usage: { inputTokens: 5, outputTokens: 4, totalTokens: 9, builtInToolCalls: { web_search: 1 } },
+      },
       {
         type: 'finish',
         finishReason: { unified: 'stop', raw: 'end_turn' },

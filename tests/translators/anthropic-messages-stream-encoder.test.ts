@@ -231,6 +231,7 @@ describe('Anthropic stream encoder → decoder round trip', () => {
     expect(await roundTrip(TEXT)).toEqual([
       { type: 'message-start', id: ID, model: MODEL, created: 1, usage: { inputTokens: 10 } },
       ...TEXT.slice(1, 5),
+      { type: 'usage', usage: usage(10, 2) },
       { type: 'finish', finishReason: { unified: 'stop', raw: 'end_turn' }, usage: usage(10, 2) },
     ]);
   });
@@ -246,6 +247,7 @@ describe('Anthropic stream encoder → decoder round trip', () => {
       { type: 'tool-call-delta', index: 1, delta: '{"tz":' },
       { type: 'tool-call-delta', index: 1, delta: '"CET"}' },
       { type: 'tool-call-end', index: 1 },
+      { type: 'usage', usage: { ...usage(100, 30), cachedInputTokens: 64 } },
       {
         type: 'finish',
         finishReason: { unified: 'tool-calls', raw: 'tool_use' },

@@ -37,6 +37,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-delta', index: 0, delta: ' open' },
     { type: 'text-delta', index: 0, delta: ' until 9.' },
     { type: 'text-end', index: 0 },
+    { type: 'usage', usage: usage(37, 11, 0, 0) },
     { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(37, 11, 0, 0) },
   ],
   'parallel-tool-calls.sse': [
@@ -56,6 +57,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'tool-call-end', index: 1 },
     { type: 'tool-call-end', index: 2 },
     { type: 'tool-call-end', index: 3 },
+    { type: 'usage', usage: usage(82, 46, 64, 0) },
     { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(82, 46, 64, 0) },
   ],
   'length.sse': [
@@ -64,6 +66,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-delta', index: 0, delta: 'Once upon' },
     { type: 'text-delta', index: 0, delta: ' a time' },
     { type: 'text-end', index: 0 },
+    { type: 'usage', usage: usage(12, 16, 0, 0) },
     { type: 'finish', finishReason: { unified: 'length', raw: 'length' }, usage: usage(12, 16, 0, 0) },
   ],
   'reasoning-no-done.sse': [
@@ -75,6 +78,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-delta', index: 1, delta: '42' },
     { type: 'text-delta', index: 1, delta: '.' },
     { type: 'text-end', index: 1 },
+    { type: 'usage', usage: usage(20, 140, 0, 128) },
     { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(20, 140, 0, 128) },
   ],
   'compat-tool-call.sse': [
@@ -83,6 +87,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'tool-call-delta', index: 0, delta: '{"query":"naïve \\"quotes\\"' },
     { type: 'tool-call-delta', index: 0, delta: ' — done"}' },
     { type: 'tool-call-end', index: 0 },
+    { type: 'usage', usage: usage(55, 19) },
     { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(55, 19) },
   ],
   'refusal.sse': [
@@ -91,6 +96,7 @@ const EXPECTED: Record<string, StreamEvent[]> = {
     { type: 'text-delta', index: 0, delta: "I'm sorry," },
     { type: 'text-delta', index: 0, delta: " I can't help with that." },
     { type: 'text-end', index: 0 },
+    { type: 'usage', usage: usage(30, 9, 0, 0) },
     { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(30, 9, 0, 0) },
   ],
   'error-midstream.sse': [
@@ -176,8 +182,11 @@ describe('createChatStreamDecoder: edge cases', () => {
       ),
       WHOLE,
     );
-    expect(events.slice(-2)).toEqual([
+    // Each usage report is passed on as it comes (the running total), the finish at [DONE].
+    expect(events.slice(-4)).toEqual([
       { type: 'text-end', index: 0 },
+      { type: 'usage', usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 } },
+      { type: 'usage', usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5, cachedInputTokens: 1 } },
       {
         type: 'finish',
         finishReason: { unified: 'stop', raw: 'stop' },

@@ -199,19 +199,20 @@ describe('createChatStreamEncoder', () => {
   });
 
   test('round trip: the stream decoder reads back the same events under every split', async () => {
-    /** What the decoder gives back: the encoder's id and created, tool calls ended at the finish, usage folded into it. */
+    /**
+     * What the decoder gives back: the encoder's id and created, tool calls ended at the finish,
+     * the usage chunk's report as it comes, and usage folded into the finish.
+     */
     const readBack = (events: StreamEvent[], raw: string, finishUsage: object): StreamEvent[] => {
       const finish = events.at(-1) as Extract<StreamEvent, { type: 'finish' }>;
       const ends = events.filter((e) => e.type === 'tool-call-end').sort((a, b) => a.index - b.index);
+      const usage = { ...finish.usage, ...finishUsage };
       return [
         { type: 'message-start', id: 'chatcmpl-gw1', model: 'acme/chat-large', created: 1700000000 },
         ...events.slice(1, -1).filter((e) => e.type !== 'tool-call-end' && e.type !== 'usage'),
         ...ends,
-        {
-          type: 'finish',
-          finishReason: { unified: finish.finishReason.unified, raw },
-          usage: { ...finish.usage, ...finishUsage },
-        },
+        { type: 'usage', usage },
+        { type: 'finish', finishReason: { unified: finish.finishReason.unified, raw }, usage },
       ];
     };
     const cases: Array<[StreamEvent[], StreamEvent[]]> = [

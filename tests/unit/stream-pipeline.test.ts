@@ -83,6 +83,57 @@ describe('the client stream after the first-event check', () => {
       }
     });
 
+  /** A chat stream: "Hi", its finish_reason and usage chunk (1000 in, 500 out), then `ending`, all in one read or not. */
+  const answeredThen = (ending: string) => {
+    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+    const usage = { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 };
+    return new TextEncoder().encode(
+      chunk({ role: 'assistant', content: 'Hi' }) +
+        chunk({}, 'stop') +
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage })}\n\n` +
+        ending,
+    );
+  };
+
+  test('an error after the usage, even in the same read, does not fail over: the answer is the client’s, charged its usage', async () => {
+    const bytes = answeredThen('data: {"error":{"message":"boom","type":"server_error"}}\n\n');
+    for (const split of Object.values(SPLITS)) {
+      // Whole, it failed over: another deployment was asked again, and this one's work charged $0.
+      const { text, outcomes } = await run(chatCompletionsFormat, bytes, split as number[]);
+      expect(text).toContain('"content":"Hi"');
+      expect(outcomes[0]?.status).toBe('failed');
+      expect(outcomes[0]?.response?.usage).toMatchObject({ inputTokens: 1000, outputTokens: 500 });
+      expect(outcomes[0]?.usageEstimated).toBe(false);
+    }
+  });
+
+  test('an Anthropic stream cut after its message_delta is charged that usage, not an estimate, on every client format', async () => {
+    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const bytes = new TextEncoder().encode(
+      event('message_start', {
+        message: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          content: [],
+          usage: { input_tokens: 1000, output_tokens: 1 },
+        },
+      }) +
+        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+        event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi' } }) +
+        event('content_block_stop', { index: 0 }) +
+        event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 500 } }),
+      // ... and no message_stop.
+    );
+    for (const format of [chatCompletionsFormat, anthropicMessagesFormat, responsesFormat]) {
+      const { outcomes } = await run(format, bytes, SPLITS.primes as number[], 'anthropic-messages');
+      expect(outcomes[0]?.status).toBe('failed');
+      // Its output was 1 token (two characters) before.
+      expect(outcomes[0]?.response?.usage).toMatchObject({ inputTokens: 1000, outputTokens: 500 });
+    }
+  });
+
   test('a passed-through chat stream reaches the client as the upstream sent it, model renamed', async () => {
     const bytes = await readFixture(`${FIXTURES}/text.sse`);
     const { text } = await run(chatCompletionsFormat, bytes, SPLITS.primes as number[]);

@@ -95,7 +95,8 @@ export function createAnthropicStreamDecoder(
         stopReason = asString(delta.stop_reason) ?? stopReason;
         stopSequence = asString(delta.stop_sequence) ?? stopSequence;
         usage = mergeUsageParts(usage, readAnthropicUsage(data.usage));
-        return [];
+        // Said at once, not only with the finish: a stream that breaks after it is charged its usage.
+        return [{ type: 'usage', usage: withMostCalls(toCanonicalUsage(usage), calls) }];
       }
       case 'message_stop': {
         done = true;

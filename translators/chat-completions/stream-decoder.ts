@@ -32,7 +32,8 @@ function upstreamError(data: Json): StreamEvent | undefined {
  * deltas are kept as text, and `reasoning_content` / `reasoning` deltas (DeepSeek, vLLM,
  * OpenRouter) become a reasoning block. The finish_reason
  * closes every block, but the `finish` itself is held until `[DONE]` (or the end of the stream),
- * because usage arrives in a trailing `choices: []` chunk after it. An error chunk or non-JSON
+ * because usage arrives in a trailing `choices: []` chunk after it; the usage is passed on as a
+ * `usage` event when it comes. An error chunk or non-JSON
  * data ends the stream with one canonical error; an end with neither finish_reason nor `[DONE]`
  * is `stream_truncated`.
  */
@@ -60,8 +61,17 @@ export function createChatStreamDecoder(
     if (!Array.isArray(chunk.choices) && !asObject(chunk.usage))
       throw new UpstreamStreamError('the upstream sent data that is not a chat.completion.chunk');
     const out: StreamEvent[] = started ? [] : [start(chunk)];
-    if (asObject(chunk.usage)) usage = mergeUsage(usage, readChatUsage(chunk.usage));
-    if (finishReason) return out; // after the finish_reason only usage counts
+    const reported = asObject(chunk.usage);
+    if (reported) usage = mergeUsage(usage, readChatUsage(reported));
+    if (!finishReason) chunkDeltas(chunk, out); // after the finish_reason only usage counts
+    // Said at once, after the chunk's own events, not only with the finish held for `[DONE]`: a
+    // stream that breaks after its usage chunk is charged that usage, not an estimate.
+    if (reported) out.push({ type: 'usage', usage });
+    return out;
+  };
+
+  /** The chunk's deltas (and its finish_reason, which closes every block), onto `out`. */
+  const chunkDeltas = (chunk: Json, out: StreamEvent[]): void => {
     // Runs on every streamed chunk: a loop and no empty arrays, rather than map/find and spreads of [].
     let choice: Json | undefined;
     if (Array.isArray(chunk.choices))
@@ -72,7 +82,7 @@ export function createChatStreamDecoder(
           break;
         }
       }
-    if (!choice) return out;
+    if (!choice) return;
     const delta = asObject(choice.delta) ?? {};
     const reasoning = asString(delta.reasoning_content) ?? asString(delta.reasoning);
     if (reasoning) out.push(...blocks.reasoning(reasoning));
@@ -87,7 +97,6 @@ export function createChatStreamDecoder(
       finishReason = fromChatFinishReason(reason);
       out.push(...blocks.closeAll());
     }
-    return out;
   };
 
   /** `[DONE]`: the healthy end. Without a finish_reason before it the ending reads `other`. */
