@@ -152,8 +152,30 @@ export class LlmService {
     } catch (err) {
       releaseConnection();
       request.signal.removeEventListener('abort', onClientGone);
+      // The client left while an upstream worked on the call (before its first byte).
+      if (err instanceof RouteFailure && request.signal.aborted) throw this.clientGone(call);
       throw this.failure(call, err);
     }
+  }
+
+  /**
+   * The client went away while an upstream had the call: the upstream read its input, and bills
+   * it, so the input is charged (estimated, as the key's tpm counts it) with nothing produced,
+   * as for a client that leaves a stream mid-way (docs/money.md). Recorded completed, ended by
+   * the client; nobody reads the error.
+   */
+  private clientGone(call: Call): LlmError {
+    const inputTokens = estimateInputTokens(call.decoded.request, call.uncounted);
+    const response: CanonicalResponse = {
+      id: call.encode.id,
+      model: call.served.model.id,
+      created: call.encode.created,
+      content: [],
+      finishReason: { unified: 'other', raw: 'client_disconnected' },
+      usage: { inputTokens, outputTokens: 0, totalTokens: inputTokens },
+    };
+    void recordCall(this.deps, call, 'completed', response, undefined, 'client_disconnected');
+    return new LlmError(call.format.family, 'invalid_request', 'the client went away before the answer');
   }
 
   /**

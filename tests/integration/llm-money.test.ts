@@ -305,6 +305,90 @@ describe('LLM money (postgres+redis)', () => {
     expect(Number(row?.reserved_usd)).toBeLessThanOrEqual(0.005);
   });
 
+  test('a client that leaves before the first byte is charged the input the upstream read, streamed or not', async () => {
+    let aborted = 0;
+    const upstream = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      idleTimeout: 0,
+      fetch: async (req) => {
+        // Reads the prompt, then thinks for 3 s; the client gives up after 300 ms.
+        await req.json();
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 3_000);
+          req.signal.addEventListener('abort', () => {
+            aborted++;
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        return Response.json({ error: { message: 'too late' } }, { status: 500 });
+      },
+    });
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'gw-gone-'));
+      const config = join(dir, 'gateway.json');
+      await writeFile(
+        config,
+        JSON.stringify({
+          providers: [{ id: 'slow', kind: 'openai', base_url: `http://127.0.0.1:${upstream.port}/v1`, api_key: 'k' }],
+          models: [
+            {
+              id: 'slow/m',
+              category: 'llm',
+              upstream_model: 'm',
+              display_name: 'slow',
+              pricing: { input_per_mtok: 1, output_per_mtok: 2 },
+            },
+          ],
+        }),
+      );
+      const { gw, databaseUrl } = await postgresGateway('llmclientgone', { GATEWAY_CONFIG: config });
+      const { userId, key } = await createAccount(gw, uniqueEmail('gone'), 1);
+      const prompt = 'a prompt the upstream has read. '.repeat(400);
+      for (const stream of [false, true]) {
+        const gone = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'slow/m',
+            messages: [{ role: 'user', content: prompt }],
+            stream,
+            max_tokens: 5,
+          }),
+          signal: AbortSignal.timeout(300),
+        }).catch((e: unknown) => e);
+        expect(gone).toBeInstanceOf(Error);
+      }
+      const rows = await (async () => {
+        for (let i = 0; i < 50; i++) {
+          const found = await queryDatabase<{ status: string; cost_usd: string; output: { finish_reason: string } }>(
+            databaseUrl,
+            "select status, cost_usd, output from tasks where account_id = $1 and category = 'llm'",
+            [userId],
+          );
+          if (found.length === 2) return found;
+          await Bun.sleep(100);
+        }
+        return [];
+      })();
+      expect(aborted).toBe(2);
+      // Each was recorded failed at $0 before: the upstream's reading free to whoever hangs up.
+      expect(rows).toHaveLength(2);
+      for (const row of rows) {
+        expect(row.status).toBe('completed');
+        expect(row.output.finish_reason).toBe('client_disconnected');
+        // About 3,200 input tokens (four characters a token) at $1/M.
+        expect(Number(row.cost_usd)).toBeCloseTo(prompt.length / 4 / 1_000_000, 5);
+      }
+      const m = await ledgerAndBalance(databaseUrl, userId);
+      expect(m.balanceText).toBe(m.ledgerText);
+      expect(m.balance).toBeLessThan(1);
+    } finally {
+      upstream.stop(true);
+    }
+  });
+
   test('kill -9 under load: every call the client received in full has its record and charge after restart', async () => {
     const { gw, databaseUrl, env } = await postgresGateway('llmkill9');
     const { userId, key } = await createAccount(gw, uniqueEmail('kill9'), 100);
