@@ -20,6 +20,8 @@ const COALESCE_MS = 20;
 export class AccountCache {
   private readonly entries = new Map<number, { row: AccountRow; expiresAt: number }>();
   private readonly pending = new Set<number>();
+  /** Bumped on every change message: a read that started before it does not cache its row. */
+  private generation = 0;
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -30,20 +32,29 @@ export class AccountCache {
   async start(): Promise<void> {
     await this.store.subscribe(CHANGED_CHANNEL, (message) => {
       for (const id of message.split(',')) this.entries.delete(Number(id));
+      this.generation++;
+    });
+    // Messages may have been missed while the connection was away: nothing cached is trusted.
+    this.store.onResubscribed(() => {
+      this.entries.clear();
+      this.generation++;
     });
   }
 
   async get(id: number): Promise<AccountRow | undefined> {
     const hit = this.entries.get(id);
     if (hit && hit.expiresAt > Date.now()) return hit.row;
+    const generation = this.generation;
     const row = await findAccountById(this.db, id);
-    if (row) this.entries.set(id, { row, expiresAt: Date.now() + TTL_MS });
+    // A change announced while the row was read may postdate it: the row is not kept.
+    if (row && generation === this.generation) this.entries.set(id, { row, expiresAt: Date.now() + TTL_MS });
     return row;
   }
 
   /** Dropped here and on every instance now (with any invalidation still waiting). */
   async changed(id: number): Promise<void> {
     this.entries.delete(id);
+    this.generation++;
     this.pending.add(id);
     await this.flush();
   }
@@ -54,6 +65,7 @@ export class AccountCache {
       this.entries.delete(id);
       this.pending.add(id);
     }
+    this.generation++;
     if (this.pending.size === 0 || this.flushTimer) return;
     this.flushTimer = setTimeout(() => {
       // A lost message leaves other instances' rows stale for the TTL at most, as any lost message does.

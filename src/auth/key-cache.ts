@@ -71,6 +71,7 @@ export class KeyCache {
 
   async start(): Promise<void> {
     await this.store.subscribe(REVOKED_CHANNEL, (keyHash) => this.forget(keyHash));
+    this.store.onResubscribed(() => this.forgetAll());
   }
 
   /** How many keys are cached (known, unknown). */
@@ -133,6 +134,14 @@ export class KeyCache {
     // A request arriving from now on reads the row afresh instead of joining an older read.
     this.pending.delete(keyHash);
     this.misses.clear();
+    this.generation++;
+  }
+
+  /** Messages may have been missed (the store's connection came back): nothing cached is trusted. */
+  private forgetAll(): void {
+    for (const keyHash of [...this.hits.keys()]) this.forget(keyHash);
+    this.misses.clear();
+    this.pending.clear();
     this.generation++;
   }
 

@@ -20,22 +20,41 @@ const MAX_ENTRIES = 10_000;
 export class ActiveKeys {
   private readonly entries = new LruMap<string, { auth: AuthContext | null; expiresAt: number }>(MAX_ENTRIES);
   private subscribed?: Promise<unknown>;
+  /** Bumped on every revocation: a read that started before it does not cache its answer. */
+  private generation = 0;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly store: Store,
+    /** The database read (tests slow it down). */
+    private readonly findKey: (keyHash: string) => ReturnType<typeof findActiveKey> = (keyHash) =>
+      findActiveKey(db, keyHash),
   ) {}
 
   async lookup(keyHash: string): Promise<AuthContext | null> {
     // Subscribed on first use: an instance nobody signs in to never holds the subscription.
-    this.subscribed ??= this.store.subscribe(REVOKED_CHANNEL, (hash) => this.entries.delete(hash));
+    this.subscribed ??= this.subscribe();
     await this.subscribed;
     const hit = this.entries.get(keyHash);
     if (hit && hit.expiresAt > Date.now()) return hit.auth;
-    const row = await findActiveKey(this.db, keyHash);
+    const generation = this.generation;
+    const row = await this.findKey(keyHash);
     const auth =
       row && sameHash(row.keyHash, keyHash) ? { accountId: row.accountId, keyId: row.keyId, policy: row.policy } : null;
-    this.entries.set(keyHash, { auth, expiresAt: Date.now() + (auth ? HIT_TTL_MS : MISS_TTL_MS) });
+    // A revocation announced while the row was read may postdate it: the answer is not kept.
+    if (generation === this.generation)
+      this.entries.set(keyHash, { auth, expiresAt: Date.now() + (auth ? HIT_TTL_MS : MISS_TTL_MS) });
     return auth;
+  }
+
+  private subscribe(): Promise<unknown> {
+    this.store.onResubscribed(() => {
+      this.entries.clear();
+      this.generation++;
+    });
+    return this.store.subscribe(REVOKED_CHANNEL, (hash) => {
+      this.entries.delete(hash);
+      this.generation++;
+    });
   }
 }

@@ -66,7 +66,8 @@ export function adminRoutes(ctx: AppContext) {
         const done = await topUp(ctx.db, row.id, toUnits(amount_usd), key);
         if (done === 'conflict') throw unprocessable('Idempotency-Key: already used with a different amount_usd');
         if (done === 'replayed') Object.assign(set.headers, REPLAYED_HEADER);
-        else await ctx.accounts.changed(row.id);
+        // Announced on a replay too: the first try may have committed and stopped before it.
+        await ctx.accounts.changed(row.id);
         return envelope(toAccountView(await loadAccount(params.id)));
       })
       .get('/accounts/:id', async ({ params }) => envelope(toAccountView(await loadAccount(params.id))))

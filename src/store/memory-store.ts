@@ -66,6 +66,9 @@ export class MemoryStore implements Store {
     for (const handler of this.channels.get(channel) ?? []) queueMicrotask(() => handler(message));
   }
 
+  /** In process, nothing is ever missed. */
+  onResubscribed(_handler: () => void): void {}
+
   async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
     let handlers = this.channels.get(channel);
     if (!handlers) {

@@ -9,6 +9,9 @@ return value`;
 
 type RedisWithIncr = Redis & { incrWithTtl(key: string, by: number, ttlMs: number): Promise<number> };
 
+/** Messages kept while Redis is away: invalidations are short, and a long outage drops the oldest (the caches' TTL backs them). */
+const MAX_UNSENT = 10_000;
+
 /**
  * ioredis with auto-pipelining: concurrent requests' commands share round trips, which keeps
  * the per-request rate-limit counter cheap under load. Pub/sub needs its own connection.
@@ -18,6 +21,12 @@ export class RedisStore implements Store {
   private readonly client: RedisWithIncr;
   private subscriber?: Redis;
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
+  private readonly resubscribed: Array<() => void> = [];
+  /** Messages Redis could not take yet, oldest first, and the timer that tries them again. */
+  private readonly unsent: Array<[channel: string, message: string]> = [];
+  private resendTimer: ReturnType<typeof setTimeout> | undefined;
+  private resendAttempt = 0;
+  private closed = false;
 
   /** `prefix` namespaces keys and channels, so several gateways (or test runs) can share one Redis. */
   constructor(
@@ -54,8 +63,51 @@ export class RedisStore implements Store {
     return ms < 0 ? -1 : ms;
   }
 
+  /**
+   * A message Redis cannot take now (failover, a network blip) is kept and sent again, in order,
+   * every 0.2–5 s until it is: the change it announces is already committed, and its caller
+   * (a key revocation, an account's new balance) cannot make it again. Later messages queue
+   * behind it, so none overtakes an earlier one.
+   */
   async publish(channel: string, message: string): Promise<void> {
-    await this.client.publish(this.prefix + channel, message);
+    if (this.unsent.length === 0) {
+      try {
+        await this.client.publish(this.prefix + channel, message);
+        return;
+      } catch {
+        // kept below, and sent again
+      }
+    }
+    if (this.unsent.length >= MAX_UNSENT) this.unsent.shift();
+    this.unsent.push([channel, message]);
+    this.scheduleResend();
+  }
+
+  private scheduleResend(): void {
+    if (this.resendTimer || this.closed) return;
+    const delay = Math.min(5_000, 200 * 2 ** this.resendAttempt++);
+    this.resendTimer = setTimeout(() => {
+      this.resendTimer = undefined;
+      void this.resend();
+    }, delay);
+    this.resendTimer.unref?.();
+  }
+
+  private async resend(): Promise<void> {
+    while (this.unsent.length > 0 && !this.closed) {
+      const [channel, message] = this.unsent[0] as [string, string];
+      try {
+        await this.client.publish(this.prefix + channel, message);
+      } catch {
+        return this.scheduleResend();
+      }
+      this.unsent.shift();
+    }
+    this.resendAttempt = 0;
+  }
+
+  onResubscribed(handler: () => void): void {
+    this.resubscribed.push(handler);
   }
 
   async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
@@ -63,6 +115,12 @@ export class RedisStore implements Store {
       this.subscriber = new Redis(this.url, { maxRetriesPerRequest: null });
       this.subscriber.on('message', (ch: string, message: string) => {
         for (const h of this.handlers.get(ch.slice(this.prefix.length)) ?? []) h(message);
+      });
+      // ioredis subscribes again on every reconnection; what was published in between is gone.
+      let connected = false;
+      this.subscriber.on('ready', () => {
+        if (connected) for (const h of this.resubscribed) h();
+        connected = true;
       });
     }
     let set = this.handlers.get(channel);
@@ -90,6 +148,11 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    // What could not be sent is tried once more; then the process goes.
+    if (this.resendTimer) clearTimeout(this.resendTimer);
+    this.resendTimer = undefined;
+    await this.resend();
+    this.closed = true;
     this.subscriber?.disconnect();
     await this.client.quit().catch(() => this.client.disconnect());
   }
