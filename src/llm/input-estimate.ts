@@ -25,6 +25,7 @@ export function estimateInputTokens(request: CanonicalRequest, uncounted?: Uncou
         for (const inner of part.content) tokens += inner.type === 'text' ? estimateTokens(inner.text) : IMAGE_TOKENS;
     }
   if (request.tools?.length) tokens += estimateTokens(JSON.stringify(request.tools));
+  if (request.responseFormat?.type === 'json-schema') tokens += estimateTokens(JSON.stringify(request.responseFormat));
   if (uncounted)
     // Its text allowance is in bytes, each bounding a token: a quarter of it, as for any text.
     tokens += Math.ceil(uncounted.textTokens / 4) + uncounted.images * IMAGE_TOKENS + uncounted.files * FILE_TOKENS;

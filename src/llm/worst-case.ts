@@ -41,6 +41,9 @@ export function worstCaseInputTokens(request: CanonicalRequest): number {
     }
   }
   if (request.tools?.length) tokens += Buffer.byteLength(JSON.stringify(request.tools));
+  // A JSON schema the answer must follow is read as input too (the upstreams bill it).
+  if (request.responseFormat?.type === 'json-schema')
+    tokens += Buffer.byteLength(JSON.stringify(request.responseFormat));
   return tokens;
 }
 

@@ -177,3 +177,19 @@ test('usage an upstream reports below zero costs nothing, never a credit', () =>
     }),
   );
 });
+
+test('a JSON schema the answer must follow is held as input, by its bytes', () => {
+  const schema = {
+    type: 'object',
+    properties: Object.fromEntries(
+      Array.from({ length: 200 }, (_, i) => [`field_${i}`, { type: 'string', description: 'x'.repeat(50) }]),
+    ),
+  };
+  const plain = worstCaseHold(request('hi', 10), model);
+  const shaped = worstCaseHold(
+    { ...request('hi', 10), responseFormat: { type: 'json-schema', name: 's', schema } },
+    model,
+  );
+  // It held nothing for the schema: a 14 KB schema's input was charged from nobody's hold.
+  expect(shaped.inputTokens - plain.inputTokens).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(schema)));
+});
