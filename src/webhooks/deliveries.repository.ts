@@ -83,14 +83,21 @@ export async function claimDeliveries(
   return result.rows.map((row) => ({ ...row, id: Number(row.id) }));
 }
 
-/** Marks deliveries made (whatever the answer) and lets go of their leases. */
-export async function markDone(trx: DbOrTrx, ids: number[]): Promise<void> {
-  if (ids.length === 0) return;
-  await trx
+/**
+ * Marks deliveries made (whatever the answer) and lets go of their leases; answers the ids it
+ * moved. One already done was also sent by another instance that took it over after this one's
+ * lease ran out (its result was written late): its retry is that instance's to schedule.
+ */
+export async function markDone(trx: DbOrTrx, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await trx
     .updateTable('webhook_deliveries')
     .set({ state: 'done', lease_owner: null, lease_expires_at: null })
     .where('id', 'in', ids)
+    .where('state', '=', 'pending')
+    .returning('id')
     .execute();
+  return new Set(rows.map((r) => Number(r.id)));
 }
 
 export interface Retry {

@@ -50,11 +50,15 @@ export async function recordResults(
       trigger: r.delivery.trigger,
     })),
   );
-  await markDone(
+  // Every send is logged (each happened); only the first result of a delivery schedules its retry.
+  const moved = await markDone(
     trx,
     results.map((r) => r.delivery.id),
   );
-  const retries = results.map((r) => retryOf(r, retryDelaysSec)).filter((r) => r !== undefined);
+  const retries = results
+    .filter((r) => moved.has(r.delivery.id))
+    .map((r) => retryOf(r, retryDelaysSec))
+    .filter((r) => r !== undefined);
   if (retries.length === 0) return [];
   // The log's cap counts automatic and manual attempts together: under the same task row lock
   // redelivery takes, a retry is only scheduled while fewer than the cap are made or pending.
