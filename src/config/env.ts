@@ -174,12 +174,9 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     initialBalanceUsd: e.INITIAL_BALANCE_USD,
     logLevel: e.LOG_LEVEL,
     // Workers of one primary share its INSTANCE_ID; each claims tasks and deliveries under its own.
-    instanceId:
-      e.INSTANCE_ID === undefined
-        ? `${process.pid}-${crypto.randomUUID().slice(0, 8)}`
-        : workerIndex > 0
-          ? `${e.INSTANCE_ID}-w${workerIndex}`
-          : e.INSTANCE_ID,
+    // The random end makes it this process's alone: two hosts given one INSTANCE_ID (a replica
+    // template's) would otherwise take each other's task and delivery leases for their own.
+    instanceId: `${e.INSTANCE_ID ?? process.pid}${workerIndex > 0 ? `-w${workerIndex}` : ''}-${crypto.randomUUID().slice(0, 8)}`,
     taskConcurrency: e.TASK_CONCURRENCY,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     s3: e.S3_BUCKET

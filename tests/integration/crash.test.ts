@@ -78,8 +78,8 @@ describe('crash: SIGKILL of one of two instances (postgres+redis)', () => {
     }>(
       databaseUrl,
       `select (select count(*) from tasks where status <> 'processing' and category <> 'llm') as finished,
-              (select count(*) from tasks where lease_owner = 'crash-a') as a_tasks,
-              (select count(*) from webhook_deliveries where lease_owner = 'crash-a' and state = 'pending') as a_deliveries,
+              (select count(*) from tasks where lease_owner like 'crash-a-%') as a_tasks,
+              (select count(*) from webhook_deliveries where lease_owner like 'crash-a-%' and state = 'pending') as a_deliveries,
               (select count(*) from webhook_deliveries where state = 'pending' and attempt_no > 1) as pending_retries`,
     );
     a.proc.kill('SIGKILL');
