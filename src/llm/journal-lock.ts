@@ -30,28 +30,41 @@ export class JournalLock {
     this.timer.unref?.();
   }
 
-  /** Takes the lock, or throws a ConfigError naming its live holder. */
+  /**
+   * Takes the lock, or throws a ConfigError naming its live holder. The file is created only
+   * where none exists (`wx`), so of two processes starting at once on one directory, one gets
+   * it and the other is refused; a stale lock is removed first, and if another process creates
+   * the file in between, that one holds it.
+   */
   static take(path: string, what: string, now = Date.now()): JournalLock {
     const me = hostname();
-    let holder: { pid: number; host: string } | undefined;
-    let age = Number.POSITIVE_INFINITY;
-    try {
-      const match = /^(\d+)(?:@(.*))?$/.exec(readFileSync(path, 'utf8').trim());
-      if (match) holder = { pid: Number(match[1]), host: match[2] ?? me };
-      age = now - statSync(path).mtimeMs;
-    } catch {
-      // no lock yet
-    }
-    if (holder) {
-      // Fresh, and on this host its process still there (a pid reused by another process ages out too).
-      const live = age < STALE_MS && (holder.host !== me || (holder.pid !== process.pid && isAlive(holder.pid)));
-      if (live)
+    for (let attempt = 0; ; attempt++) {
+      try {
+        writeFileSync(path, `${process.pid}@${me}`, { flag: 'wx' });
+        return new JournalLock(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const holder = readHolder(path, me);
+      if (holder === 'gone') {
+        if (attempt < 3) continue;
+        throw new ConfigError(`SETTLEMENT_JOURNAL: ${what} could not be locked (its lock file keeps changing)`);
+      }
+      // Fresh, and on this host its process still there (a pid reused by another process ages
+      // out too). A fresh file without a pid is one its creator is still writing.
+      const live =
+        now - holder.mtimeMs < STALE_MS &&
+        (holder.pid === undefined || holder.host !== me || (holder.pid !== process.pid && isAlive(holder.pid)));
+      if (live || attempt > 0)
         throw new ConfigError(
-          `SETTLEMENT_JOURNAL: ${what} is in use by process ${holder.pid} on host ${holder.host}; each gateway process needs a journal directory of its own on a disk of its own host (SETTLEMENT_JOURNAL_DIR, DATA_DIR)`,
+          `SETTLEMENT_JOURNAL: ${what} is in use by process ${holder.pid ?? '?'} on host ${holder.host}; each gateway process needs a journal directory of its own on a disk of its own host (SETTLEMENT_JOURNAL_DIR, DATA_DIR)`,
         );
+      try {
+        unlinkSync(path);
+      } catch {
+        // another process removed it first: the next try finds out who holds it now
+      }
     }
-    writeFileSync(path, `${process.pid}@${me}`);
-    return new JournalLock(path);
   }
 
   release(): void {
@@ -61,6 +74,17 @@ export class JournalLock {
     } catch {
       // already gone: nothing to free
     }
+  }
+}
+
+/** The lock's holder (no pid: not written yet, or not a lock) and when it was last touched; `gone` when there is no file. */
+function readHolder(path: string, me: string): { pid?: number; host: string; mtimeMs: number } | 'gone' {
+  try {
+    const mtimeMs = statSync(path).mtimeMs;
+    const match = /^(\d+)(?:@(.*))?$/.exec(readFileSync(path, 'utf8').trim());
+    return match ? { pid: Number(match[1]), host: match[2] ?? me, mtimeMs } : { host: me, mtimeMs };
+  } catch {
+    return 'gone';
   }
 }
 

@@ -295,6 +295,27 @@ describe('JournalLock', () => {
     }
   });
 
+  test('processes taking one lock at the same moment: exactly one gets it', async () => {
+    const lockModule = join(import.meta.dir, '../../src/llm/journal-lock.ts');
+    for (let round = 0; round < 3; round++) {
+      const path = join(mkdtempSync(join(tmpdir(), 'journal-race-')), 'settlements-0.lock');
+      const at = Date.now() + 600;
+      // Each waits for the same instant, takes the lock, and holds it (lives) a while after.
+      const script = `import { JournalLock } from ${JSON.stringify(lockModule)};
+        while (Date.now() < ${at}) {}
+        try { JournalLock.take(${JSON.stringify(path)}, 'race'); console.log('took'); }
+        catch { console.log('refused'); }
+        await Bun.sleep(400);`;
+      const racers = Array.from({ length: 4 }, () =>
+        Bun.spawn([process.execPath, '-e', script], { stdout: 'pipe', stderr: 'inherit' }),
+      );
+      const said = await Promise.all(racers.map(async (p) => (await new Response(p.stdout).text()).trim()));
+      // Each read "no lock", and each wrote its own: two or more took it.
+      expect(said.filter((s) => s === 'took')).toHaveLength(1);
+      expect(said.filter((s) => s === 'refused')).toHaveLength(3);
+    }
+  }, 20_000);
+
   test('SETTLEMENT_JOURNAL_DIR moves the files; DATA_DIR/journal otherwise', () => {
     expect(loadEnv({ DATA_DIR: '/srv/gw' }).settlementJournalDir).toBe('/srv/gw/journal');
     expect(loadEnv({ DATA_DIR: '/srv/gw', SETTLEMENT_JOURNAL_DIR: '/var/lib/gw-journal' }).settlementJournalDir).toBe(
