@@ -14,6 +14,11 @@ export const PricingSchema = v.object({
   cache_read_per_mtok: v.optional(nonNegative),
   /** Input tokens written to a prompt cache; default `input_per_mtok`. */
   cache_write_per_mtok: v.optional(nonNegative),
+  /**
+   * Input tokens written to a prompt cache kept for an hour (Anthropic's `ttl: "1h"`, twice the
+   * input price where its 5-minute writes are 1.25 times); default `cache_write_per_mtok`.
+   */
+  cache_write_1h_per_mtok: v.optional(nonNegative),
   per_request: v.optional(nonNegative),
   /**
    * USD per call of an upstream's built-in tool, by tool (`web_search`, `code_interpreter`,

@@ -78,6 +78,7 @@ function recordedOutput(call: Call, response: CanonicalResponse | undefined, end
       total_tokens: usage.totalTokens,
       ...(usage.cachedInputTokens ? { cache_read_tokens: usage.cachedInputTokens } : {}),
       ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
+      ...(usage.cacheWrite1hTokens ? { cache_write_1h_tokens: usage.cacheWrite1hTokens } : {}),
       ...(usage.builtInToolCalls ? { built_in_tool_calls: usage.builtInToolCalls } : {}),
     },
   };

@@ -178,6 +178,22 @@ describe('finish-reason and usage mappers', () => {
       outputTokens: 2,
       totalTokens: 7,
     });
+    // The writes kept for an hour are told apart: they cost more (pricing.cache_write_1h_per_mtok).
+    expect(
+      fromAnthropicUsage({
+        input_tokens: 10,
+        cache_creation_input_tokens: 600,
+        cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 400 },
+        cache_read_input_tokens: 0,
+        output_tokens: 2,
+      }),
+    ).toEqual({
+      inputTokens: 610,
+      outputTokens: 2,
+      totalTokens: 612,
+      cacheWriteTokens: 600,
+      cacheWrite1hTokens: 400,
+    });
     expect(toAnthropicUsage({ inputTokens: 10, outputTokens: 3, totalTokens: 13 })).toMatchObject({
       input_tokens: 10,
       cache_read_input_tokens: 0,

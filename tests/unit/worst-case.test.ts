@@ -193,3 +193,27 @@ test('a JSON schema the answer must follow is held as input, by its bytes', () =
   // It held nothing for the schema: a 14 KB schema's input was charged from nobody's hold.
   expect(shaped.inputTokens - plain.inputTokens).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(schema)));
 });
+
+test('cache writes kept for an hour are priced at cache_write_1h_per_mtok, and held at it', () => {
+  const pricing = {
+    input_per_mtok: 3,
+    cache_write_per_mtok: 3.75,
+    cache_write_1h_per_mtok: 6,
+    output_per_mtok: 15,
+  } as never;
+  // 1,000 input tokens of which 600 written to the cache, 400 of them for an hour.
+  const usage = {
+    inputTokens: 1000,
+    outputTokens: 0,
+    totalTokens: 1000,
+    cacheWriteTokens: 600,
+    cacheWrite1hTokens: 400,
+  };
+  expect(llmCost(pricing, usage)).toBeCloseTo((400 * 3 + 200 * 3.75 + 400 * 6) / 1e6, 12);
+  // Without the 1-hour price, an hour's writes cost what other writes do (as before).
+  const plain = { input_per_mtok: 3, cache_write_per_mtok: 3.75 } as never;
+  expect(llmCost(plain, usage)).toBeCloseTo((400 * 3 + 600 * 3.75) / 1e6, 12);
+  // Every input token may be an hour's cache write: the hold prices input at the highest.
+  const hold = worstCaseHold(request('hi', 0), { id: 'x/y', category: 'llm', max_output: 10, pricing } as never);
+  expect(Number(hold.units)).toBeGreaterThanOrEqual(Math.round(((hold.inputTokens * 6) / 1e6) * 1e10));
+});

@@ -11,6 +11,8 @@ import type { AnthropicDeltaUsage, AnthropicUsage } from './wire-types.ts';
 export interface AnthropicUsageParts {
   input?: number;
   cacheCreation?: number;
+  /** Of `cacheCreation`, the tokens written for an hour (`cache_creation.ephemeral_1h_input_tokens`). */
+  cacheCreation1h?: number;
   cacheRead?: number;
   output?: number;
   thinking?: number;
@@ -44,6 +46,7 @@ export function readAnthropicUsage(usage: unknown): AnthropicUsageParts {
   };
   set('input', asNumber(u.input_tokens));
   set('cacheCreation', asNumber(u.cache_creation_input_tokens));
+  set('cacheCreation1h', asNumber(asObject(u.cache_creation)?.ephemeral_1h_input_tokens));
   set('cacheRead', asNumber(u.cache_read_input_tokens));
   set('output', asNumber(u.output_tokens));
   set('thinking', asNumber(asObject(u.output_tokens_details)?.thinking_tokens));
@@ -68,6 +71,8 @@ export function inputUsage(parts: AnthropicUsageParts): Partial<CanonicalUsage> 
   };
   if (parts.cacheRead) out.cachedInputTokens = parts.cacheRead;
   if (parts.cacheCreation) out.cacheWriteTokens = parts.cacheCreation;
+  if (parts.cacheCreation && parts.cacheCreation1h)
+    out.cacheWrite1hTokens = Math.min(parts.cacheCreation, parts.cacheCreation1h);
   return out;
 }
 
@@ -78,6 +83,8 @@ export function toCanonicalUsage(parts: AnthropicUsageParts): CanonicalUsage {
   const usage: CanonicalUsage = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
   if (parts.cacheRead) usage.cachedInputTokens = parts.cacheRead;
   if (parts.cacheCreation) usage.cacheWriteTokens = parts.cacheCreation;
+  if (parts.cacheCreation && parts.cacheCreation1h)
+    usage.cacheWrite1hTokens = Math.min(parts.cacheCreation, parts.cacheCreation1h);
   if (parts.thinking !== undefined) usage.reasoningTokens = parts.thinking;
   if (parts.serverTools) usage.builtInToolCalls = parts.serverTools;
   return usage;

@@ -11,6 +11,11 @@ export interface CanonicalUsage {
   cachedInputTokens?: number;
   /** Input tokens written to a prompt cache (part of `inputTokens`), when the upstream says. */
   cacheWriteTokens?: number;
+  /**
+   * Of `cacheWriteTokens`, those written to a cache kept for an hour (Anthropic's `ttl: "1h"`,
+   * which costs more than its 5-minute cache), when the upstream says.
+   */
+  cacheWrite1hTokens?: number;
   /** Output tokens spent on hidden reasoning, when the upstream says. */
   reasoningTokens?: number;
   /**
