@@ -20,11 +20,13 @@ export function addKeySpendSql(): RawBuilder<unknown> {
             where key_hold_id is not null group by key_hold_id) as s on s.key_hold_id = h.id
     ), key_taken as (
       update key_holds as h set amount_usd = h.amount_usd - t.take from key_take as t where h.id = t.id and t.take > 0
-      returning h.id, t.take
+      returning h.id, h.key_id, t.take
     ), key_moves as (
+      -- What the leases gave, as the update found them: a lease the sweeper deleted while this
+      -- statement waited for a lock (its amount already off reserved_usd) gives nothing.
       select key_id, sum(charged) as charged, sum(released) as released from (
         select key_id, charge as charged, 0 as released from charged where key_id is not null
-        union all select key_id, 0, take from key_take
+        union all select key_id, 0, take from key_taken
       ) as x group by key_id
     ), key_spent as (
       update api_keys as k set spend_usd = ${spend.spend_usd}, period_start = ${spend.period_start},

@@ -54,14 +54,16 @@ function settlementQuery(rowsJson: string, finishedAt: string) {
       select a.id, a.balance_usd - a.reserved_usd as spendable from accounts as a
       where a.id = any(array(select account_id from rec)) order by a.id for no key update
     ), lease_take as (
-      -- Read with the statement's snapshot, which can predate a write that committed while
-      -- "locked" waited (Read Committed refreshes only the locked rows). Enough: the holds of
-      -- this batch's calls were granted before it began, out of the amount this snapshot sees,
-      -- and "taken" subtracts from the row as it is by then.
+      -- Locked, so read as they are now: the statement's snapshot can predate a write that
+      -- committed while "locked" waited (Read Committed refreshes only the rows it locks), and a
+      -- lease the sweeper deleted meanwhile (its amount already off reserved_usd) would be taken
+      -- from again, and counted in the cap twice. Every account of the batch is locked first
+      -- (the count reads all of "locked"), so the lock order stays accounts, then leases.
       select h.id, h.account_id, least(h.amount_usd, s.want) as take
       from llm_reservations as h
       join (select hold_id, sum(least(cost, hold_units)) as want from rec where hold_id is not null group by hold_id) as s on s.hold_id = h.id
-      where exists (select 1 from locked)
+      where (select count(*) from locked) > 0
+      for no key update of h
     ), budget as (
       select l.id, coalesce((select sum(t.take) from lease_take as t where t.account_id = l.id), 0) as from_lease,
              greatest(l.spendable, 0) as spendable
