@@ -76,6 +76,7 @@ export function configuredMedia(model: ModelConfig): ConfiguredMedia {
   });
   const pricing = model.pricing;
   const map = options.input_map ?? {};
+  const targets = new Set(Object.values(map));
 
   const basis = (input: Record<string, unknown>): PriceBasis => ({
     images: Math.max(0, Math.ceil((options.count_field ? numberField(input[options.count_field]) : undefined) ?? 1)),
@@ -97,7 +98,11 @@ export function configuredMedia(model: ModelConfig): ConfiguredMedia {
       const out: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(input)) {
         if (value === undefined) continue;
-        out[Object.hasOwn(map, key) ? (map[key] as string) : key] = value;
+        if (Object.hasOwn(map, key)) out[map[key] as string] = value;
+        // A field named as a mapping's target is what the mapped field becomes upstream: sent as
+        // well, it would overwrite it (or stand in for it when absent), and the upstream would do
+        // what the client was not priced for (`text` priced, a long `input` spoken).
+        else if (!targets.has(key)) out[key] = value;
       }
       return out;
     },

@@ -242,6 +242,17 @@ for (const mode of MODES) {
       expectSameBytes(bytes, fake.served.get(text)?.[0]);
     });
 
+    test('text to speech: an `input` sent beside `text` never reaches the upstream in its place', async () => {
+      const text = `Priced ${mode.name} ${Date.now()}.`;
+      const long = 'spoken but never priced '.repeat(160);
+      const id = await create(gw, key, 'oai/tts-1', { text, input: long });
+      const task = await settle(gw, key, id);
+      expect(task.status).toBe('completed');
+      expect(task.cost).toBeCloseTo(([...text].length * PER_1K_CHARS) / 1000, 8);
+      // The upstream spoke the 3,840 characters of `input`, charged for the short `text`.
+      expect(fake.find(text)[0]?.body).toEqual({ input: text, voice: 'alloy', response_format: 'mp3', model: 'tts-1' });
+    });
+
     test('text to speech as WAV with a voice and speed', async () => {
       const text = `A second voice, slower, ${mode.name}.`;
       const id = await create(gw, key, 'oai/tts-1', { text, voice: 'nova', response_format: 'wav', speed: 0.75 });
