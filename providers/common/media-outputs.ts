@@ -18,7 +18,13 @@ export function outputFromUrl(url: string, kind: MediaKind, contentType?: string
   const data = DATA_URL.exec(url);
   if (data) {
     const [, type, base64, payload = ''] = data;
-    const body = base64 ? Buffer.from(payload, 'base64') : Buffer.from(decodeURIComponent(payload), 'utf8');
+    let body: Buffer;
+    try {
+      body = base64 ? Buffer.from(payload, 'base64') : Buffer.from(decodeURIComponent(payload), 'utf8');
+    } catch {
+      // A bad percent-escape: not a file. Thrown, it failed the step again on every retry until the deadline.
+      return undefined;
+    }
     return { kind, body: new Uint8Array(body), contentType: type || contentType || 'application/octet-stream' };
   }
   if (!/^https?:\/\//i.test(url)) return undefined;

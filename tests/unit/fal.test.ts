@@ -45,6 +45,8 @@ describe('result files', () => {
       'body:image/png',
     ]);
     expect(falOutputs({ seed: 3, prompt: 'not a url' }, 'image')).toEqual([]);
+    // A data URI with a bad percent-escape is no file (it threw a URIError, retried until the deadline).
+    expect(falOutputs({ images: [{ url: 'data:image/png,%E0%A4%A' }] }, 'image')).toEqual([]);
   });
 });
 
