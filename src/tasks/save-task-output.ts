@@ -1,6 +1,22 @@
 import type { MediaOutput } from '../../providers/types.ts';
 import type { AppContext } from '../app/context.ts';
+import { UnsafeUrlError } from '../net/net-errors.ts';
 import { safeFetch } from '../net/safe-fetch.ts';
+import { FileTooLargeError } from '../storage/byte-limit.ts';
+
+/**
+ * An output that cannot be stored whatever is tried again: its URL answered 4xx, points at a
+ * private address, or is larger than the gateway keeps. The task fails (and is refunded) instead
+ * of stepping again until its deadline.
+ */
+export class OutputRefused extends Error {
+  override name = 'OutputRefused';
+}
+
+/** Whether an output's failure to be stored is final (OutputRefused, the SSRF guard, the size cap). */
+export function isFinalOutputFailure(err: unknown): boolean {
+  return err instanceof OutputRefused || err instanceof UnsafeUrlError || err instanceof FileTooLargeError;
+}
 
 /** Long enough for a large video from a slow CDN; the file-size cap bounds the rest. */
 const OUTPUT_DOWNLOAD_MS = 10 * 60_000;
@@ -31,7 +47,14 @@ export function saveTaskOutput(ctx: Pick<AppContext, 'env' | 'files'>) {
         maxBytes: ctx.env.maxUploadBytes,
       },
     );
-    if (!res.ok || !res.body) throw new Error(`output download failed: ${res.status} ${res.statusText}`);
+    if (!res.ok || !res.body) {
+      await res.body?.cancel().catch(() => undefined);
+      const message = `output download failed: ${res.status} ${res.statusText}`;
+      // The upstream's URL answers that it has no such file (expired, refused): asking again will not change it.
+      throw res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429
+        ? new OutputRefused(message)
+        : new Error(message);
+    }
     const saved = await ctx.files.save({ body: res.body, source: 'task_output', accountId: task.accountId });
     return saved.url;
   };

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { recordFallback } from '../observability/metrics.ts';
 import type { JobStep, MediaJob, MediaOutput } from '../../providers/types.ts';
+import { isFinalOutputFailure } from './save-task-output.ts';
 import { toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
@@ -106,7 +107,7 @@ export class TaskRunner {
     this.inFlight.set(task.id, abort);
     const heartbeat = setInterval(() => void this.renewLease(task.id), Math.max(250, this.opts.leaseMs / 3));
     try {
-      await observeTaskStep(task, () => this.step(task, abort.signal));
+      await observeTaskStep(task, () => this.withinDeadline(task, abort.signal));
     } catch (err) {
       // Aborted by `stop`, which hands the task back itself.
       if (abort.signal.aborted) return;
@@ -120,21 +121,53 @@ export class TaskRunner {
     }
   }
 
-  private async step(task: ClaimedTask, signal: AbortSignal): Promise<void> {
+  /**
+   * The step, ended at the task's deadline whatever the upstream does: an answer whose body
+   * stalled after its headers held the task (and a runner slot) past it for good.
+   */
+  private async withinDeadline(task: ClaimedTask, signal: AbortSignal): Promise<void> {
+    const model = this.registry.get(task.model);
+    const deadline =
+      task.created_at.getTime() + (model?.media.deadlineMs ?? this.opts.defaultDeadlineMs ?? 30 * 60_000);
+    const late = new AbortController();
+    // A timer cleared with the step (AbortSignal.timeout's would stay pending until the deadline, one per poll).
+    const timer = setTimeout(
+      () => late.abort(new Error('the task did not finish in time')),
+      Math.max(1, deadline - Date.now()),
+    );
+    try {
+      return await this.step(task, signal, deadline, late.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async step(task: ClaimedTask, signal: AbortSignal, deadline: number, late: AbortSignal): Promise<void> {
     const model = this.registry.get(task.model);
     if (!model) return this.finish(task, { status: 'failed', message: `model ${task.model} is no longer available` });
     const parsed = v.safeParse(model.media.schema, task.input);
     if (!parsed.success)
       return this.finish(task, { status: 'failed', message: `input no longer valid: ${formatIssues(parsed.issues)}` });
-    const job: MediaJob = { taskId: task.id, model: model.ref, input: parsed.output, signal };
-    const deadline = task.created_at.getTime() + (model.media.deadlineMs ?? this.opts.defaultDeadlineMs ?? 30 * 60_000);
-    if (Date.now() > deadline) {
-      if (task.operation !== null) await model.media.cancel?.(job, task.operation).catch(() => undefined);
+    const job: MediaJob = {
+      taskId: task.id,
+      model: model.ref,
+      input: parsed.output,
+      signal: AbortSignal.any([signal, late]),
+    };
+    const outOfTime = async () => {
+      if (task.operation !== null)
+        await model.media.cancel?.({ ...job, signal }, task.operation).catch(() => undefined);
       return this.finish(task, { status: 'failed', message: 'the task did not finish in time' });
-    }
+    };
+    if (Date.now() > deadline) return outOfTime();
 
-    const next: JobStep =
-      task.operation === null ? await model.media.start(job) : await model.media.poll(job, task.operation);
+    let next: JobStep;
+    try {
+      next = task.operation === null ? await model.media.start(job) : await model.media.poll(job, task.operation);
+    } catch (err) {
+      if (late.aborted && !signal.aborted) return outOfTime();
+      throw err;
+    }
     switch (next.state) {
       case 'running':
         return this.release(task.id, { operation: next.operation ?? {}, runAfterMs: Math.max(0, next.pollAfterMs) });
@@ -143,17 +176,41 @@ export class TaskRunner {
         return this.finish(task, { status: 'failed', message: next.message, detail: next.detail });
       case 'succeeded': {
         const files = [];
-        for (const output of next.outputs)
-          files.push({
-            kind: output.kind,
-            url: await this.saveOutput({ id: task.id, accountId: task.account_id }, output, signal),
-          });
+        try {
+          for (const output of next.outputs) files.push({ kind: output.kind, url: await this.keep(task, output, job) });
+        } catch (err) {
+          if (late.aborted && !signal.aborted) return outOfTime();
+          // A URL that refuses for good, or outputs a model made in this very step (no operation
+          // to poll again: a retry would generate, and be billed, anew): the task fails, refunded.
+          if (isFinalOutputFailure(err) || (task.operation === null && !signal.aborted))
+            return this.finish(task, {
+              status: 'failed',
+              message: `the output could not be stored: ${(err as Error).message}`,
+            });
+          throw err;
+        }
         const final = model.media.finalPrice?.(parsed.output, next.outputs) ?? model.media.price(parsed.output);
         return this.finish(task, { status: 'completed', output: outputObject(files), final: toUnits(final) });
       }
       default: {
         const exhaustive: never = next;
         throw new Error(`unknown job step ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  }
+
+  /**
+   * One output into storage. A failure that may pass (a storage hiccup, a 5xx) is tried twice
+   * more, 1 and 2 s apart, within the step: for a model that answers at once the outputs exist
+   * only in this step.
+   */
+  private async keep(task: ClaimedTask, output: MediaOutput, job: MediaJob): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.saveOutput({ id: task.id, accountId: task.account_id }, output, job.signal);
+      } catch (err) {
+        if (attempt >= 3 || isFinalOutputFailure(err) || job.signal.aborted) throw err;
+        await Bun.sleep(1000 * attempt);
       }
     }
   }

@@ -11,7 +11,8 @@
  *
  * Markers in the prompt or text pick a behaviour: `[reject]` → 400 (content policy), `[429-once]`
  * → 429 with `Retry-After: 1` on the first attempt, `[hang]` → never answers, `[fewer]` → one
- * image whatever `n` asked. Every request is recorded, and every byte served is kept for tests to
+ * image whatever `n` asked, `[stall-body]` → 200 and a body that never ends (a space every
+ * 500 ms), `[gone-url]` → image URLs that answer 404. Every request is recorded, and every byte served is kept for tests to
  * compare with what the gateway stored.
  */
 import { join } from 'node:path';
@@ -116,6 +117,18 @@ export async function startFakeOpenAIMedia(apiKey = 'sk-fake-media-0123456789'):
         await new Promise<void>((resolve) => req.signal.addEventListener('abort', () => resolve(), { once: true }));
         return new Response(null, { status: 499 });
       }
+      if (marker.includes('[stall-body]')) {
+        let timer: ReturnType<typeof setInterval> | undefined;
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('{"data":['));
+            timer = setInterval(() => controller.enqueue(new TextEncoder().encode(' ')), 500);
+          },
+          cancel: () => clearInterval(timer),
+        });
+        req.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+        return new Response(body, { headers: { 'content-type': 'application/json' } });
+      }
       if (marker.includes('[reject]')) return json(400, contentPolicy);
       if (marker.includes('[429-once]') && attempt === 1) return json(429, rateLimit, { 'retry-after': '1' });
 
@@ -146,7 +159,7 @@ export async function startFakeOpenAIMedia(apiKey = 'sk-fake-media-0123456789'):
           keep(marker, png);
           if (base64) return { b64_json: Buffer.from(png).toString('base64') };
           const path = `/images/img-${++hostedSeq}.png`;
-          hosted.set(path, png);
+          if (!marker.includes('[gone-url]')) hosted.set(path, png);
           return {
             url: `http://127.0.0.1:${server.port}${path}?se=2030-01-01&sig=fake`,
             revised_prompt: urlAnswer.data[0].revised_prompt,

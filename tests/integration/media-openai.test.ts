@@ -226,6 +226,31 @@ for (const mode of MODES) {
       expect(await balance(gw, key)).toBeCloseTo(before, 8);
     }, 40_000);
 
+    test('a body that never ends after its headers: the step ends at the deadline, the task fails, refunded', async () => {
+      const prompt = `[stall-body] a painting that never arrives ${mode.name}`;
+      const before = await balance(gw, key);
+      const started = Date.now();
+      const id = await create(gw, key, 'oai/image-deadline', { prompt });
+      const task = await settle(gw, key, id, 15_000);
+      // It stayed processing for good (the step read the trickle past any deadline).
+      expect(task).toMatchObject({ status: 'failed', cost: 0 });
+      expect(task.error_message).toBe('the task did not finish in time');
+      expect(Date.now() - started).toBeLessThan(8_000);
+      expect(await balance(gw, key)).toBeCloseTo(before, 8);
+    }, 20_000);
+
+    test('an output URL that answers 404 fails the task at once, refunded, with one generation', async () => {
+      const prompt = `[gone-url] a fading picture ${mode.name}`;
+      const before = await balance(gw, key);
+      const id = await create(gw, key, 'oai/dall-e-2', { prompt });
+      const task = await settle(gw, key, id, 15_000);
+      expect(task).toMatchObject({ status: 'failed', cost: 0 });
+      expect(task.error_message).toContain('the output could not be stored: output download failed: 404');
+      // Each retry of the step generated (and was billed for) a new image, until the deadline.
+      expect(fake.find(prompt)).toHaveLength(1);
+      expect(await balance(gw, key)).toBeCloseTo(before, 8);
+    }, 20_000);
+
     test('text to speech: `text` becomes `input`, the MP3 is stored as served, priced per 1,000 characters', async () => {
       const text = `Hello from the gateway, this is ${mode.name}.`;
       const id = await create(gw, key, 'oai/tts-1', { text });
