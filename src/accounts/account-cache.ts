@@ -20,8 +20,12 @@ const COALESCE_MS = 20;
 export class AccountCache {
   private readonly entries = new Map<number, { row: AccountRow; expiresAt: number }>();
   private readonly pending = new Set<number>();
-  /** Bumped on every change message: a read that started before it does not cache its row. */
-  private generation = 0;
+  /**
+   * The reads under way, by account: a change announced while one is under way marks it, and its
+   * row (which may predate the change) is not kept. Per account: settlements announce changes
+   * many times a second, and a global count would keep every other account's reads uncached.
+   */
+  private readonly reading = new Map<number, Set<{ changed: boolean }>>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -31,30 +35,42 @@ export class AccountCache {
 
   async start(): Promise<void> {
     await this.store.subscribe(CHANGED_CHANNEL, (message) => {
-      for (const id of message.split(',')) this.entries.delete(Number(id));
-      this.generation++;
+      for (const id of message.split(',')) this.drop(Number(id));
     });
     // Messages may have been missed while the connection was away: nothing cached is trusted.
     this.store.onResubscribed(() => {
       this.entries.clear();
-      this.generation++;
+      for (const marks of this.reading.values()) for (const mark of marks) mark.changed = true;
     });
   }
 
   async get(id: number): Promise<AccountRow | undefined> {
     const hit = this.entries.get(id);
     if (hit && hit.expiresAt > Date.now()) return hit.row;
-    const generation = this.generation;
-    const row = await findAccountById(this.db, id);
-    // A change announced while the row was read may postdate it: the row is not kept.
-    if (row && generation === this.generation) this.entries.set(id, { row, expiresAt: Date.now() + TTL_MS });
-    return row;
+    const mark = { changed: false };
+    const marks = this.reading.get(id) ?? new Set<{ changed: boolean }>();
+    this.reading.set(id, marks);
+    marks.add(mark);
+    try {
+      const row = await findAccountById(this.db, id);
+      // A change announced while the row was read may postdate it: the row is not kept.
+      if (row && !mark.changed) this.entries.set(id, { row, expiresAt: Date.now() + TTL_MS });
+      return row;
+    } finally {
+      marks.delete(mark);
+      if (marks.size === 0) this.reading.delete(id);
+    }
+  }
+
+  /** The account's row is stale: dropped, and any read of it under way not kept. */
+  private drop(id: number): void {
+    this.entries.delete(id);
+    for (const mark of this.reading.get(id) ?? []) mark.changed = true;
   }
 
   /** Dropped here and on every instance now (with any invalidation still waiting). */
   async changed(id: number): Promise<void> {
-    this.entries.delete(id);
-    this.generation++;
+    this.drop(id);
     this.pending.add(id);
     await this.flush();
   }
@@ -62,10 +78,9 @@ export class AccountCache {
   /** Dropped here now and on the other instances within `COALESCE_MS`. */
   changedSoon(ids: Iterable<number>): void {
     for (const id of ids) {
-      this.entries.delete(id);
+      this.drop(id);
       this.pending.add(id);
     }
-    this.generation++;
     if (this.pending.size === 0 || this.flushTimer) return;
     this.flushTimer = setTimeout(() => {
       // A lost message leaves other instances' rows stale for the TTL at most, as any lost message does.

@@ -34,7 +34,7 @@ export function leaseGrowthRequests(batch: LeaseGrowth[], ownerColumn: string): 
  * `spendable`; the caller grants nothing when `spendable` is below `min`.
  */
 export function leaseAmount(spendable: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`least(${spendable}, greatest(r.min, least(greatest(r.base, least(r.want, ${spendable} / 32)), ${spendable} / 4)))`;
+  return sql`least(${spendable}, r.min + least(greatest(r.base, least(r.want, ${spendable} / 32)) - r.min, ${spendable} / 4))`;
 }
 
 /** Adds the `granted` CTE's amounts to the lease rows of `table` (created when new), renewing them. */

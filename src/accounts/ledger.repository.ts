@@ -65,7 +65,7 @@ export function topUp(db: Db, accountId: number, amount: UsdUnits, idempotencyKe
     if (idempotencyKey !== undefined) {
       // The account row's lock puts two tries of one top-up in order: the second sees the first's
       // entry (the unique index would refuse its insert anyway).
-      await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+      await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forNoKeyUpdate().execute();
       const earlier = await trx
         .selectFrom('ledger_entries')
         .select(['amount_usd', 'kind'])

@@ -51,9 +51,15 @@ export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: 
   }
 }
 
-/** Whether any of `events` reports usage (the decoders pass it on as it comes). */
+/**
+ * Whether any of `events` reports the tokens of an answer (the decoders pass usage on as it
+ * comes): a finish, or output tokens counted. A built-in tool's call counted as it starts, or an
+ * input-only report, is no answer yet.
+ */
 function reportedUsage(events: StreamEvent[]): boolean {
-  return events.some((event) => event.type === 'usage' || event.type === 'finish');
+  return events.some(
+    (event) => event.type === 'finish' || (event.type === 'usage' && (event.usage.outputTokens ?? 0) > 0),
+  );
 }
 
 /** A failed or silent read before the first event, as the failure routing fails over. */

@@ -152,8 +152,10 @@ export class LlmService {
     } catch (err) {
       releaseConnection();
       request.signal.removeEventListener('abort', onClientGone);
-      // The client left while an upstream worked on the call (before its first byte).
-      if (err instanceof RouteFailure && request.signal.aborted) throw this.clientGone(call);
+      // The client left while an upstream worked on the call (before its first byte), and that
+      // is what ended the attempt (not an upstream's own refusal that came just before).
+      if (err instanceof RouteFailure && request.signal.aborted && endedByAbort(err.cause, signal))
+        throw this.clientGone(call);
       throw this.failure(call, err);
     }
   }
@@ -306,4 +308,12 @@ export class LlmService {
     void recordCall(this.deps, call, 'failed', undefined, (err as Error).message ?? String(err));
     return new LlmError(family, 'internal', 'internal error');
   }
+}
+
+/** Whether `cause` is the abort of `signal` (its reason, or an AbortError), not an upstream's answer. */
+function endedByAbort(cause: unknown, signal: AbortSignal): boolean {
+  if (!signal.aborted) return false;
+  if (cause === signal.reason) return true;
+  const name = (cause as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || (cause instanceof Error && cause.message === (signal.reason as Error)?.message);
 }

@@ -24,7 +24,10 @@ export function llmCost(pricing: Pricing | undefined, usage: CanonicalUsage): nu
     1_000_000;
   // An upstream's negative count would be a credit, taken off the other calls settled beside it.
   const output = (Math.max(0, usage.outputTokens) * (pricing?.output_per_mtok ?? 0)) / 1_000_000;
-  return roundUsd(input + output + toolCallsCost(pricing, usage.builtInToolCalls) + (pricing?.per_request ?? 0));
+  const usd = input + output + toolCallsCost(pricing, usage.builtInToolCalls) + (pricing?.per_request ?? 0);
+  // Counts no upstream could mean (1e308 tokens) come to Infinity: charged as the most any
+  // amount is, which the settlement caps at what the account can spend.
+  return roundUsd(Number.isFinite(usd) ? usd : Number.MAX_VALUE);
 }
 
 /** The built-in tool calls at `per_tool_call`; a tool the model does not price costs nothing beyond tokens. */

@@ -65,6 +65,8 @@ export async function createCustomVoice(
     return { voice_id, name, samples: files.map((f) => f.url) };
   } catch (err) {
     await Promise.all(files.map((f) => ctx.files.remove(f.id).catch(() => undefined)));
+    // The copies are gone: their bytes go back to the day's volume.
+    await bytes.release().catch(() => undefined);
     throw err;
   }
 }

@@ -25,6 +25,8 @@ export class RedisStore implements Store {
   /** Messages Redis could not take yet, oldest first, and the timer that tries them again. */
   private readonly unsent: Array<[channel: string, message: string]> = [];
   private resendTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The one loop sending `unsent` (two would both send, and both drop, its first message). */
+  private resending: Promise<void> | undefined;
   private resendAttempt = 0;
   private closed = false;
 
@@ -84,7 +86,7 @@ export class RedisStore implements Store {
   }
 
   private scheduleResend(): void {
-    if (this.resendTimer || this.closed) return;
+    if (this.resendTimer || this.resending || this.closed) return;
     const delay = Math.min(5_000, 200 * 2 ** this.resendAttempt++);
     this.resendTimer = setTimeout(() => {
       this.resendTimer = undefined;
@@ -93,17 +95,26 @@ export class RedisStore implements Store {
     this.resendTimer.unref?.();
   }
 
-  private async resend(): Promise<void> {
-    while (this.unsent.length > 0 && !this.closed) {
-      const [channel, message] = this.unsent[0] as [string, string];
-      try {
-        await this.client.publish(this.prefix + channel, message);
-      } catch {
-        return this.scheduleResend();
+  /** Sends what is waiting, oldest first; joins the loop already running, if one is. */
+  private resend(): Promise<void> {
+    this.resending ??= (async () => {
+      let sent = true;
+      while (this.unsent.length > 0 && !this.closed && sent) {
+        const [channel, message] = this.unsent[0] as [string, string];
+        try {
+          await this.client.publish(this.prefix + channel, message);
+          this.unsent.shift();
+        } catch {
+          sent = false;
+        }
       }
-      this.unsent.shift();
-    }
-    this.resendAttempt = 0;
+      return sent;
+    })().then((sent) => {
+      this.resending = undefined;
+      if (sent) this.resendAttempt = 0;
+      else this.scheduleResend();
+    });
+    return this.resending;
   }
 
   onResubscribed(handler: () => void): void {
@@ -117,10 +128,23 @@ export class RedisStore implements Store {
         for (const h of this.handlers.get(ch.slice(this.prefix.length)) ?? []) h(message);
       });
       // ioredis subscribes again on every reconnection; what was published in between is gone.
+      // It says `ready` before its own SUBSCRIBE is answered: the caches are told once this one
+      // is, so nothing they read after dropping everything can miss its invalidation.
       let connected = false;
-      this.subscriber.on('ready', () => {
-        if (connected) for (const h of this.resubscribed) h();
-        connected = true;
+      const subscriber = this.subscriber;
+      subscriber.on('ready', () => {
+        if (!connected) {
+          connected = true;
+          return;
+        }
+        const channels = [...this.handlers.keys()].map((c) => this.prefix + c);
+        const live = channels.length ? subscriber.subscribe(...channels) : Promise.resolve();
+        void live.then(
+          () => {
+            for (const h of this.resubscribed) h();
+          },
+          () => undefined, // lost again: the next `ready` tells them
+        );
       });
     }
     let set = this.handlers.get(channel);

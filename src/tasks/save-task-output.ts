@@ -1,6 +1,6 @@
 import type { MediaOutput } from '../../providers/types.ts';
 import type { AppContext } from '../app/context.ts';
-import { UnsafeUrlError } from '../net/net-errors.ts';
+import { FetchLimitError, UnsafeUrlError } from '../net/net-errors.ts';
 import { safeFetch } from '../net/safe-fetch.ts';
 import { FileTooLargeError } from '../storage/byte-limit.ts';
 
@@ -13,9 +13,17 @@ export class OutputRefused extends Error {
   override name = 'OutputRefused';
 }
 
-/** Whether an output's failure to be stored is final (OutputRefused, the SSRF guard, the size cap). */
+/**
+ * Whether an output's failure to be stored is final: OutputRefused, the SSRF guard (not a name
+ * that did not resolve this time), the size cap (as the download or the store met it).
+ */
 export function isFinalOutputFailure(err: unknown): boolean {
-  return err instanceof OutputRefused || err instanceof UnsafeUrlError || err instanceof FileTooLargeError;
+  return (
+    err instanceof OutputRefused ||
+    (err instanceof UnsafeUrlError && err.reason !== 'unresolvable') ||
+    err instanceof FileTooLargeError ||
+    (err instanceof FetchLimitError && err.limit === 'size')
+  );
 }
 
 /** Long enough for a large video from a slow CDN; the file-size cap bounds the rest. */

@@ -133,7 +133,8 @@ export class TaskRunner {
     // A timer cleared with the step (AbortSignal.timeout's would stay pending until the deadline, one per poll).
     const timer = setTimeout(
       () => late.abort(new Error('the task did not finish in time')),
-      Math.max(1, deadline - Date.now()),
+      // setTimeout fires at once past 2^31 − 1 ms (24.8 days): a later deadline waits that long.
+      Math.min(2_147_483_647, Math.max(1, deadline - Date.now())),
     );
     try {
       return await this.step(task, signal, deadline, late.signal);

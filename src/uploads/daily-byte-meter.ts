@@ -98,9 +98,10 @@ export class DailyByteMeter {
     await this.store.incr(this.opts.key, -by, this.opts.ttlMs);
   }
 
+  /** Counted as charged before the store answers: several streams metered at once never add the same bytes twice. */
   private async sync(): Promise<void> {
     const by = this.counted - this.charged;
-    this.shared = await this.store.incr(this.opts.key, by, this.opts.ttlMs);
     this.charged += by;
+    this.shared = await this.store.incr(this.opts.key, by, this.opts.ttlMs);
   }
 }

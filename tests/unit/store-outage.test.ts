@@ -44,7 +44,21 @@ test('a message published while Redis is away is delivered once it is back, in o
   await behind.publish('auth:revoked', 'after');
   for (let i = 0; i < 40 && got.length < 4; i++) await Bun.sleep(25);
   expect(got).toEqual(['before', 'during-1', 'during-2', 'after']);
-}, 20_000);
+  // Many while away, and more while those are being sent again: every one, once, in order.
+  await proxy.cut();
+  const away = Array.from({ length: 20 }, (_, i) => `away-${i}`);
+  for (const m of away) await behind.publish('auth:revoked', m);
+  await proxy.restore();
+  const racing = Array.from({ length: 10 }, (_, i) => `racing-${i}`);
+  for (const m of racing) {
+    await behind.publish('auth:revoked', m);
+    await Bun.sleep(30);
+  }
+  const all = ['before', 'during-1', 'during-2', 'after', ...away, ...racing];
+  for (let i = 0; i < 200 && got.length < all.length; i++) await Bun.sleep(50);
+  await Bun.sleep(200);
+  expect(got).toEqual(all);
+}, 30_000);
 
 test('a subscriber whose connection came back is told it may have missed messages', async () => {
   const proxy = await startCuttableProxy(target);

@@ -108,6 +108,30 @@ describe('the client stream after the first-event check', () => {
     }
   });
 
+  test('a built-in tool counted as it starts, then an error: still a failure at once, asked of the next deployment', async () => {
+    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const bytes = new TextEncoder().encode(
+      event('message_start', {
+        message: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          content: [],
+          usage: { input_tokens: 10, output_tokens: 1 },
+        },
+      }) +
+        event('content_block_start', {
+          index: 0,
+          content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+        }) +
+        event('error', { error: { type: 'overloaded_error', message: 'Overloaded' } }),
+    );
+    const failed = await run(anthropicMessagesFormat, bytes, SPLITS.whole as number[], 'anthropic-messages').catch(
+      (e) => e,
+    );
+    expect(failed).toBeInstanceOf(UpstreamError);
+  });
+
   test('an Anthropic stream cut after its message_delta is charged that usage, not an estimate, on every client format', async () => {
     const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
     const bytes = new TextEncoder().encode(

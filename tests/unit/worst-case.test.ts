@@ -217,3 +217,10 @@ test('cache writes kept for an hour are priced at cache_write_1h_per_mtok, and h
   const hold = worstCaseHold(request('hi', 0), { id: 'x/y', category: 'llm', max_output: 10, pricing } as never);
   expect(Number(hold.units)).toBeGreaterThanOrEqual(Math.round(((hold.inputTokens * 6) / 1e6) * 1e10));
 });
+
+test('token counts no upstream could mean still price to a finite charge (capped by the settlement)', () => {
+  const pricing = { input_per_mtok: 3, output_per_mtok: 15 } as never;
+  const usd = llmCost(pricing, { inputTokens: 1e308, outputTokens: 1e308, totalTokens: 0 });
+  expect(Number.isFinite(usd)).toBe(true);
+  expect(() => toUnits(usd)).not.toThrow();
+});
