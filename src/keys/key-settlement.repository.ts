@@ -12,12 +12,20 @@ import { addSpend } from './key-period.repository.ts';
  */
 export function addKeySpendSql(): RawBuilder<unknown> {
   const spend = addSpend('k', sql`m.charged`);
-  return sql`key_take as (
-      -- A lease row is written only by its own instance (growth, settlement, return), never by two at once.
+  return sql`key_locked as (
+      -- The keys before their leases, in id order: the order a lease growth locks them in
+      -- (src/keys/key-holds.repository.ts), so the two never wait on each other in a circle.
+      select k.id from api_keys as k
+      where k.id = any(array(select key_id from charged where key_id is not null))
+      order by k.id for no key update
+    ), key_take as (
+      -- Locked, so read as they are now (a lease swept while this statement waited gives nothing).
       select h.id, h.key_id, least(h.amount_usd, s.want) as take
       from key_holds as h
       join (select key_hold_id, sum(least(charge, key_hold_units)) as want from charged
             where key_hold_id is not null group by key_hold_id) as s on s.key_hold_id = h.id
+      where (select count(*) from key_locked) >= 0
+      for no key update of h
     ), key_taken as (
       update key_holds as h set amount_usd = h.amount_usd - t.take from key_take as t where h.id = t.id and t.take > 0
       returning h.id, h.key_id, t.take
