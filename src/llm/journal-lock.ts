@@ -5,6 +5,8 @@ import { ConfigError } from '../config/config-error.ts';
 /** How often the holder touches its lock file, and how old a foreign host's lock must be to be taken. */
 const REFRESH_MS = 10_000;
 const STALE_MS = 30_000;
+/** A takeover takes milliseconds: its guard older than this was left by a process that died in it. */
+const TAKEOVER_STALE_MS = 5_000;
 
 /**
  * The lock on one settlement journal file: `<pid>@<host>` in a file beside it, whose
@@ -32,38 +34,39 @@ export class JournalLock {
 
   /**
    * Takes the lock, or throws a ConfigError naming its live holder. The file is created only
-   * where none exists (`wx`), so of two processes starting at once on one directory, one gets
-   * it and the other is refused; a stale lock is removed first, and if another process creates
-   * the file in between, that one holds it.
+   * where none exists (`wx`), so of two processes starting at once on one directory one gets it.
+   * A stale lock is taken over under a second, short-lived lock (`<lock>.takeover`, also `wx`):
+   * two processes that both found it stale cannot each remove it and create their own, the
+   * second removing the first's fresh lock.
    */
   static take(path: string, what: string, now = Date.now()): JournalLock {
     const me = hostname();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        writeFileSync(path, `${process.pid}@${me}`, { flag: 'wx' });
-        return new JournalLock(path);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
+    const inUse = (holder: Holder | 'gone') =>
+      new ConfigError(
+        `SETTLEMENT_JOURNAL: ${what} is in use by process ${holder === 'gone' ? '?' : (holder.pid ?? '?')} on host ${holder === 'gone' ? '?' : holder.host}; each gateway process needs a journal directory of its own on a disk of its own host (SETTLEMENT_JOURNAL_DIR, DATA_DIR)`,
+      );
+    if (createExclusive(path, me)) return new JournalLock(path);
+    const guard = `${path}.takeover`;
+    if (!createExclusive(guard, me)) {
+      // Another process is taking it over now; a guard left by one that died mid-way is removed.
+      const left = readHolder(guard, me);
+      if (left !== 'gone' && Date.now() - left.mtimeMs > TAKEOVER_STALE_MS) removeFile(guard);
+      throw inUse(readHolder(path, me));
+    }
+    try {
       const holder = readHolder(path, me);
-      if (holder === 'gone') {
-        if (attempt < 3) continue;
-        throw new ConfigError(`SETTLEMENT_JOURNAL: ${what} could not be locked (its lock file keeps changing)`);
-      }
       // Fresh, and on this host its process still there (a pid reused by another process ages
       // out too). A fresh file without a pid is one its creator is still writing.
       const live =
+        holder !== 'gone' &&
         now - holder.mtimeMs < STALE_MS &&
         (holder.pid === undefined || holder.host !== me || (holder.pid !== process.pid && isAlive(holder.pid)));
-      if (live || attempt > 0)
-        throw new ConfigError(
-          `SETTLEMENT_JOURNAL: ${what} is in use by process ${holder.pid ?? '?'} on host ${holder.host}; each gateway process needs a journal directory of its own on a disk of its own host (SETTLEMENT_JOURNAL_DIR, DATA_DIR)`,
-        );
-      try {
-        unlinkSync(path);
-      } catch {
-        // another process removed it first: the next try finds out who holds it now
-      }
+      if (live) throw inUse(holder);
+      if (holder !== 'gone') removeFile(path);
+      if (createExclusive(path, me)) return new JournalLock(path);
+      throw inUse(readHolder(path, me));
+    } finally {
+      removeFile(guard);
     }
   }
 
@@ -77,8 +80,33 @@ export class JournalLock {
   }
 }
 
+interface Holder {
+  pid?: number;
+  host: string;
+  mtimeMs: number;
+}
+
+/** Creates `path` with this process's name, only where no file is; false when one is. */
+function createExclusive(path: string, me: string): boolean {
+  try {
+    writeFileSync(path, `${process.pid}@${me}`, { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+function removeFile(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
 /** The lock's holder (no pid: not written yet, or not a lock) and when it was last touched; `gone` when there is no file. */
-function readHolder(path: string, me: string): { pid?: number; host: string; mtimeMs: number } | 'gone' {
+function readHolder(path: string, me: string): Holder | 'gone' {
   try {
     const mtimeMs = statSync(path).mtimeMs;
     const match = /^(\d+)(?:@(.*))?$/.exec(readFileSync(path, 'utf8').trim());

@@ -295,10 +295,16 @@ describe('JournalLock', () => {
     }
   });
 
-  test('processes taking one lock at the same moment: exactly one gets it', async () => {
+  test('processes taking one lock at the same moment, free or stale: exactly one gets it', async () => {
     const lockModule = join(import.meta.dir, '../../src/llm/journal-lock.ts');
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 6; round++) {
       const path = join(mkdtempSync(join(tmpdir(), 'journal-race-')), 'settlements-0.lock');
+      if (round % 2 === 1) {
+        // A dead host's lock, stale: each racer finds it so, and only one may take it over.
+        writeFileSync(path, '4242@a-host-long-gone');
+        const old = new Date(Date.now() - 31_000);
+        utimesSync(path, old, old);
+      }
       const at = Date.now() + 600;
       // Each waits for the same instant, takes the lock, and holds it (lives) a while after.
       const script = `import { JournalLock } from ${JSON.stringify(lockModule)};
