@@ -25,6 +25,7 @@ import { errorFields } from '../ops/logger.ts';
 import { embeddingHold, estimateEmbeddingTokens } from './embedding-hold.ts';
 import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { recordableEmbeddingInput } from './embedding-record.ts';
+import { holdAfterKey } from '../llm/hold-after-key.ts';
 
 interface Call {
   decoded: DecodedEmbeddingRequest;
@@ -146,16 +147,8 @@ export class EmbeddingService {
           hold.units,
         )
       : null;
-    let result: Awaited<ReturnType<typeof this.reservations.reserve>>;
-    try {
-      result = await this.reservations.reserve(auth.accountId, hold.units);
-    } catch (err) {
-      // As for an LLM call (src/llm/hold-call.ts): the key's hold goes back at once.
-      if (keyTicket) this.keyGate?.release(keyTicket);
-      throw err;
-    }
+    const result = await holdAfterKey(this.reservations, this.keyGate, keyTicket, auth.accountId, hold.units);
     if (result.ok) return { reservationId: result.id, keyTicket };
-    if (keyTicket) this.keyGate?.release(keyTicket);
     throw new LlmError(
       'openai',
       'insufficient_balance',

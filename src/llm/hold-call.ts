@@ -4,6 +4,7 @@ import { unitsToUsd } from '../accounts/money.ts';
 import type { KeyTicket, LlmKeyGate } from '../keys/llm-key-gate.ts';
 import type { Deployment } from '../routing/routing-table.ts';
 import type { Call } from './llm-call.ts';
+import { holdAfterKey } from './hold-after-key.ts';
 import { LlmError } from './llm-error.ts';
 import { unpricedTool } from './tool-call-hold.ts';
 import { affordableOutputTokens, worstCaseHold } from './worst-case.ts';
@@ -47,17 +48,8 @@ export async function holdCall(deps: HoldDeps, call: Call): Promise<CallHold> {
   const keyTicket = deps.keyGate
     ? await deps.keyGate.admit(format.family, auth, call.decoded.request, hold, call.uncounted)
     : null;
-  let result: Awaited<ReturnType<typeof deps.reservations.reserve>>;
-  try {
-    result = await deps.reservations.reserve(auth.accountId, hold.units);
-  } catch (err) {
-    // The balance hold could not be asked (the database failed): the key's hold goes back now,
-    // not when it would expire hours later.
-    if (keyTicket) deps.keyGate?.release(keyTicket);
-    throw err;
-  }
+  const result = await holdAfterKey(deps.reservations, deps.keyGate, keyTicket, auth.accountId, hold.units);
   if (result.ok) return { reservationId: result.id, keyTicket, heldUsd: unitsToUsd(hold.units) };
-  if (keyTicket) deps.keyGate?.release(keyTicket);
   const affordable = affordableOutputTokens(result.availableUnits, hold, config);
   const message =
     affordable > 0

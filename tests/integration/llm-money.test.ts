@@ -54,6 +54,29 @@ async function ledgerAndBalance(databaseUrl: string, userId: number) {
   };
 }
 
+/** A config file with one OpenAI-compatible provider on loopback `port` and its LLM models. */
+async function openaiUpstreamConfig(
+  provider: string,
+  port: number | undefined,
+  models: Array<{ id: string; upstream: string; pricing: object }>,
+): Promise<string> {
+  const path = join(await mkdtemp(join(tmpdir(), `gw-${provider}-`)), 'gateway.json');
+  await writeFile(
+    path,
+    JSON.stringify({
+      providers: [{ id: provider, kind: 'openai', base_url: `http://127.0.0.1:${port}/v1`, api_key: 'k' }],
+      models: models.map((m) => ({
+        id: m.id,
+        category: 'llm',
+        upstream_model: m.upstream,
+        display_name: m.id,
+        pricing: m.pricing,
+      })),
+    }),
+  );
+  return path;
+}
+
 describe('LLM money (postgres+redis)', () => {
   test('64 parallel streams on $0.01 never take the balance below zero; the refused get 402 naming max_tokens', async () => {
     const { gw, databaseUrl } = await postgresGateway('llmoverdraft');
@@ -219,30 +242,10 @@ describe('LLM money (postgres+redis)', () => {
       },
     });
     try {
-      const dir = await mkdtemp(join(tmpdir(), 'gw-absurd-'));
-      const config = join(dir, 'gateway.json');
-      await writeFile(
-        config,
-        JSON.stringify({
-          providers: [{ id: 'odd', kind: 'openai', base_url: `http://127.0.0.1:${upstream.port}/v1`, api_key: 'k' }],
-          models: [
-            {
-              id: 'odd/usage',
-              category: 'llm',
-              upstream_model: 'usage',
-              display_name: 'odd usage',
-              pricing: { input_per_mtok: 1, output_per_mtok: 1 },
-            },
-            {
-              id: 'odd/normal',
-              category: 'llm',
-              upstream_model: 'normal',
-              display_name: 'normal usage',
-              pricing: { input_per_mtok: 1, output_per_mtok: 1 },
-            },
-          ],
-        }),
-      );
+      const config = await openaiUpstreamConfig('odd', upstream.port, [
+        { id: 'odd/usage', upstream: 'usage', pricing: { input_per_mtok: 1, output_per_mtok: 1 } },
+        { id: 'odd/normal', upstream: 'normal', pricing: { input_per_mtok: 1, output_per_mtok: 1 } },
+      ]);
       const { gw, databaseUrl } = await postgresGateway('llmabsurdusage', { GATEWAY_CONFIG: config });
       const odd = await createAccount(gw, uniqueEmail('absurd'), 1);
       const other = await createAccount(gw, uniqueEmail('absurd-other'), 1);
@@ -326,23 +329,9 @@ describe('LLM money (postgres+redis)', () => {
       },
     });
     try {
-      const dir = await mkdtemp(join(tmpdir(), 'gw-gone-'));
-      const config = join(dir, 'gateway.json');
-      await writeFile(
-        config,
-        JSON.stringify({
-          providers: [{ id: 'slow', kind: 'openai', base_url: `http://127.0.0.1:${upstream.port}/v1`, api_key: 'k' }],
-          models: [
-            {
-              id: 'slow/m',
-              category: 'llm',
-              upstream_model: 'm',
-              display_name: 'slow',
-              pricing: { input_per_mtok: 1, output_per_mtok: 2 },
-            },
-          ],
-        }),
-      );
+      const config = await openaiUpstreamConfig('slow', upstream.port, [
+        { id: 'slow/m', upstream: 'm', pricing: { input_per_mtok: 1, output_per_mtok: 2 } },
+      ]);
       const { gw, databaseUrl } = await postgresGateway('llmclientgone', { GATEWAY_CONFIG: config });
       const { userId, key } = await createAccount(gw, uniqueEmail('gone'), 1);
       const prompt = 'a prompt the upstream has read. '.repeat(400);

@@ -108,18 +108,22 @@ describe('the client stream after the first-event check', () => {
     }
   });
 
+  /** One event of an Anthropic stream, as SSE. */
+  const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const messageStart = (inputTokens: number) =>
+    event('message_start', {
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        usage: { input_tokens: inputTokens, output_tokens: 1 },
+      },
+    });
+
   test('a built-in tool counted as it starts, then an error: still a failure at once, asked of the next deployment', async () => {
-    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
     const bytes = new TextEncoder().encode(
-      event('message_start', {
-        message: {
-          id: 'msg_1',
-          type: 'message',
-          role: 'assistant',
-          content: [],
-          usage: { input_tokens: 10, output_tokens: 1 },
-        },
-      }) +
+      messageStart(10) +
         event('content_block_start', {
           index: 0,
           content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
@@ -133,17 +137,8 @@ describe('the client stream after the first-event check', () => {
   });
 
   test('an Anthropic stream cut after its message_delta is charged that usage, not an estimate, on every client format', async () => {
-    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
     const bytes = new TextEncoder().encode(
-      event('message_start', {
-        message: {
-          id: 'msg_1',
-          type: 'message',
-          role: 'assistant',
-          content: [],
-          usage: { input_tokens: 1000, output_tokens: 1 },
-        },
-      }) +
+      messageStart(1000) +
         event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
         event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi' } }) +
         event('content_block_stop', { index: 0 }) +
