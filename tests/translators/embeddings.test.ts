@@ -76,6 +76,7 @@ describe('decodeEmbeddingRequest', () => {
       [{ model: 'm/e', input: 'x', dimensions: 2.5 }, 'dimensions', /integer/],
       [{ model: 'm/e', input: 'x', dimensions: 1e308 }, 'dimensions', /at most/],
       [{ model: 'm/e', input: Array(MAX_EMBEDDING_INPUTS + 1).fill('a') }, 'input', /at most 2048/],
+      [{ model: 'm/e', input: Array(300_001).fill(1) }, 'input', /at most 300000 token ids/],
     ];
     for (const [body, param, message] of cases) {
       const err = rejects(body);
@@ -84,6 +85,9 @@ describe('decodeEmbeddingRequest', () => {
       expect(err.message).toStartWith(`${param}: `);
     }
     expect(rejects([1, 2]).message).toMatch(/JSON object/);
+    // One tokenized input is counted in tokens, not inputs: 3,000 token ids were refused as 2,048 inputs.
+    const long = decodeEmbeddingRequest({ model: 'm/e', input: Array.from({ length: 3000 }, (_, i) => i) });
+    expect(long.value.request.inputs).toEqual([{ type: 'tokens', tokens: expect.any(Array) }]);
   });
 });
 

@@ -36,7 +36,13 @@ const tokenId = v.pipe(
   v.minValue(0, 'must be a token id (0 or more)'),
   v.maxValue(MAX_TOKEN_ID, `must be a token id (at most ${MAX_TOKEN_ID})`),
 );
-const tokenArray = v.pipe(v.array(tokenId, 'must be an array of token ids'), v.nonEmpty('must not be empty'));
+/** OpenAI's bound on the tokens of one embeddings request: no single input can hold more. */
+const MAX_TOKENS = 300_000;
+const tokenArray = v.pipe(
+  v.array(tokenId, 'must be an array of token ids'),
+  v.nonEmpty('must not be empty'),
+  v.maxLength(MAX_TOKENS, `must hold at most ${MAX_TOKENS} token ids`),
+);
 
 function decodeInputs(input: string | unknown[]): EmbeddingInput[] {
   if (typeof input === 'string') {
@@ -44,9 +50,10 @@ function decodeInputs(input: string | unknown[]): EmbeddingInput[] {
     return [{ type: 'text', text: input }];
   }
   if (input.length === 0) invalid('input', 'must not be empty');
-  if (input.length > MAX_EMBEDDING_INPUTS) invalid('input', `must hold at most ${MAX_EMBEDDING_INPUTS} inputs`);
-  // An array of numbers is one tokenized input; otherwise every item is an input of its own.
+  // An array of numbers is one tokenized input (its length is tokens, not inputs); otherwise
+  // every item is an input of its own.
   if (typeof input[0] === 'number') return [{ type: 'tokens', tokens: parseAt(tokenArray, input, 'input') }];
+  if (input.length > MAX_EMBEDDING_INPUTS) invalid('input', `must hold at most ${MAX_EMBEDDING_INPUTS} inputs`);
   // As in OpenAI's API, one batch is all texts or all token arrays.
   const texts = typeof input[0] === 'string';
   return input.map((item, i): EmbeddingInput => {
