@@ -196,7 +196,9 @@ export class LlmService {
       call.auth.accountId,
       call.requested.object.id,
       call.format.name,
-      call.decoded.request,
+      call.decoded,
+      // The models, not the deployments: their order is the routing's choice, call by call.
+      [...new Set(call.plan.map((d) => d.entry.object.id))].sort(),
       call.wire?.body,
     );
     const hit = await this.cache.get(key);

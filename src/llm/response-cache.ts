@@ -1,9 +1,8 @@
-import type { CanonicalRequest } from '../../translators/canonical/index.ts';
 import { canonicalJson } from '../ops/canonical-json.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import type { Store } from '../store/store.ts';
-import type { ClientFormatName } from './client-format.ts';
+import type { ClientFormatName, DecodedClientRequest } from './client-format.ts';
 
 /**
  * An answer as the client received it: the JSON body's text, or the stream's text pieces in
@@ -31,19 +30,35 @@ export class ResponseCache {
   ) {}
 
   /**
-   * `wire`: the body a passed-through call sends its upstream (`LlmCall.wire`). The upstream reads
-   * fields the canonical request has no form for (built-in tools, settings the gateway does not
-   * model), so two such calls are the same only when their bodies are, keys in any order.
+   * Everything that shapes the answer the client gets: the canonical request, and what its
+   * format's decoder keeps beside it (a chat client's trailing usage chunk; a Responses client's
+   * `store`, `previous_response_id`, metadata and the other fields its response object echoes),
+   * and the models that may serve it (`plan`: a key kept to some models never gets an answer a
+   * fallback it may not use gave). `wire`: the body a passed-through call sends its upstream
+   * (`LlmCall.wire`). The upstream reads fields the canonical request has no form for (built-in
+   * tools, settings the gateway does not model), so two such calls are the same only when their
+   * bodies are, keys in any order.
    */
   key(
     accountId: number,
     modelId: string,
     format: ClientFormatName,
-    request: CanonicalRequest,
+    decoded: Pick<DecodedClientRequest, 'request' | 'includeUsage' | 'responses'>,
+    plan: readonly string[],
     wire?: Record<string, unknown>,
   ): string {
     const hasher = new Bun.CryptoHasher('sha256');
-    hasher.update(JSON.stringify([accountId, modelId, format, request]));
+    hasher.update(
+      JSON.stringify([
+        accountId,
+        modelId,
+        format,
+        decoded.request,
+        decoded.includeUsage,
+        decoded.responses ?? null,
+        plan,
+      ]),
+    );
     if (wire) hasher.update(`\n${canonicalJson(wire)}`);
     return `llmcache:${hasher.digest('hex')}`;
   }

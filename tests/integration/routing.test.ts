@@ -372,6 +372,38 @@ for (const mode of MODES) {
       const records = await api(gw, 'GET', '/v1/tasks?category=llm&model=pa/cached&page_size=100', { key });
       const costs = records.body.data.map((t: { cost: number }) => t.cost).sort();
       expect(costs.filter((c: number) => c === 0)).toHaveLength(cases.length);
+      // What the decoder keeps beside the request shapes the answer too: a Responses call asking
+      // to be stored, and a chat stream asking for its usage chunk, were answered a copy that was
+      // never stored, or had no usage chunk.
+      const cached = { 'x-gateway-cache': 'ttl=60' };
+      const input = `stored or not ${Date.now()}`;
+      const responses = (store: boolean) =>
+        api(gw, 'POST', '/v1/responses', { key, headers: cached, body: { model: 'pa/cached', input, store } });
+      const unstored = await responses(false);
+      expect(unstored.headers.get('x-gateway-cache')).toBe('miss');
+      const stored = await responses(true);
+      expect(stored.headers.get('x-gateway-cache')).toBe('miss');
+      expect((await api(gw, 'GET', `/v1/responses/${stored.body.id}`, { key })).status).toBe(200);
+      const usageChunks = async (includeUsage: boolean, prompt: string) => {
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...cached },
+          body: JSON.stringify({
+            model: 'pa/cached',
+            stream: true,
+            messages: [{ role: 'user', content: prompt }],
+            ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+          }),
+        });
+        const text = await res.text();
+        return { cache: res.headers.get('x-gateway-cache'), usage: (text.match(/"choices":\[\],/g) ?? []).length };
+      };
+      const prompt = `usage chunk ${Date.now()}`;
+      expect(await usageChunks(false, prompt)).toEqual({ cache: 'miss', usage: 0 });
+      await Bun.sleep(50);
+      expect(await usageChunks(true, prompt)).toEqual({ cache: 'miss', usage: 1 });
+      await Bun.sleep(50);
+      expect(await usageChunks(true, prompt)).toEqual({ cache: 'hit', usage: 1 });
       const bad = await api(gw, 'POST', '/v1/chat/completions', {
         key,
         headers: { 'x-gateway-cache': 'ttl=soon' },
