@@ -5,7 +5,6 @@ import { unitsToUsd } from '../accounts/money.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import { type ErrorFamily, LlmError } from '../llm/llm-error.ts';
 import type { Hold } from '../llm/worst-case.ts';
-import type { Deployment } from '../routing/routing-table.ts';
 import type { KeyBudgets } from './key-budgets.ts';
 import { keyBudgetMessage, modelAllowed, modelNotAllowedMessage } from './key-policy.ts';
 import type { KeyRateLimits, TokenTicket } from './key-rate-limits.ts';
@@ -33,25 +32,10 @@ export class LlmKeyGate {
       throw new LlmError(family, 'permission_denied', modelNotAllowedMessage(modelId), 'model', 'model_not_allowed');
   }
 
-  /**
-   * The deployments of an LLM call's plan whose models the key may use (the requested model was
-   * checked already). A fallback the client named in `x-gateway-fallbacks` that the key may not
-   * use is refused, naming the header; one the operator configured is left out of this key's plan.
-   */
-  allowedPlan(family: ErrorFamily, auth: AuthContext, plan: Deployment[], namedByClient: boolean): Deployment[] {
+  /** The models the key may use, as a test; undefined for a key without a list (every model). */
+  modelFilter(auth: AuthContext): ((modelId: string) => boolean) | undefined {
     const models = auth.policy?.models ?? null;
-    if (models === null) return plan;
-    const refused = plan.find((d) => !modelAllowed(models, d.entry.object.id));
-    if (!refused) return plan;
-    if (namedByClient)
-      throw new LlmError(
-        family,
-        'permission_denied',
-        `x-gateway-fallbacks: ${modelNotAllowedMessage(refused.entry.object.id)}`,
-        'x-gateway-fallbacks',
-        'model_not_allowed',
-      );
-    return plan.filter((d) => modelAllowed(models, d.entry.object.id));
+    return models === null ? undefined : (modelId) => modelAllowed(models, modelId);
   }
 
   /**

@@ -9,7 +9,8 @@ import type { CatalogEntry } from '../catalog/catalog.ts';
 import type { LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { LlmCallWatch } from '../observability/llm-call-observer.ts';
 import { RoutingHeaderError } from '../routing/routing-headers.ts';
-import type { Router } from '../routing/router.ts';
+import { FallbackNotAllowed, type Router } from '../routing/router.ts';
+import { modelNotAllowedMessage } from '../keys/key-policy.ts';
 import type { Deployment } from '../routing/routing-table.ts';
 import type { ClientFormat, DecodedClientRequest, EncodeContext } from './client-format.ts';
 import { type Call, serve, watchLabels } from './llm-call.ts';
@@ -46,13 +47,22 @@ export async function prepareCall(
   const entry = llmEntry(deps, format, decoded.request.model);
   deps.keyGate?.checkModel(format.family, auth, entry.object.id);
   let plan: Deployment[];
-  const fallbacks = request.headers.get('x-gateway-fallbacks');
   try {
-    plan = deps.router.plan(entry, fallbacks);
+    // The key's list is applied within the plan: a fallback it may not use is never chosen, not
+    // even as the one deployment tried while all cool down.
+    plan = deps.router.plan(entry, request.headers.get('x-gateway-fallbacks'), deps.keyGate?.modelFilter(auth));
   } catch (err) {
-    throw err instanceof RoutingHeaderError ? new LlmError(format.family, 'invalid_request', err.message) : err;
+    if (err instanceof RoutingHeaderError) throw new LlmError(format.family, 'invalid_request', err.message);
+    if (err instanceof FallbackNotAllowed)
+      throw new LlmError(
+        format.family,
+        'permission_denied',
+        `x-gateway-fallbacks: ${modelNotAllowedMessage(err.modelId)}`,
+        'x-gateway-fallbacks',
+        'model_not_allowed',
+      );
+    throw err;
   }
-  if (deps.keyGate) plan = deps.keyGate.allowedPlan(format.family, auth, plan, fallbacks !== null);
   const first = plan[0];
   if (!first || !deps.adapters.has(first.provider.id))
     throw new LlmError(format.family, 'invalid_request', `The model '${entry.object.id}' has no LLM adapter`, 'model');

@@ -6,6 +6,8 @@ import type { Deployment, RoutingTable } from './routing-table.ts';
  * random order (weight-0 ones last, as standbys), then each fallback model's the same way. A
  * deployment cooling down is left out, unless every one of them is: then the one that failed
  * longest ago is still tried, so a call is never refused without an upstream being asked.
+ * `allowed`: the fallback models the caller may use (an API key's list); the others are left out
+ * before any is chosen, so the one tried while all cool down is one the caller may use.
  * Pure computation over memory (docs/routing.md: the figure in bench/README.md).
  */
 export function planRoute(
@@ -16,9 +18,11 @@ export function planRoute(
   fallbacks?: readonly string[],
   random: () => number = Math.random,
   now: number = Date.now(),
+  allowed?: (modelId: string) => boolean,
 ): Deployment[] {
   const chain = [modelId];
-  for (const id of fallbacks ?? table.fallbacks(modelId)) if (!chain.includes(id)) chain.push(id);
+  for (const id of fallbacks ?? table.fallbacks(modelId))
+    if (!chain.includes(id) && (!allowed || allowed(id))) chain.push(id);
   const healthy: Deployment[] = [];
   let rested: Deployment | undefined;
   for (const id of chain) {

@@ -5,6 +5,14 @@ import { planRoute } from './route-plan.ts';
 import type { Deployment, RoutingTable } from './routing-table.ts';
 import { parseFallbacksHeader } from './routing-headers.ts';
 
+/** A model named in `x-gateway-fallbacks` that the caller may not use. */
+export class FallbackNotAllowed extends Error {
+  override name = 'FallbackNotAllowed';
+  constructor(readonly modelId: string) {
+    super(`x-gateway-fallbacks: the caller may not use the model '${modelId}'`);
+  }
+}
+
 /** Selection and failover for LLM calls and media tasks alike: the table, the shared health, the loop. */
 export class Router {
   constructor(
@@ -12,10 +20,17 @@ export class Router {
     readonly health: DeploymentHealth,
   ) {}
 
-  /** The deployments a call to `entry` may try, given the request's `x-gateway-fallbacks` header. */
-  plan(entry: CatalogEntry, fallbacksHeader: string | null): Deployment[] {
+  /**
+   * The deployments a call to `entry` may try, given the request's `x-gateway-fallbacks` header.
+   * `allowed`: the models the caller may use (an API key's list): a configured fallback outside it
+   * is left out; one the client named in the header is refused (FallbackNotAllowed), whatever
+   * the deployments' health.
+   */
+  plan(entry: CatalogEntry, fallbacksHeader: string | null, allowed?: (modelId: string) => boolean): Deployment[] {
     const fallbacks = parseFallbacksHeader(fallbacksHeader, this.table, entry.object.category);
-    return planRoute(this.table, this.health, entry.object.id, fallbacks);
+    const refused = allowed && fallbacks?.find((id) => !allowed(id));
+    if (refused) throw new FallbackNotAllowed(refused);
+    return planRoute(this.table, this.health, entry.object.id, fallbacks, Math.random, Date.now(), allowed);
   }
 
   run<T>(

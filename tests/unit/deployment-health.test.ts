@@ -103,3 +103,29 @@ test('the failover loop: provider failures move on, client errors stop at once, 
     expect(err.tried).toHaveLength(1);
   });
 });
+
+test('every deployment cooling down: the one tried is one the caller may use, not a fallback outside its list', async () => {
+  const { table, health, tick } = setup();
+  const fallback = table.deployments('c/y')[0];
+  if (!fallback) throw new Error('deployment missing');
+  // The fallback fails first, the model's deployments a second later: the fallback is the one
+  // that rested longest, the one tried when all cool down.
+  for (let i = 0; i < 3; i++) await health.failed(fallback, 'down');
+  tick(1_000);
+  for (const d of table.deployments('a/x')) for (let i = 0; i < 3; i++) await health.failed(d, 'down');
+  const now = 1_000_000 + 1_000;
+  const everyone = planRoute(table, health, 'a/x', undefined, () => 0, now).map((d) => d.key);
+  expect(everyone).toEqual(['c/y|c|y']);
+  // A key kept to a/x: the plan was that fallback, then empty once the key's list was applied.
+  const keyOnly = planRoute(
+    table,
+    health,
+    'a/x',
+    undefined,
+    () => 0,
+    now,
+    (id) => id === 'a/x',
+  ).map((d) => d.key);
+  expect(keyOnly).toHaveLength(1);
+  expect(keyOnly[0]).toStartWith('a/x|');
+});
