@@ -3,7 +3,7 @@ import type { AppContext } from '../app/context.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { tooManyRequests, unauthorized } from '../http/errors.ts';
 import { bodyLimitsFor, parseRequestBody } from '../http/request-body.ts';
-import { hashApiKey, sameHash } from './api-keys.ts';
+import { bearerToken, hashApiKey, sameHash } from './api-keys.ts';
 import { THROTTLED_MESSAGE } from './auth-plugin.ts';
 import { authThrottle } from './auth-throttle.ts';
 
@@ -25,7 +25,7 @@ export function adminGuard(ctx: AppContext) {
     const address = clientAddress(request);
     const wait = throttle.retryAfter(address);
     if (wait > 0) throw tooManyRequests(THROTTLED_MESSAGE, wait);
-    const given = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+    const given = bearerToken(request);
     if (!given) throw unauthorized(ADMIN_UNAUTHORIZED);
     if (sameHash(hashApiKey(given), tokenHash)) return;
     const retryAfter = await throttle.fail(address);

@@ -29,9 +29,14 @@ export function sameHash(a: string, b: string): boolean {
   return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }
 
+/** The token of `Authorization: Bearer …` as an operator's token is given (admin, metrics); undefined without one. */
+export function bearerToken(request: Request): string | undefined {
+  return /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+}
+
 /** Whether `Authorization: Bearer …` carries the token of this hash (an operator's token), compared in constant time. */
 export function bearerMatches(request: Request, tokenHash: string): boolean {
-  const given = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+  const given = bearerToken(request);
   return given !== undefined && sameHash(hashApiKey(given), tokenHash);
 }
 
