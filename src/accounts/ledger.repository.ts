@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTrx } from '../db/database.ts';
 import type { LedgerKind } from '../db/tables/ledger-entries.table.ts';
+import { lockSpendable } from './llm-reservations.repository.ts';
 import { fromUnits, toUnits, type UsdUnits } from './money.ts';
 
 export interface LedgerMovement {
@@ -65,7 +66,7 @@ export function topUp(db: Db, accountId: number, amount: UsdUnits, idempotencyKe
     if (idempotencyKey !== undefined) {
       // The account row's lock puts two tries of one top-up in order: the second sees the first's
       // entry (the unique index would refuse its insert anyway).
-      await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forNoKeyUpdate().execute();
+      await lockSpendable(trx, [accountId]);
       const earlier = await trx
         .selectFrom('ledger_entries')
         .select(['amount_usd', 'kind'])
