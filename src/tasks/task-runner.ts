@@ -8,7 +8,7 @@ import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { ClaimLoop } from '../ops/claim-loop.ts';
 import { formatIssues } from '../http/validation.ts';
-import type { MediaRegistry } from './media-registry.ts';
+import type { MediaRegistry, ResolvedMediaModel } from './media-registry.ts';
 import { fallBack } from './task-fallback.ts';
 import { finishTask, type Ending } from './task-finish.ts';
 import {
@@ -127,8 +127,8 @@ export class TaskRunner {
    */
   private async withinDeadline(task: ClaimedTask, signal: AbortSignal): Promise<void> {
     const model = this.registry.get(task.model);
-    const deadline =
-      task.created_at.getTime() + (model?.media.deadlineMs ?? this.opts.defaultDeadlineMs ?? 30 * 60_000);
+    if (!model) return this.finish(task, { status: 'failed', message: `model ${task.model} is no longer available` });
+    const deadline = task.created_at.getTime() + (model.media.deadlineMs ?? this.opts.defaultDeadlineMs ?? 30 * 60_000);
     const late = new AbortController();
     // A timer cleared with the step (AbortSignal.timeout's would stay pending until the deadline, one per poll).
     const timer = setTimeout(
@@ -137,15 +137,19 @@ export class TaskRunner {
       Math.min(2_147_483_647, Math.max(1, deadline - Date.now())),
     );
     try {
-      return await this.step(task, signal, deadline, late.signal);
+      return await this.step(task, model, signal, deadline, late.signal);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async step(task: ClaimedTask, signal: AbortSignal, deadline: number, late: AbortSignal): Promise<void> {
-    const model = this.registry.get(task.model);
-    if (!model) return this.finish(task, { status: 'failed', message: `model ${task.model} is no longer available` });
+  private async step(
+    task: ClaimedTask,
+    model: ResolvedMediaModel,
+    signal: AbortSignal,
+    deadline: number,
+    late: AbortSignal,
+  ): Promise<void> {
     const parsed = v.safeParse(model.media.schema, task.input);
     if (!parsed.success)
       return this.finish(task, { status: 'failed', message: `input no longer valid: ${formatIssues(parsed.issues)}` });
