@@ -35,6 +35,7 @@ export function createTaskServices(
   const { env, db, log } = ctx;
   const registry = new MediaRegistry(ctx.catalog, providers);
   const events = new TaskEvents(ctx.store, log);
+  const customVoices = new CustomVoicesRepository(db);
   const webhooks = new WebhookDeliverer(db, sendWebhook(env.allowPrivateUrls), log, {
     instanceId: env.instanceId,
     retryDelaysSec: env.webhookRetryDelays,
@@ -54,6 +55,7 @@ export function createTaskServices(
       concurrency: env.taskConcurrency,
       leaseMs: TASK_LEASE_MS,
       fallbacks: routing?.fallbacks,
+      customVoices,
       onBalanceMoved: (accountId) => void ctx.accounts.changed(accountId),
     },
   );
@@ -62,7 +64,7 @@ export function createTaskServices(
     new TaskAdmitter(db, ctx.accounts, ctx.log),
     checkCallbackUrlAtCreation(env.allowPrivateUrls),
     () => runner.wake(),
-    new CustomVoicesRepository(db),
+    customVoices,
   );
   const canceller = new TaskCanceller(
     db,

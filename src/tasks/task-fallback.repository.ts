@@ -77,3 +77,13 @@ export async function saveRouteAttempts(trx: DbOrTrx, taskId: string, attempts: 
     .where('id', '=', taskId)
     .execute();
 }
+
+/** The model a task was created for (the first attempt's, once it fell back), read without a lock. */
+export async function requestedModelOf(db: DbOrTrx, taskId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('tasks')
+    .select(sql<string>`coalesce(route_attempts->0->>'model', model)`.as('model'))
+    .where('id', '=', taskId)
+    .executeTakeFirst();
+  return row?.model;
+}

@@ -8,7 +8,15 @@ import { fromUnits, toUnits, type UsdUnits } from '../accounts/money.ts';
 import type { Db, DbOrTrx } from '../db/database.ts';
 import { formatIssues } from '../http/validation.ts';
 import type { MediaRegistry } from './media-registry.ts';
-import { lockForFallback, type RouteAttempt, saveRouteAttempts, switchTaskModel } from './task-fallback.repository.ts';
+import { type CustomVoiceLookup, NO_CUSTOM_VOICES } from '../resources/custom-voices.repository.ts';
+import { refusedByCallerChecks } from './caller-checks.ts';
+import {
+  lockForFallback,
+  type RouteAttempt,
+  requestedModelOf,
+  saveRouteAttempts,
+  switchTaskModel,
+} from './task-fallback.repository.ts';
 import type { ClaimedTask } from './task-queue.repository.ts';
 import { beyondMaxPriceMessage, taskPrice } from './task-price.ts';
 
@@ -18,18 +26,27 @@ export type FallbackOutcome = { switched: true; model: string; moneyMoved: boole
  * A media task whose upstream refused the job or failed it moves to the next model of the
  * requested model's `fallbacks` (docs/routing.md), in one transaction: the attempt is listed on
  * the record, the task is re-priced to the new model (the difference charged or refunded in the
- * ledger, and in the key's spend) and starts afresh. A fallback whose schema refuses the input,
- * whose higher price the balance or the key's budget cannot cover, or that the task's API key may
+ * ledger, and in the key's spend) and starts afresh. A fallback whose schema or `validate` hook
+ * refuses the input (another provider's custom voice), whose higher price the balance or the key's budget cannot cover, or that the task's API key may
  * not use, is listed as tried and skipped. With none left the caller fails the task.
  */
-export function fallBack(
+export async function fallBack(
   db: Db,
   registry: MediaRegistry,
   fallbacksOf: (modelId: string) => readonly string[],
   task: ClaimedTask,
   owner: string,
   error: string,
+  customVoices: CustomVoiceLookup = NO_CUSTOM_VOICES,
 ): Promise<FallbackOutcome> {
+  const requested = (await requestedModelOf(db, task.id)) ?? task.model;
+  const refused = await refusedByCallerChecks(
+    registry,
+    customVoices,
+    fallbacksOf(requested),
+    task.input,
+    task.account_id,
+  );
   return db.transaction().execute(async (trx) => {
     const row = await lockForFallback(trx, task.id, owner);
     if (!row) return { switched: false };
@@ -51,6 +68,11 @@ export function fallBack(
       const parsed = v.safeParse(next.media.schema, task.input);
       if (!parsed.success) {
         attempts.push({ model: id, provider, error: `input not valid: ${formatIssues(parsed.issues)}` });
+        continue;
+      }
+      const refusal = refused.get(id);
+      if (refusal !== undefined) {
+        attempts.push({ model: id, provider, error: refusal });
         continue;
       }
       const usd = taskPrice(next.media.price(parsed.output));

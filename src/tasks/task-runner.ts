@@ -1,3 +1,4 @@
+import type { CustomVoiceLookup } from '../resources/custom-voices.repository.ts';
 import * as v from 'valibot';
 import { recordFallback } from '../observability/metrics.ts';
 import type { JobStep, MediaJob, MediaOutput } from '../../providers/types.ts';
@@ -39,6 +40,8 @@ export interface TaskRunnerOptions {
   defaultDeadlineMs?: number;
   /** A model's fallbacks, tried when its upstream refuses or fails a job (docs/routing.md). */
   fallbacks?: (modelId: string) => readonly string[];
+  /** The accounts' custom voices, for the `validate` hooks of fallback models. */
+  customVoices?: CustomVoiceLookup;
   /** The account's balance moved outside a finish (a fallback re-priced the task). */
   onBalanceMoved?: (accountId: number) => void;
   /** How long `stop` waits for running steps before aborting them (`STOP_GRACE_MS`). */
@@ -223,7 +226,15 @@ export class TaskRunner {
   /** Moves the task to its next fallback model, if it has one left; it then starts afresh. */
   private async fellBack(task: ClaimedTask, message: string): Promise<boolean> {
     if (!this.opts.fallbacks) return false;
-    const outcome = await fallBack(this.db, this.registry, this.opts.fallbacks, task, this.opts.instanceId, message);
+    const outcome = await fallBack(
+      this.db,
+      this.registry,
+      this.opts.fallbacks,
+      task,
+      this.opts.instanceId,
+      message,
+      this.opts.customVoices,
+    );
     if (!outcome.switched) return false;
     recordFallback(task.model, outcome.model);
     this.log.info('task falls back to another model', { task_id: task.id, from: task.model, to: outcome.model });

@@ -8,6 +8,7 @@ import { type CustomVoiceLookup, NO_CUSTOM_VOICES } from '../resources/custom-vo
 import type { CreateTaskRequest } from './create-request.ts';
 import type { MediaRegistry, ResolvedMediaModel } from './media-registry.ts';
 import { requestHash } from './request-hash.ts';
+import { validationContext } from './caller-checks.ts';
 import { beyondMaxPriceMessage, taskPrice } from './task-price.ts';
 import type { TaskAdmitter } from './task-admission.ts';
 import type { DbOrTrx } from '../db/database.ts';
@@ -71,12 +72,8 @@ export class TaskService {
           parsed.issues.map((issue) => ({ ...issue, path: [{ key: 'input' } as never, ...(issue.path ?? [])] })),
         ),
       );
-    const provider = model.entry.provider.id;
     const issues =
-      (await model.media.validate?.(parsed.output, {
-        accountId: auth.accountId,
-        customVoice: (id) => this.customVoices.find(provider, auth.accountId, id),
-      })) ?? [];
+      (await model.media.validate?.(parsed.output, validationContext(this.customVoices, model, auth.accountId))) ?? [];
     if (issues.length) throw unprocessable(issues.map((issue) => `input.${issue.path}: ${issue.message}`).join('; '));
     if (req.callbackUrl) {
       try {

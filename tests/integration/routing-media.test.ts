@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { startFakeOpenAIMedia, type FakeOpenAIMedia } from '../helpers/fake-openai-media.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { sandboxSpeech } from '../../providers/sandbox/media/index.ts';
+import { SANDBOX_SPEECH_VOICE_IDS } from '../../providers/sandbox/resources/speech-voices.ts';
 
 /**
  * Media task fallbacks (docs/routing.md): a job the upstream fails or refuses moves to the next
@@ -32,8 +34,12 @@ for (const mode of MODES) {
   describe(`media fallbacks (${mode.name})`, () => {
     let fake: FakeOpenAIMedia;
     let gw: GatewayProcess;
+    let samples: ReturnType<typeof Bun.serve>;
     beforeAll(async () => {
       fake = await startFakeOpenAIMedia();
+      // A recording to make a custom voice from (samples are fetched from a URL).
+      const recording = sandboxSpeech('A recording of my own voice.') as Uint8Array<ArrayBuffer>;
+      samples = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(recording) });
       const dir = await mkdtemp(join(tmpdir(), 'gw-routing-media-'));
       const config = {
         providers: [
@@ -53,15 +59,22 @@ for (const mode of MODES) {
           },
           { id: 'sb2/image', category: 'image', upstream_model: 'image', display_name: 'Sandbox 2' },
           { id: 'oai/lonely', category: 'image', upstream_model: 'gpt-image-1', display_name: 'Lonely' },
+          { id: 'sandbox/speech', category: 'audio', display_name: 'Speech', fallbacks: ['sb2/speech'] },
+          { id: 'sb2/speech', category: 'audio', upstream_model: 'speech', display_name: 'Speech 2' },
         ],
       };
       const path = join(dir, 'gateway.json');
       await writeFile(path, JSON.stringify(config));
-      gw = await startGateway({ ...(await mode.env('routing-media')), GATEWAY_CONFIG: path });
+      gw = await startGateway({
+        ...(await mode.env('routing-media')),
+        GATEWAY_CONFIG: path,
+        ALLOW_PRIVATE_URLS: 'true',
+      });
     });
     afterAll(async () => {
       await gw?.stop();
       fake?.stop();
+      samples?.stop(true);
     });
 
     test('a failed job falls back to a dearer model: the difference is charged and the attempts listed', async () => {
@@ -170,6 +183,46 @@ for (const mode of MODES) {
       const failed = await settle(gw, key, lonely.body.data.task_id);
       expect(failed.status).toBe('failed');
       expect(failed.attempts).toBeUndefined();
+    });
+
+    test("a fallback's own input checks hold: another provider's custom voice is not used there", async () => {
+      const { key } = await createAccount(gw, uniqueEmail('media-voice'), 1);
+      const voice = await api(gw, 'POST', '/v1/resources/sandbox/voices', {
+        key,
+        body: { samples: [`http://127.0.0.1:${samples.port}/voice.wav`] },
+      });
+      expect(voice.status).toBe(200);
+      const voiceId = voice.body.data.voice_id as string;
+      const res = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: { model: 'sandbox/speech', input: { text: 'in my voice', voice_id: voiceId, fail: true, delay_ms: 0 } },
+      });
+      expect(res.status).toBe(200);
+      const task = await settle(gw, key, res.body.data.task_id);
+      expect(task.status).toBe('failed');
+      expect(task.attempts).toEqual([
+        { model: 'sandbox/speech', provider: 'sandbox', error: 'sandbox: simulated failure' },
+        {
+          model: 'sb2/speech',
+          provider: 'sb2',
+          error: expect.stringContaining(`voice_id: unknown voice "${voiceId}"`),
+        },
+      ]);
+      expect(await balance(gw, key)).toBeCloseTo(1, 10);
+
+      // A built-in voice is every sandbox's: the fallback takes the task (and fails it as the sandbox was asked to).
+      const builtIn = await api(gw, 'POST', '/v1/tasks', {
+        key,
+        body: {
+          model: 'sandbox/speech',
+          input: { text: 'in a stock voice', voice_id: [...SANDBOX_SPEECH_VOICE_IDS][0], fail: true, delay_ms: 0 },
+        },
+      });
+      const tried = await settle(gw, key, builtIn.body.data.task_id);
+      expect(tried.attempts.map((a: { error: string }) => a.error)).toEqual([
+        'sandbox: simulated failure',
+        'sandbox: simulated failure',
+      ]);
     });
   });
 }
