@@ -34,7 +34,7 @@ import { KeyRateLimits } from '../keys/key-rate-limits.ts';
 import { LlmKeyGate } from '../keys/llm-key-gate.ts';
 import type { AppContext } from './context.ts';
 import { createTaskServices, type TaskServices } from './task-services.ts';
-import { saveTaskOutput } from '../tasks/save-task-output.ts';
+import { taskOutputStore } from '../tasks/save-task-output.ts';
 import { providerHost } from '../upstreams/provider-host.ts';
 
 export interface Started {
@@ -158,7 +158,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     usage,
     reservations,
     keyBudgets,
-    ...createTaskServices(ctx, providers, saveTaskOutput(ctx), { fallbacks: (id) => table.fallbacks(id) }),
+    ...createTaskServices(ctx, providers, taskOutputStore(ctx), { fallbacks: (id) => table.fallbacks(id) }),
   };
 
   let firstKey: Started['firstKey'];

@@ -1,4 +1,5 @@
-import type { MediaOutput, Provider } from '../../providers/types.ts';
+import type { Provider } from '../../providers/types.ts';
+import type { OutputStore } from '../tasks/keep-task-outputs.ts';
 import { CustomVoicesRepository } from '../resources/custom-voices.repository.ts';
 import { MediaRegistry } from '../tasks/media-registry.ts';
 import { TaskAdmitter } from '../tasks/task-admission.ts';
@@ -28,7 +29,7 @@ export interface TaskServices {
 export function createTaskServices(
   ctx: AppContext,
   providers: ReadonlyMap<string, Provider>,
-  saveOutput: (task: { id: string; accountId: number }, output: MediaOutput, signal: AbortSignal) => Promise<string>,
+  outputs: OutputStore,
   /** Each model's fallbacks (docs/routing.md); none when absent. */
   routing?: { fallbacks(modelId: string): readonly string[] },
 ): TaskServices {
@@ -43,7 +44,7 @@ export function createTaskServices(
   const runner = new TaskRunner(
     db,
     registry,
-    saveOutput,
+    outputs,
     (task, refunded) => {
       if (refunded) void ctx.accounts.changed(task.account_id);
       if (task.callback_url) webhooks.wake();

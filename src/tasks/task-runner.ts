@@ -1,7 +1,7 @@
 import type { CustomVoiceLookup } from '../resources/custom-voices.repository.ts';
 import * as v from 'valibot';
 import { recordFallback } from '../observability/metrics.ts';
-import type { JobStep, MediaJob, MediaOutput } from '../../providers/types.ts';
+import type { JobStep, MediaJob } from '../../providers/types.ts';
 import { isFinalOutputFailure } from './save-task-output.ts';
 import { toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
@@ -20,14 +20,8 @@ import {
   renewTaskLease,
 } from './task-queue.repository.ts';
 import { outputObject } from './task-output.ts';
+import { discardTaskOutputs, type KeptOutput, keepTaskOutputs, type OutputStore } from './keep-task-outputs.ts';
 import { observeTaskStep, taskFinished } from '../observability/task-observer.ts';
-
-/** Copies one output into the gateway's storage and returns its URL. */
-export type SaveOutput = (
-  task: { id: string; accountId: number },
-  output: MediaOutput,
-  signal: AbortSignal,
-) => Promise<string>;
 
 export interface TaskRunnerOptions {
   instanceId: string;
@@ -70,7 +64,7 @@ export class TaskRunner {
   constructor(
     private readonly db: Db,
     private readonly registry: MediaRegistry,
-    private readonly saveOutput: SaveOutput,
+    private readonly outputs: OutputStore,
     private readonly onFinished: (task: ClaimedTask, refunded: boolean) => void,
     private readonly log: Logger,
     private readonly opts: TaskRunnerOptions,
@@ -183,9 +177,14 @@ export class TaskRunner {
         if (await this.fellBack(task, next.message)) return;
         return this.finish(task, { status: 'failed', message: next.message, detail: next.detail });
       case 'succeeded': {
-        const files = [];
+        let files: KeptOutput[];
         try {
-          for (const output of next.outputs) files.push({ kind: output.kind, url: await this.keep(task, output, job) });
+          files = await keepTaskOutputs(
+            this.outputs,
+            { id: task.id, accountId: task.account_id },
+            next.outputs,
+            job.signal,
+          );
         } catch (err) {
           if (late.aborted && !signal.aborted) return outOfTime();
           // A URL that refuses for good, or outputs a model made in this very step (no operation
@@ -198,27 +197,19 @@ export class TaskRunner {
           throw err;
         }
         const final = model.media.finalPrice?.(parsed.output, next.outputs) ?? model.media.price(parsed.output);
-        return this.finish(task, { status: 'completed', output: outputObject(files), final: toUnits(final) });
+        const done = await this.finished(task, {
+          status: 'completed',
+          output: outputObject(files),
+          final: toUnits(final),
+        });
+        // Finished elsewhere meanwhile (cancelled): no task names these files. A finish that threw
+        // keeps them, since its commit may have landed.
+        if (!done) await discardTaskOutputs(this.outputs, files);
+        return;
       }
       default: {
         const exhaustive: never = next;
         throw new Error(`unknown job step ${JSON.stringify(exhaustive)}`);
-      }
-    }
-  }
-
-  /**
-   * One output into storage. A failure that may pass (a storage hiccup, a 5xx) is tried twice
-   * more, 1 and 2 s apart, within the step: for a model that answers at once the outputs exist
-   * only in this step.
-   */
-  private async keep(task: ClaimedTask, output: MediaOutput, job: MediaJob): Promise<string> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.saveOutput({ id: task.id, accountId: task.account_id }, output, job.signal);
-      } catch (err) {
-        if (attempt >= 3 || isFinalOutputFailure(err) || job.signal.aborted) throw err;
-        await Bun.sleep(1000 * attempt);
       }
     }
   }
@@ -244,11 +235,19 @@ export class TaskRunner {
   }
 
   private async finish(task: ClaimedTask, ending: Ending): Promise<void> {
+    await this.finished(task, ending);
+  }
+
+  /** Finishes the task; false when it was finished elsewhere meanwhile (cancelled, taken over). */
+  private async finished(task: ClaimedTask, ending: Ending): Promise<boolean> {
     const done = await this.db.transaction().execute((trx) => finishTask(trx, task, this.opts.instanceId, ending));
-    if (done) {
-      taskFinished(task, ending);
-      this.onFinished(task, done.refunded);
-    } else this.log.warn('task was finished elsewhere', { task_id: task.id });
+    if (!done) {
+      this.log.warn('task was finished elsewhere', { task_id: task.id });
+      return false;
+    }
+    taskFinished(task, ending);
+    this.onFinished(task, done.refunded);
+    return true;
   }
 
   /** Hands the task back to the queue, due in `runAfterMs`; this instance looks for it then. */

@@ -46,7 +46,7 @@ for (const mode of DATABASE_MODES)
       const runner = new TaskRunner(
         db,
         registry,
-        async () => '',
+        { save: async () => ({ id: '', url: '' }), remove: async () => {} },
         () => {},
         new Logger('silent'),
         {
