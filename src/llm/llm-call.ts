@@ -37,6 +37,11 @@ export interface Call {
   reservationId?: string;
   /** The client's own body, for a deployment whose upstream speaks the client's format (passthrough). */
   wire?: LlmCall['wire'];
+  /**
+   * A passed-through call whose plan holds deployments of another format: the whole body decoded
+   * for them (`decoded` is only what the passthrough reads of it), with that decoding's warnings.
+   */
+  translated?: DecodedClientRequest;
   /** What `wire` sends beyond the canonical request, held too (src/llm/worst-case.ts). */
   uncounted?: UncountedInput;
   /** The client's request headers, some of which an upstream of its own API takes (`forwardedHeaders`). */
@@ -63,6 +68,16 @@ export function serve(adapters: ReadonlyMap<string, LlmAdapter>, deployment: Dep
     adapter,
     model: { id: deployment.entry.object.id, upstreamModel: deployment.upstreamModel },
   };
+}
+
+/** The client's own body when the deployment serving the call speaks its format; else undefined. */
+export function wireFor(call: Call): LlmCall['wire'] {
+  return call.wire && call.served.adapter.passthroughFormat === call.wire.format ? call.wire : undefined;
+}
+
+/** What the serving deployment is sent: the passthrough's reading beside the client's body, or the whole request decoded. */
+export function decodedFor(call: Call): DecodedClientRequest {
+  return wireFor(call) ? call.decoded : (call.translated ?? call.decoded);
 }
 
 /** What the call's metrics and spans name: the deployment serving it. */

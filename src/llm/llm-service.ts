@@ -28,7 +28,7 @@ import type { UsageRecorder } from './usage-recorder.ts';
 import { warningHeaders } from './warning-headers.ts';
 import type { LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { serverTimingHeaders } from '../observability/server-timing.ts';
-import { type Call, serve, servedHeaders, watchLabels } from './llm-call.ts';
+import { type Call, decodedFor, serve, servedHeaders, watchLabels, wireFor } from './llm-call.ts';
 import { type PrepareDeps, prepareCall } from './prepare-call.ts';
 import { type HoldDeps, holdCall } from './hold-call.ts';
 import { type RecordDeps, recordCall } from './record-call.ts';
@@ -95,7 +95,7 @@ export class LlmService {
         await recordCall(this.deps, call, 'completed', response);
         const timing = call.watch.answered(performance.now() - settling);
         const headers = {
-          ...warningHeaders([...call.decoded.warnings, ...warnings, ...(answer.warnings ?? [])]),
+          ...warningHeaders([...decodedFor(call).warnings, ...warnings, ...(answer.warnings ?? [])]),
           ...servedHeaders(call),
           // The exact charge of a JSON answer: the record's.
           ...costHeader(call.chargedUsd ?? 0),
@@ -127,7 +127,7 @@ export class LlmService {
       );
       const headers = {
         ...SSE_HEADERS,
-        ...warningHeaders([...call.decoded.warnings, ...upstream.warnings]),
+        ...warningHeaders([...decodedFor(call).warnings, ...upstream.warnings]),
         ...servedHeaders(call),
         // A stream's charge is known only at its end: the most it can cost.
         ...costHeader(call.heldUsd ?? 0),
@@ -229,12 +229,13 @@ export class LlmService {
           call.served = serve(this.adapters, deployment);
           call.encode.model = call.served.model.id;
           call.watch.serving(watchLabels(call.served));
-          // The client's own body goes only to an upstream of its format; a fallback of another
-          // format gets the canonical request.
-          const wire = call.wire && call.served.adapter.passthroughFormat === call.wire.format ? call.wire : undefined;
+          // The client's own body goes only to an upstream of its format; a deployment of another
+          // format gets the whole request decoded and translated.
+          const wire = wireFor(call);
+          const request = decodedFor(call).request;
           const headers = forwardedHeaders(call.served.adapter, call.format, call.requestHeaders);
           return call.watch.upstream(() =>
-            step({ request: call.decoded.request, model: call.served.model, signal, onAttempt, wire, headers }),
+            step({ request, model: call.served.model, signal, onAttempt, wire, headers }),
           );
         },
         (err) => classifyLlmFailure(err, signal),

@@ -2,6 +2,7 @@ import type { LlmAdapter } from '../../providers/types.ts';
 import type { CanonicalMessage } from '../../translators/canonical/index.ts';
 import { mintId } from '../../translators/common/ids.ts';
 import { isRecord } from '../../translators/common/validation.ts';
+import { InvalidRequestError } from '../../translators/canonical/index.ts';
 import type { UncountedInput } from '../../translators/passthrough/index.ts';
 import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
@@ -63,16 +64,28 @@ export async function prepareCall(
       );
     throw err;
   }
+  let translated: DecodedClientRequest | undefined;
+  if (passesThrough && format.passthrough && !plan.every((d) => speaks(deps, d, format.passthrough?.format))) {
+    // A deployment of another format gets the whole body translated, never only what the
+    // passthrough reads of it (documents and server tools would go missing without a warning).
+    // A body that cannot be translated is served by the deployments of its own format alone.
+    try {
+      translated = format.decode(body);
+    } catch (err) {
+      if (!(err instanceof InvalidRequestError)) throw err;
+      const own = plan.filter((d) => speaks(deps, d, format.passthrough?.format));
+      if (own.length === 0) throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
+      plan = own;
+    }
+  }
   const first = plan[0];
   if (!first || !deps.adapters.has(first.provider.id))
     throw new LlmError(format.family, 'invalid_request', `The model '${entry.object.id}' has no LLM adapter`, 'model');
   const stored = await storedHistory(deps, format, decoded, auth);
   const history = stored ?? [];
   if (stored) {
-    // Instructions are not carried over; the new request's system messages lead.
-    const system = decoded.request.messages.filter((m) => m.role === 'system');
-    const rest = decoded.request.messages.filter((m) => m.role !== 'system');
-    decoded = { ...decoded, request: { ...decoded.request, messages: [...system, ...history, ...rest] } };
+    decoded = continuing(decoded, stored);
+    if (translated) translated = continuing(translated, stored);
   }
   let wire: Call['wire'];
   let uncounted: UncountedInput | undefined;
@@ -106,6 +119,7 @@ export async function prepareCall(
     startedAt: new Date(),
     history,
     wire,
+    translated,
     uncounted,
     requestHeaders: request.headers,
     watch: new LlmCallWatch(request, {
@@ -125,6 +139,18 @@ function passesThroughBody(deps: PrepareDeps, format: ClientFormat, body: unknow
   if (!passthrough?.request || !isRecord(body) || typeof body.model !== 'string') return false;
   const entry = deps.ctx.catalog.get(body.model);
   return !!entry && deps.adapters.get(entry.provider.id)?.passthroughFormat === passthrough.format;
+}
+
+/** Whether the deployment's upstream takes a client body of `format` as it is. */
+function speaks(deps: PrepareDeps, deployment: Deployment, format: string | undefined): boolean {
+  return format !== undefined && deps.adapters.get(deployment.provider.id)?.passthroughFormat === format;
+}
+
+/** A request continuing a stored conversation: instructions are not carried over; the new request's system messages lead. */
+function continuing(decoded: DecodedClientRequest, history: CanonicalMessage[]): DecodedClientRequest {
+  const system = decoded.request.messages.filter((m) => m.role === 'system');
+  const rest = decoded.request.messages.filter((m) => m.role !== 'system');
+  return { ...decoded, request: { ...decoded.request, messages: [...system, ...history, ...rest] } };
 }
 
 /** The catalog's entry for `modelId`, which must exist and be an LLM. */

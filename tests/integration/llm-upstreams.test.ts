@@ -502,6 +502,13 @@ beforeAll(async () => {
       ),
       ...UPSTREAMS.map((up) => scenarioModel(TIGHT[up], 'slow-headers')),
       scenarioModel('strictoai', 'no-stream-options'),
+      // An Anthropic model served first by an OpenAI deployment (its own provider is the standby).
+      {
+        ...scenarioModel('fakeant', 'text'),
+        id: 'fakeant/mixed',
+        weight: 0,
+        deployments: [{ provider: 'fakeoai', upstream_model: 'up-text' }],
+      },
     ],
   };
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-llm-upstreams-')), 'gateway.json');
@@ -1001,6 +1008,36 @@ for (const mode of MODES) {
         "messages[0].content[0].source.type: a file source names the provider's storage",
       );
       expect(await fakeOf('ant').waitFor(marker, 1, 300)).toHaveLength(0);
+    });
+
+    test('a Messages body for a model whose deployment speaks chat is translated whole: nothing the passthrough would carry goes missing unsaid', async () => {
+      const marker = newMarker('mixed');
+      const res = await api(gw, 'POST', '/v1/messages', {
+        key,
+        body: {
+          model: 'fakeant/mixed',
+          max_tokens: 100,
+          top_k: 5,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } },
+                { type: 'text', text: `Summarise the attached contract ${marker}` },
+              ],
+            },
+          ],
+        },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-gateway-provider')).toBe('fakeoai');
+      const sent = await onlyRequest(fakeOf('oai'), marker);
+      const warnings = JSON.parse(res.headers.get('x-gateway-warnings') ?? '[]') as Array<{ field?: string }>;
+      // The document reaches the chat upstream, or the client is told it did not.
+      const documentSent = JSON.stringify(sent.body.messages).includes('JVBERi0xLjQK');
+      const documentWarned = warnings.some((w) => w.field?.startsWith('messages[0].content[0]'));
+      expect(documentSent || documentWarned).toBe(true);
+      expect(warnings.map((w) => w.field)).toContain('top_k');
     });
 
     test('a PDF passed through to Anthropic is held up to the context window: refused on a balance that covers the text alone', async () => {
