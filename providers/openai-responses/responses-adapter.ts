@@ -5,6 +5,7 @@ import { asObject } from '../../translators/common/validation.ts';
 import type { LlmAdapter, LlmCall } from '../types.ts';
 import { baseUrl, retryPolicy } from '../common/provider-options.ts';
 import { postJson } from '../common/upstream-fetch.ts';
+import { UpstreamError } from '../common/upstream-error.ts';
 import { eventStreamBody, readUpstreamText } from '../common/upstream-body.ts';
 
 /**
@@ -36,7 +37,11 @@ export function createResponsesAdapter(config: ProviderConfig): LlmAdapter {
       const { response, warnings } = send(call, false);
       const json: unknown = JSON.parse(await readUpstreamText(await response));
       const decoded = decodeResponsesResponse(json, call.model.id);
-      const wire = call.wire ? asObject(json) : undefined;
+      const passedThrough = call.wire?.format === 'responses';
+      // A failed response is the upstream's error for a client of another format, never an
+      // answer that ends "stop"; a Responses client gets the response object as it is.
+      if (!passedThrough && decoded.finishReason.unified === 'error') throw failedResponse(json);
+      const wire = passedThrough ? asObject(json) : undefined;
       return wire ? { response: decoded, warnings, wire } : { response: decoded, warnings };
     },
     async stream(call) {
@@ -45,4 +50,11 @@ export function createResponsesAdapter(config: ProviderConfig): LlmAdapter {
       return { kind: 'wire', format: 'responses', body, warnings };
     },
   };
+}
+
+/** A `status: "failed"` response body as the upstream error it is (502), with its `error.message`. */
+function failedResponse(json: unknown): UpstreamError {
+  const error = asObject(asObject(json)?.error);
+  const message = typeof error?.message === 'string' ? error.message : 'no reason given';
+  return new UpstreamError('server_error', `the upstream response failed: ${message}`, 200);
 }

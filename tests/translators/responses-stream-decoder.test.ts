@@ -105,7 +105,12 @@ const EXPECTED: Record<string, StreamEvent[]> = {
   ],
   'failed.sse': [
     start('resp_6835f6a7b8c98190d0e1f2a3b4c5d6e7'),
-    { type: 'finish', finishReason: { unified: 'error', raw: 'failed' }, usage: usage(9, 0) },
+    // A failed response is an error for every client, its usage still charged.
+    { type: 'usage', usage: usage(9, 0) },
+    {
+      type: 'error',
+      error: { code: 'server_error', message: 'the upstream response failed: The model produced invalid content.' },
+    },
   ],
   'garbage.sse': [
     start('resp_6836a7b8c9d08190e1f2a3b4c5d6e7f8'),

@@ -26,10 +26,26 @@ function upstreamError(data: Json): StreamEvent {
 }
 
 /**
+ * A `response.failed` event's `response.error` (`{code, message}`) as the stream's error.
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming/response/failed
+ */
+export function failedResponseError(response: Json | undefined): Extract<StreamEvent, { type: 'error' }> {
+  const error = asObject(response?.error);
+  return {
+    type: 'error',
+    error: {
+      code: asString(error?.code) ?? 'upstream_error',
+      message: `the upstream response failed: ${asString(error?.message) ?? 'no reason given'}`,
+    },
+  };
+}
+
+/**
  * An upstream's Responses SSE (already parsed into messages) → canonical events. Text blocks open
  * on their first delta, function calls on `output_item.added`; the terminal `response.*` event's
  * status and usage become the `finish`, held until the upstream stream really ends. An `error`
- * event or garbage ends the stream with one canonical error; no terminal event means
+ * event, a failed response (its usage, then the error) or garbage ends the stream with one
+ * canonical error; no terminal event means
  * `stream_truncated`.
  */
 export function createResponsesStreamDecoder(opts: {
@@ -90,6 +106,13 @@ export function createResponsesStreamDecoder(opts: {
     const status = TERMINAL[type];
     if (status) {
       const response = asObject(data.response);
+      const usage = withMostCalls(fromResponsesUsage(response?.usage, response?.output), calls);
+      if ((asString(response?.status) ?? status) === 'failed') {
+        // A failed response is an error for every client format (no finish a client would take
+        // for an answer); what it used is still charged, as the upstream bills it.
+        stopped = true;
+        return [...blocks.closeAll(), { type: 'usage', usage }, failedResponseError(response)];
+      }
       const details = asObject(response?.incomplete_details);
       finish = {
         finishReason: fromResponsesStatus(
@@ -97,7 +120,7 @@ export function createResponsesStreamDecoder(opts: {
           asString(details?.reason),
           blocks.hasToolCalls(),
         ),
-        usage: withMostCalls(fromResponsesUsage(response?.usage, response?.output), calls),
+        usage,
       };
       stopped = true;
       return blocks.closeAll();
