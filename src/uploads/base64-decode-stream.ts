@@ -1,4 +1,4 @@
-import { unprocessable } from '../http/errors.ts';
+import { payloadTooLarge, unprocessable } from '../http/errors.ts';
 import { byteView } from './bytes.ts';
 
 /**
@@ -11,8 +11,18 @@ const MAX_DATA_URI_HEADER = 1024;
 const ALPHABET_ONLY = /^[A-Za-z0-9+/_-]*$/;
 const WHITESPACE = /[ \t\r\n]/g;
 
-export function decodeBase64Stream(text: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  /** Text held back until we know whether it starts a data URI. */
+/**
+ * `maxBytes` bounds the decoded file; the text is bounded too, at twice the base64 length of that
+ * (line breaks and spaces are allowed, but text of whitespace alone decodes to nothing and would
+ * otherwise stream without end).
+ */
+export function decodeBase64Stream(
+  text: ReadableStream<Uint8Array>,
+  maxBytes = Number.POSITIVE_INFINITY,
+): ReadableStream<Uint8Array> {
+  const maxTextBytes = 2 * Math.ceil(maxBytes / 3) * 4 + MAX_DATA_URI_HEADER;
+  let textBytes = 0;
+  /** Text held back until we know whether it starts a data URI; leading whitespace is dropped as it comes. */
   let head: string | undefined = '';
   /** Fewer than 4 characters waiting for the rest of their group. */
   let carry = '';
@@ -46,9 +56,13 @@ export function decodeBase64Stream(text: ReadableStream<Uint8Array>): ReadableSt
   return text.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
+        textBytes += chunk.byteLength;
+        if (textBytes > maxTextBytes)
+          throw payloadTooLarge(`base64: longer than ${maxTextBytes} characters, more than the largest file takes`);
         let s = byteView(chunk).toString('latin1');
         if (head !== undefined) {
-          head += s;
+          // Trimmed as it grows: text of spaces alone was kept and trimmed again with every chunk.
+          head = (head + s).trimStart();
           const rest = afterDataUriHeader(head);
           if (rest === undefined) return; // not sure yet
           head = undefined;

@@ -1,4 +1,4 @@
-import { unprocessable } from '../http/errors.ts';
+import { payloadTooLarge, unprocessable } from '../http/errors.ts';
 import { byteView, concatBytes } from './bytes.ts';
 
 /**
@@ -14,7 +14,13 @@ const MAX_KEY_CHARS = 256;
 /** URLs beyond this are not real download links. */
 const MAX_URL_CHARS = 8192;
 /** Strings of ignored members: they are read into memory, so they stay small. */
-const MAX_OTHER_STRING_CHARS = 64 * 1024;
+const MAX_OTHER_STRING_CHARS = 16 * 1024;
+/**
+ * Bytes of the body outside the base64 string (the other members, whitespace): they are scanned
+ * a token at a time, so without a bound a chunked body of padding held the event loop for
+ * seconds and was counted against no limit. 413 past it, as for a multipart body's other parts.
+ */
+export const MAX_JSON_OTHER_BYTES = 64 * 1024;
 const MAX_DEPTH = 32;
 
 const QUOTE = 0x22;
@@ -46,6 +52,8 @@ class JsonScanner {
   /** Bytes dropped from `buf` so far: `consumed + pos` is the offset in the body, for messages. */
   private consumed = 0;
   private ended = false;
+  /** Bytes of the base64 string's content read so far: what the other-bytes bound leaves out. */
+  private fileBytes = 0;
 
   constructor(private readonly reader: ReadableStreamDefaultReader<Uint8Array>) {}
 
@@ -67,6 +75,7 @@ class JsonScanner {
           if (url !== undefined) throw bothVariants();
           if ((await this.peek()) !== QUOTE) throw unprocessable('base64: expected a string');
           this.pos++;
+          this.fileBytes++; // the opening quote: the string's bytes are the upload's, bounded by its size
           return { kind: 'base64', text: this.stringStream(() => this.restAfterBase64()) };
         }
         if (key === 'file_url') {
@@ -145,7 +154,11 @@ class JsonScanner {
     return true;
   }
 
+  /** The next byte outside the base64 string (undefined at the end); past the bound on those bytes, 413. */
   private async peek(): Promise<number | undefined> {
+    if (this.consumed + this.pos - this.fileBytes > MAX_JSON_OTHER_BYTES)
+      throw payloadTooLarge(`JSON members other than base64 are limited to ${MAX_JSON_OTHER_BYTES} bytes`);
+    if (this.pos < this.buf.byteLength) return this.buf[this.pos];
     return (await this.ensure(1)) ? this.buf[this.pos] : undefined;
   }
 
@@ -156,9 +169,10 @@ class JsonScanner {
 
   private async skipWhitespace(): Promise<void> {
     for (;;) {
-      const c = await this.peek();
-      if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return;
-      this.pos++;
+      // The bytes at hand without a promise each; `peek` then bounds them and reads on.
+      const buf = this.buf;
+      while (this.pos < buf.byteLength && isWhitespace(buf[this.pos] as number)) this.pos++;
+      if (!isWhitespace((await this.peek()) ?? 0)) return;
     }
   }
 
@@ -206,8 +220,18 @@ class JsonScanner {
         out += decodeOrThrow(decoder) + (await this.escape());
       } else {
         if (c < 0x20) throw this.invalid();
-        out += decodeOrThrow(decoder, this.buf.subarray(this.pos, this.pos + 1));
-        this.pos++;
+        // The run up to the next quote, backslash or control byte at hand, decoded at once
+        // (a run longer than the string may be is cut where it would be refused anyway).
+        const buf = this.buf;
+        const stop = Math.min(buf.byteLength, this.pos + 4 * (maxChars + 1));
+        let end = this.pos + 1;
+        while (end < stop) {
+          const b = buf[end] as number;
+          if (b === QUOTE || b === BACKSLASH || b < 0x20) break;
+          end++;
+        }
+        out += decodeOrThrow(decoder, buf.subarray(this.pos, end));
+        this.pos = end;
       }
       if (out.length > maxChars) throw unprocessable(`${field}: longer than ${maxChars} characters`);
     }
@@ -244,16 +268,20 @@ class JsonScanner {
             const special = Math.min(nextQuote, nextBackslash, this.buf.byteLength);
             if (special > this.pos) {
               controller.enqueue(this.buf.subarray(this.pos, special));
+              this.fileBytes += special - this.pos;
               this.pos = special;
               return;
             }
             this.pos++;
             if (special === nextQuote) {
+              this.fileBytes++; // the closing quote, as the opening one
               await after();
               controller.close();
               return;
             }
+            const from = this.consumed + this.pos;
             controller.enqueue(encoder.encode(await this.escape()));
+            this.fileBytes += this.consumed + this.pos - from + 1;
           } catch (err) {
             controller.error(err);
             await this.cancel(err);
@@ -313,7 +341,9 @@ class JsonScanner {
   }
 }
 
-/** One more byte (or the end) through a fatal UTF-8 decoder; invalid UTF-8 is invalid JSON. */
+const isWhitespace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+/** More bytes (or the end) through a fatal UTF-8 decoder; invalid UTF-8 is invalid JSON. */
 function decodeOrThrow(decoder: TextDecoder, byte?: Uint8Array): string {
   try {
     return byte ? decoder.decode(byte, { stream: true }) : decoder.decode();

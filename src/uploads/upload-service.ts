@@ -72,7 +72,7 @@ export class UploadService {
       return (await openMultipartFile(body, kind.boundary, { field: 'file' })).body;
     }
     const json = await openJsonUpload(body);
-    if (json.kind === 'base64') return decodeBase64Stream(json.text);
+    if (json.kind === 'base64') return decodeBase64Stream(json.text, maxBytes);
     const { file_url } = parseOr422(FileUrlBody, { file_url: json.url });
     return openUrlSource(file_url, {
       allowPrivate: this.ctx.env.allowPrivateUrls,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { decodeBase64Stream } from '../../src/uploads/base64-decode-stream.ts';
-import { openJsonUpload } from '../../src/uploads/json-upload-stream.ts';
+import { MAX_JSON_OTHER_BYTES, openJsonUpload } from '../../src/uploads/json-upload-stream.ts';
 import { rejection } from '../helpers/rejection.ts';
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -88,6 +88,23 @@ describe('JSON upload body, scanned as it streams', () => {
       message: expect.stringContaining('not valid JSON'),
     });
   });
+
+  test('bytes outside the base64 string are bounded, before it and after it, however they are spread', async () => {
+    const file = Buffer.from(crypto.getRandomValues(new Uint8Array(3 * MAX_JSON_OTHER_BYTES))).toString('base64');
+    const padding = '0,'.repeat(MAX_JSON_OTHER_BYTES / 2);
+    const tooLarge = { status: 413, message: expect.stringContaining('other than base64 are limited') };
+    for (const json of [
+      `{"pad":[${padding}0],"base64":"QUJD"}`,
+      `{"base64":"QUJD","pad":[${padding}0]}`,
+      `{"base64":"QUJD"${' '.repeat(MAX_JSON_OTHER_BYTES)}}`,
+      `{"a":"${'x'.repeat(8000)}","b":"${'x'.repeat(8000)}","c":[${padding}],"base64":"QUJD"}`,
+    ]) {
+      expect(await rejection(decodeJson(json, 4096))).toMatchObject(tooLarge);
+    }
+    // The file's own bytes, escapes included, never count: a base64 three times the bound passes.
+    const escaped = `{"name":"x.png","base64":"${file.replaceAll('/', '\\/')}"}`;
+    expect((await decodeJson(escaped, 4096)).byteLength).toBe(3 * MAX_JSON_OTHER_BYTES);
+  });
 });
 
 describe('base64 decoding stream', () => {
@@ -97,6 +114,45 @@ describe('base64 decoding stream', () => {
     for (const text of ['QQ==', 'QQ', 'QUI=', 'QUI', 'QUJD', ' QUJD\n']) {
       expect(Buffer.from(await decode(text, 1)).toString()).toBe(Buffer.from(text.trim(), 'base64').toString());
     }
+  });
+
+  test('text is bounded at twice the base64 of the largest file: whitespace alone decodes to nothing', async () => {
+    const spaces = new Uint8Array(64 * 1024).fill(0x20);
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(spaces);
+      },
+    });
+    expect(await rejection(bytesOf(decodeBase64Stream(endless, 300_000)))).toMatchObject({
+      status: 413,
+      message: expect.stringContaining('base64: longer than 801024 characters'),
+    });
+    expect(pulled).toBeLessThan(20);
+    // Line-broken base64 of a file at the bound still fits.
+    const file = crypto.getRandomValues(new Uint8Array(300_000));
+    const wrapped = Buffer.from(file).toString('base64').replace(/.{76}/g, '$&\r\n');
+    expect(await bytesOf(decodeBase64Stream(chunked(enc(wrapped), 65_536), 300_000))).toEqual(file);
+  });
+
+  test('leading whitespace is dropped as it comes, not kept and trimmed again with each chunk', async () => {
+    // 32 MiB of spaces in 16 KiB chunks: kept whole, each chunk trimmed the whole again (quadratic).
+    const chunk = new Uint8Array(16 * 1024).fill(0x20);
+    let left = 2048;
+    const spaces = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (left-- === 0) return controller.close();
+        controller.enqueue(chunk);
+      },
+    });
+    const started = performance.now();
+    expect(await rejection(bytesOf(decodeBase64Stream(spaces)))).toMatchObject({
+      status: 422,
+      message: 'base64: is empty',
+    });
+    // Linear, this is tens of milliseconds; quadratic, tens of seconds.
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   test('invalid base64 is a 422 naming base64', async () => {
