@@ -1,5 +1,5 @@
 import type { Resolver } from '../net/address-guard.ts';
-import { unprocessable } from '../http/errors.ts';
+import { EnvelopeError, unprocessable } from '../http/errors.ts';
 import { safeFetch, type SafeFetchOptions } from '../net/safe-fetch.ts';
 
 export interface UrlSourceOptions {
@@ -20,7 +20,24 @@ export interface UrlSourceOptions {
  * checked (422 otherwise), and the body is limited in size and time.
  */
 export async function openUrlSource(url: string, opts: UrlSourceOptions): Promise<ReadableStream<Uint8Array>> {
-  const res = await safeFetch(
+  let res: Response;
+  try {
+    res = await fetchSource(url, opts);
+  } catch (err) {
+    throw sourceFailure(err);
+  }
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => undefined);
+    throw unprocessable(
+      `file_url: the server answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}, not the file`,
+    );
+  }
+  if (!res.body) throw unprocessable('file_url: the server answered without a body');
+  return sourceErrorsAs422(res.body);
+}
+
+function fetchSource(url: string, opts: UrlSourceOptions): Promise<Response> {
+  return safeFetch(
     url,
     { signal: opts.signal, headers: { accept: '*/*' } },
     {
@@ -32,12 +49,34 @@ export async function openUrlSource(url: string, opts: UrlSourceOptions): Promis
       fetch: opts.fetch,
     },
   );
-  if (!res.ok) {
-    await res.body?.cancel().catch(() => undefined);
-    throw unprocessable(
-      `file_url: the server answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}, not the file`,
-    );
-  }
-  if (!res.body) throw unprocessable('file_url: the server answered without a body');
-  return res.body;
+}
+
+/**
+ * A failure of the source's server (refused connection, reset, a body cut short or whose
+ * encoding does not decode) as the 422 it is, naming file_url; the gateway's own refusals
+ * (a private address, too large, too slow) keep their status.
+ */
+function sourceFailure(err: unknown): Error {
+  if (err instanceof EnvelopeError) return err;
+  return unprocessable(`file_url: the download failed (${err instanceof Error ? err.message : String(err)})`);
+}
+
+/** The body, its read errors turned into `sourceFailure`s: storing it then fails as the client's 422, not a 500. */
+function sourceErrorsAs422(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (err) {
+          controller.error(sourceFailure(err));
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
 }

@@ -198,6 +198,28 @@ for (const mode of MODES) {
         status: 422,
         body: { data: { message: 'file_url: the server answered 404 Not Found, not the file' } },
       });
+      // A source that refuses the connection, or cuts its body short: the client's 422, not a 500.
+      const cutter = Bun.listen({
+        hostname: '127.0.0.1',
+        port: 0,
+        socket: {
+          data(socket) {
+            socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nonly ten b');
+            socket.end();
+          },
+        },
+      });
+      const closed = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+      closed.stop(true);
+      try {
+        for (const url of [`http://127.0.0.1:${closed.port}/x.png`, `http://127.0.0.1:${cutter.port}/x.png`])
+          expect(await putJson(gw, key, { file_url: url })).toMatchObject({
+            status: 422,
+            body: { data: { message: expect.stringMatching(/^file_url: the download failed \(/) } },
+          });
+      } finally {
+        cutter.stop(true);
+      }
       expect(await putForm(gw, key, PNG, 'attachment')).toMatchObject({
         status: 422,
         body: { data: { message: 'file: multipart field is required' } },

@@ -74,4 +74,56 @@ describe('file_url downloads', () => {
     });
     expect(await rejection(open('http://files.example.com/file', 999))).toMatchObject({ status: 413 });
   });
+
+  test("a source server that misbehaves is the client's 422 naming file_url, at the connection or mid-body", async () => {
+    // Raw HTTP answers: a body cut below its Content-Length, and a gzip body that does not inflate.
+    const raw = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        data(socket, data) {
+          const cut = data.toString().includes('/cut');
+          socket.write(
+            cut
+              ? 'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nonly ten b'
+              : 'HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 12\r\n\r\nnot gzipped!',
+          );
+          socket.end();
+        },
+      },
+    });
+    const to = (port: number) => async (url: string, init: BunFetchRequestInit) => {
+      const u = new URL(url);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      return fetch(u.href, init);
+    };
+    const closed = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+    const closedPort = closed.port;
+    closed.stop(true);
+    try {
+      const read = async (path: string, port: number) => {
+        const body = await openUrlSource(`http://files.example.com${path}`, {
+          allowPrivate: false,
+          maxBytes: 10_000,
+          timeoutMs: 5000,
+          resolve,
+          fetch: to(port),
+        });
+        return new Response(body).arrayBuffer();
+      };
+      for (const [path, port] of [
+        ['/refused', closedPort],
+        ['/cut', raw.port],
+        ['/gzip', raw.port],
+      ] as const) {
+        expect(await rejection(read(path, port))).toMatchObject({
+          status: 422,
+          message: expect.stringMatching(/^file_url: the download failed \(/),
+        });
+      }
+    } finally {
+      raw.stop(true);
+    }
+  });
 });
