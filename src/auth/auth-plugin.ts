@@ -8,7 +8,7 @@ import { readSessionId } from '../dashboard/session-cookie.ts';
 import { extractApiKey } from './api-keys.ts';
 import { authThrottle } from './auth-throttle.ts';
 import type { AuthContext } from './key-cache.ts';
-import { checkKeyRequest } from '../keys/key-request-check.ts';
+import { requestLimits } from './request-limits.ts';
 
 export interface AuthErrors {
   unauthorized(): HttpError;
@@ -64,10 +64,7 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     error.message = THROTTLED_MESSAGE;
     return error;
   };
-  const limit = ctx.config.rateLimitPerMinute ?? ctx.env.rateLimitPerMinute;
-  // An account may have any number of keys: without a limit of its own, each new key would add
-  // another `limit` to what one account can send (docs/limits.md).
-  const accountLimit = ctx.config.rateLimitPerAccountPerMinute ?? ctx.env.rateLimitPerAccountPerMinute ?? limit * 10;
+  const limits = requestLimits(ctx);
   const sessions = dashboardSessions(ctx);
   const throttle = authThrottle(ctx);
 
@@ -95,17 +92,10 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     }
     ctx.requestAccount.set(request, auth.accountId);
     ctx.keyUsage?.touch(auth.keyId);
-    const decision = ctx.rateLimiter.checkAll(
-      [`key:${auth.keyId}`, limit],
-      [`account:${auth.accountId}`, accountLimit],
-    );
-    if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
-    if (auth.policy) {
-      // The key's own expiry and rpm (docs/keys.md); a key without them pays nothing here.
-      const refusal = await checkKeyRequest(auth.keyId, auth.policy, ctx.keyLimits);
-      if (refusal?.kind === 'expired') throw errors.unauthorized();
-      if (refusal?.kind === 'rpm') throw errors.rateLimited(refusal.retryAfterSeconds);
-    }
+    const limited = limits(auth);
+    const refusal = limited instanceof Promise ? await limited : limited;
+    if (refusal?.kind === 'expired') throw errors.unauthorized();
+    if (refusal?.kind === 'rate') throw errors.rateLimited(refusal.retryAfterSeconds);
     // A read sees the account's own answered calls (settled after the answer with the journal).
     // (No pending call, no promise: the common read does not even yield a tick.)
     const pending = ctx.unsettled && isSafeMethod(request.method) ? ctx.unsettled(auth.accountId) : undefined;

@@ -3,6 +3,7 @@ import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import { ActiveKeys } from './active-keys.ts';
+import { tooManyRequests } from '../http/errors.ts';
 
 /** How long a sign-in lasts; fixed from sign-in (not sliding), so a stolen cookie ages out. */
 export const SESSION_TTL_MS = 8 * 60 * 60_000;
@@ -23,6 +24,13 @@ export interface SessionAuth {
 }
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
+/**
+ * Sign-ins one account may make within a session's lifetime (every key of it together): enough
+ * for a team's browsers, and a bound on what one account keeps in the shared store.
+ */
+export const MAX_SIGN_INS_PER_ACCOUNT = 200;
+const signInsKey = (accountId: number) => `dashboard:sign-ins:${accountId}`;
+
 /** The store holds sessions under a hash of their id: a dump of Redis yields no usable cookie. */
 const storeKey = (id: string) => `dashboard:session:${hashApiKey(id)}`;
 
@@ -40,6 +48,16 @@ export class DashboardSessions {
   }
 
   async create(accountId: number, apiKey: string): Promise<{ id: string; session: Session }> {
+    // Each session is kept in the shared store for its 8 hours: one account signing in without
+    // end would fill it for every account.
+    const signIns = await this.ctx.store.incr(signInsKey(accountId), 1, SESSION_TTL_MS);
+    if (signIns > MAX_SIGN_INS_PER_ACCOUNT) {
+      const wait = await this.ctx.store.ttl(signInsKey(accountId));
+      throw tooManyRequests(
+        `more than ${MAX_SIGN_INS_PER_ACCOUNT} dashboard sign-ins for this account in ${SESSION_TTL_MS / 3_600_000} hours; try again later`,
+        Math.max(1, Math.ceil(wait / 1000)),
+      );
+    }
     const id = randomToken();
     const session: Session = {
       account_id: accountId,
@@ -63,6 +81,8 @@ export class DashboardSessions {
     if (session.expires_at <= Date.now()) return null;
     const auth = await this.activeKeys.lookup(session.key_hash);
     if (!auth || auth.accountId !== session.account_id) return null;
+    // A key that expired ends its sessions, as it is refused on the API (docs/keys.md).
+    if (auth.policy?.expiresAt != null && Date.now() >= auth.policy.expiresAt) return null;
     return { auth, session, id };
   }
 }

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin, THROTTLED_MESSAGE } from '../auth/auth-plugin.ts';
 import { authThrottle } from '../auth/auth-throttle.ts';
+import { requestLimits } from '../auth/request-limits.ts';
 import { csrfTokenMatches, dashboardSessions, SESSION_TTL_MS, type Session } from '../dashboard/dashboard-sessions.ts';
 import { PageAssets } from '../dashboard/page-assets.ts';
 import { dashboardHeaders } from '../dashboard/security-headers.ts';
@@ -68,6 +69,7 @@ const json = (body: unknown, headers: Record<string, string> = {}, status = 200)
 export function dashboardRoutes(ctx: AppContext) {
   const sessions = dashboardSessions(ctx);
   const throttle = authThrottle(ctx);
+  const limits = requestLimits(ctx);
   const assets = new PageAssets(ctx.log);
   const headers = dashboardHeaders(ctx.env.publicUrl, ctx.env.uploadUrl);
   const secure = ctx.env.publicUrl.startsWith('https:');
@@ -104,6 +106,11 @@ export function dashboardRoutes(ctx: AppContext) {
           const retryAfter = await throttle.fail(address);
           throw retryAfter > 0 ? tooManyRequests(THROTTLED_MESSAGE, retryAfter) : unauthorized('invalid API key');
         }
+        // A sign-in is a request of its key like any other: its expiry, rpm and rate limits hold.
+        const limited = limits(auth);
+        const refusal = limited instanceof Promise ? await limited : limited;
+        if (refusal?.kind === 'expired') throw unauthorized('invalid API key');
+        if (refusal?.kind === 'rate') throw tooManyRequests('rate limit exceeded', refusal.retryAfterSeconds);
         const previous = readSessionId(request.headers);
         if (previous) await sessions.end(previous);
         const { id, session: created } = await sessions.create(auth.accountId, api_key);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { api, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { MODES, startGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
+import { MAX_SIGN_INS_PER_ACCOUNT } from '../../src/dashboard/dashboard-sessions.ts';
 
 /**
  * The dashboard's session (issue 6): sign-in with a key gives an HttpOnly, SameSite=Strict cookie
@@ -88,6 +89,41 @@ for (const mode of MODES) {
           })
         ).status,
       ).toBe(401);
+    });
+
+    test("a sign-in keeps to its key's limits: an expired key is refused and ends its sessions, rpm counts, sign-ins per account are bounded", async () => {
+      const { key } = await createAccount(gw, uniqueEmail('dash-limits'), 5);
+      // rpm 1: one API call or sign-in a minute.
+      const slow = await api(gw, 'POST', '/v1/keys', { key, body: { name: 'rpm 1', rpm: 1 } });
+      expect(slow.status).toBe(200);
+      await signIn(gw, slow.body.data.key);
+      const again = await api(gw, 'POST', '/dashboard/api/session', { body: { api_key: slow.body.data.key } });
+      expect(again.status).toBe(429);
+      expect(again.headers.get('retry-after')).toMatch(/^\d+$/);
+
+      // An expiring key: its session works until the expiry, then neither it nor a new sign-in does.
+      const expiresAt = Math.ceil(Date.now() / 1000) + 2;
+      const brief = await api(gw, 'POST', '/v1/keys', { key, body: { name: 'brief', expires_at: expiresAt } });
+      expect(brief.status).toBe(200);
+      const s = await signIn(gw, brief.body.data.key);
+      expect((await api(gw, 'GET', '/dashboard/api/session', withSession(s, false))).status).toBe(200);
+      await Bun.sleep(Math.max(0, expiresAt * 1000 - Date.now()) + 100);
+      expect((await api(gw, 'GET', '/dashboard/api/session', withSession(s, false))).status).toBe(401);
+      expect((await api(gw, 'GET', '/v1/account', withSession(s, false))).status).toBe(401);
+      expect((await api(gw, 'POST', '/dashboard/api/session', { body: { api_key: brief.body.data.key } })).status).toBe(
+        401,
+      );
+
+      // Every session stays in the shared store for 8 hours: one account's sign-ins are bounded.
+      const { key: busy } = await createAccount(gw, uniqueEmail('dash-many'), 5);
+      const statuses: number[] = [];
+      for (let i = 0; i < MAX_SIGN_INS_PER_ACCOUNT + 1; i++)
+        statuses.push((await api(gw, 'POST', '/dashboard/api/session', { body: { api_key: busy } })).status);
+      expect(statuses.filter((st) => st === 200)).toHaveLength(MAX_SIGN_INS_PER_ACCOUNT);
+      expect(statuses.at(-1)).toBe(429);
+      // Another account signs in as ever.
+      const { key: other } = await createAccount(gw, uniqueEmail('dash-other'), 5);
+      await signIn(gw, other);
     });
 
     test("a state-changing call with the cookie needs the session's own CSRF token (403 otherwise)", async () => {
