@@ -58,8 +58,37 @@ export async function countDeliveries(trx: DbOrTrx, taskId: string): Promise<{ m
 export type ClaimWhich = { due: number } | { id: number };
 
 /**
+ * Deliveries one account may have in flight at once, on all instances together. A receiver that
+ * hangs holds its slot for the send's timeout (10 s): without a bound, one account's failing
+ * tasks (refunded, so free to make) took every slot and delayed every other account's callbacks.
+ */
+export const MAX_IN_FLIGHT_PER_ACCOUNT = 32;
+
+/** Due, free deliveries, at most MAX_IN_FLIGHT_PER_ACCOUNT in flight per account, oldest first. */
+const fairlyDue = (limit: number) => sql`
+  id in (
+    with busy as (
+      select t.account_id, count(*)::int as n
+      from webhook_deliveries d join tasks t on t.id = d.task_id
+      where d.state = 'pending' and d.lease_expires_at is not null and d.lease_expires_at >= now()
+      group by t.account_id),
+    candidates as (
+      select d.id, d.due_at, t.account_id
+      from webhook_deliveries d join tasks t on t.id = d.task_id
+      where d.state = 'pending' and d.due_at <= now() and (d.lease_expires_at is null or d.lease_expires_at < now())
+        and t.account_id not in (select account_id from busy where n >= ${MAX_IN_FLIGHT_PER_ACCOUNT})
+      order by d.due_at limit ${limit * 4}),
+    ranked as (
+      select c.id, c.due_at,
+        row_number() over (partition by c.account_id order by c.due_at) + coalesce(b.n, 0) as place
+      from candidates c left join busy b on b.account_id = c.account_id)
+    select id from ranked where place <= ${MAX_IN_FLIGHT_PER_ACCOUNT} order by due_at limit ${limit})
+  and state = 'pending' and (lease_expires_at is null or lease_expires_at < now())`;
+
+/**
  * Leases deliveries to `owner` (`SKIP LOCKED`, like tasks): up to `due` of those due now and
- * free, or the one `id` this owner already holds (a manual redelivery it scheduled).
+ * free (fairly across accounts), or the one `id` this owner already holds (a manual redelivery
+ * it scheduled).
  */
 export async function claimDeliveries(
   db: Db,
@@ -68,9 +97,7 @@ export async function claimDeliveries(
   which: ClaimWhich,
 ): Promise<ClaimedDelivery[]> {
   const pick =
-    'due' in which
-      ? sql`state = 'pending' and due_at <= now() and (lease_expires_at is null or lease_expires_at < now()) order by due_at limit ${which.due}`
-      : sql`id = ${which.id} and state = 'pending' and lease_owner = ${owner}`;
+    'due' in which ? fairlyDue(which.due) : sql`id = ${which.id} and state = 'pending' and lease_owner = ${owner}`;
   const result = await sql<ClaimedDelivery>`
     with claimed as (
       update webhook_deliveries set lease_owner = ${owner},
