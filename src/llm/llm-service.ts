@@ -299,7 +299,18 @@ export class LlmService {
     if (err instanceof RecordedFailure) return new LlmError(family, 'internal', 'internal error');
     if (err instanceof UpstreamError) {
       void recordCall(this.deps, call, 'failed', undefined, err.message);
-      return new LlmError(family, kindForStatus(err.status), err.message, null, `upstream_${err.kind}`, err.status);
+      const failed = new LlmError(
+        family,
+        kindForStatus(err.status),
+        err.message,
+        null,
+        `upstream_${err.kind}`,
+        err.status,
+      );
+      // The upstream's own hint, for the SDKs' retry logic (both honour `retry-after`).
+      if (err.status === 429 && err.retryAfterSeconds !== undefined)
+        failed.headers['retry-after'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
+      return failed;
     }
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
       if (call.reservationId) this.reservations.release(call.reservationId);

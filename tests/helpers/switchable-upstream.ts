@@ -39,7 +39,8 @@ export function startSwitchableUpstream(name: string): SwitchableUpstream {
       if (typeof behaviour === 'number')
         return Response.json(
           { error: { message: `${name} says ${behaviour}`, type: 'test_error', param: null, code: null } },
-          { status: behaviour },
+          // A 429 says when to come back, as OpenAI's do.
+          { status: behaviour, headers: behaviour === 429 ? { 'retry-after': '7' } : {} },
         );
       if (behaviour === 'sse-error') {
         const overloaded = {

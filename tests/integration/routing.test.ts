@@ -142,6 +142,7 @@ function writeConfig(dir: string, up: Record<'a' | 'b' | 'c' | 'd', SwitchableUp
       model('pa/client-error', cheap, { deployments: [{ provider: 'pb' }], fallbacks: ['pc/dear'] }),
       model('pa/cooldown', cheap, { fallbacks: ['pc/dear'] }),
       model('pa/lonely', cheap),
+      model('pa/limited', cheap),
       model('pa/idle', cheap),
       model('pa/cached', cheap, { fallbacks: ['pc/dear'] }),
       model('pa/kept', cheap, { fallbacks: ['pc/dear'] }),
@@ -308,6 +309,20 @@ for (const mode of MODES) {
         expect(up.a.count('client-error') + up.b.count('client-error') - before).toBe(1);
       }
       expect(up.c.count('dear')).toBe(fallbackCalls);
+    });
+
+    test("an upstream's 429 reaches the client with the upstream's retry-after, in each format", async () => {
+      reset();
+      up.a.behaviour = 429;
+      for (const [path, body] of [
+        ['/v1/chat/completions', { model: 'pa/limited', messages: [{ role: 'user', content: 'x' }] }],
+        ['/v1/messages', { model: 'pa/limited', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }],
+      ] as const) {
+        const res = await api(gw, 'POST', path, { key, body });
+        expect(res.status).toBe(429);
+        expect(res.headers.get('retry-after')).toBe('7');
+      }
+      up.a.behaviour = 'ok';
     });
 
     test('every deployment cooling down: the least recently failed one is still tried', async () => {
