@@ -5,6 +5,7 @@ import { issueApiKey, setWebhookSigning, toAccountView } from '../accounts/accou
 import type { AccountRow } from '../db/tables/accounts.table.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
+import { noStore } from '../http/no-store.ts';
 import { notFound } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
 import { unlimitedKeyOnly } from '../keys/unlimited-key-only.ts';
@@ -43,6 +44,7 @@ export function accountRoutes(ctx: AppContext) {
 
   const selfService = new Elysia({ name: 'account-self-service', prefix: '/v1/account' })
     .use(authPlugin(ctx))
+    .use(noStore())
     .post('/api-key/regenerate', async ({ auth }) => {
       unlimitedKeyOnly(auth);
       const { key, revokedHashes } = await ctx.db.transaction().execute((trx) => issueApiKey(trx, auth.accountId));

@@ -7,6 +7,7 @@ import { toUnits } from '../accounts/money.ts';
 import { bearerMatches, hashApiKey } from '../auth/api-keys.ts';
 import { sqlState } from '../db/db-errors.ts';
 import { envelope } from '../http/envelope.ts';
+import { noStore } from '../http/no-store.ts';
 import { conflict, notFound, unauthorized, unprocessable } from '../http/errors.ts';
 import { idempotencyKey, REPLAYED_HEADER } from '../http/idempotency-key.ts';
 import { parseOr422 } from '../http/parse.ts';
@@ -46,6 +47,7 @@ export function adminRoutes(ctx: AppContext) {
       .onBeforeHandle(({ request }) => {
         if (!bearerMatches(request, tokenHash)) throw unauthorized('invalid or missing admin token');
       })
+      .use(noStore())
       .post('/accounts', async ({ body }) => {
         const input = parseOr422(CreateAccountBody, body);
         const exists = () => conflict(`an account with email ${input.email} already exists`);

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../app/context.ts';
 import { authPlugin } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
+import { noStore } from '../http/no-store.ts';
 import { KeyService } from '../keys/key-service.ts';
 import { unlimitedKeyOnly } from '../keys/unlimited-key-only.ts';
 import { spendBreakdown } from '../keys/spend-breakdown.repository.ts';
@@ -25,6 +26,7 @@ export function keyRoutes(ctx: AppContext) {
     });
   const manage = new Elysia({ name: 'keys', prefix: '/v1/keys' })
     .use(authPlugin(ctx))
+    .use(noStore())
     .get('', async ({ auth }) => envelope(await keys.list(auth.accountId)))
     .post('', async ({ auth, body }) => {
       unlimitedKeyOnly(auth);

@@ -126,6 +126,21 @@ for (const mode of MODES) {
       await signIn(gw, other);
     });
 
+    test('answers carrying a secret are never cached: a created key, a rotated key, the webhook secret', async () => {
+      const { key } = await createAccount(gw, uniqueEmail('dash-nostore'), 5);
+      const s = await signIn(gw, key);
+      const made = await api(gw, 'POST', '/v1/keys', { ...withSession(s), body: { name: 'shown once' } });
+      const signing = await api(gw, 'GET', '/v1/account/webhook-signing', withSession(s, false));
+      const listed = await api(gw, 'GET', '/v1/keys', withSession(s, false));
+      for (const res of [made, signing, listed]) {
+        expect(res.status).toBe(200);
+        expect(res.headers.get('cache-control')).toBe('no-store');
+      }
+      const rotated = await api(gw, 'POST', '/v1/account/api-key/regenerate', withSession(s));
+      expect(rotated.status).toBe(200);
+      expect(rotated.headers.get('cache-control')).toBe('no-store');
+    });
+
     test("a state-changing call with the cookie needs the session's own CSRF token (403 otherwise)", async () => {
       const { key } = await createAccount(gw, uniqueEmail('csrf'), 5);
       const s = await signIn(gw, key);
