@@ -537,6 +537,25 @@ describe('decodeChatRequest', () => {
 });
 
 describe('encodeChatRequest', () => {
+  test("the output cap is max_completion_tokens for OpenAI's reasoning models, max_tokens for every other", () => {
+    const request: CanonicalRequest = {
+      model: 'm',
+      stream: false,
+      maxTokens: 1024,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+    };
+    for (const model of ['o1', 'o3-mini', 'o4-mini-2025-04-16', 'gpt-5', 'gpt-5-mini', 'openai/gpt-5.1']) {
+      const { value } = encodeChatRequest(request, model);
+      expect(value.max_completion_tokens).toBe(1024);
+      expect(value.max_tokens).toBeUndefined();
+    }
+    for (const model of ['gpt-4.1', 'gpt-4o-mini', 'gpt-5-chat-latest', 'olmo-2-13b', 'llama-3.1-8b', 'up-text']) {
+      const { value } = encodeChatRequest(request, model);
+      expect(value.max_tokens).toBe(1024);
+      expect(value.max_completion_tokens).toBeUndefined();
+    }
+  });
+
   const base: CanonicalRequest = {
     model: 'acme/chat-large',
     stream: true,

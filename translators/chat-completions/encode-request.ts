@@ -1,6 +1,7 @@
 import type { CanonicalRequest } from '../canonical/request.ts';
 import type { Translated, TranslationWarning } from '../canonical/warnings.ts';
 import { encodeMessages } from './encode-messages.ts';
+import { maxTokensField } from './max-tokens-field.ts';
 import { MAX_STOP_SEQUENCES } from './request-schema.ts';
 import { encodeResponseFormat } from './response-format.ts';
 import { encodeToolChoice, encodeTools } from './tools.ts';
@@ -44,7 +45,7 @@ export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string):
   if (req.stream) body.stream_options = { include_usage: true };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
-  if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
+  if (req.maxTokens !== undefined) body[maxTokensField(upstreamModel)] = req.maxTokens;
   const stops = encodeStops(req.stopSequences, warnings);
   if (stops) body.stop = stops;
   if (req.tools?.length) {

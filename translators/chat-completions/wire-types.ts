@@ -116,6 +116,8 @@ export interface ChatRequest {
   temperature?: number;
   top_p?: number;
   max_tokens?: number;
+  /** The output cap OpenAI's reasoning models take instead of `max_tokens`. */
+  max_completion_tokens?: number;
   stop?: string[];
   tools?: ChatTool[];
   tool_choice?: ChatToolChoice;
