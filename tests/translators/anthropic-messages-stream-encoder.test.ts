@@ -114,7 +114,7 @@ describe('Anthropic stream encoder', () => {
       {
         type: 'content_block_start',
         index: 0,
-        content_block: { type: 'tool_use', id: 'call_A', name: 'get_weather', input: {} },
+        content_block: { type: 'tool_use', id: 'call_A', name: 'get_weather', input: {}, caller: { type: 'direct' } },
       },
       { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"city":' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"Paris"}' } },
@@ -122,7 +122,7 @@ describe('Anthropic stream encoder', () => {
       {
         type: 'content_block_start',
         index: 1,
-        content_block: { type: 'tool_use', id: 'call_B', name: 'get_time', input: {} },
+        content_block: { type: 'tool_use', id: 'call_B', name: 'get_time', input: {}, caller: { type: 'direct' } },
       },
       { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"tz":' } },
       { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '"CET"}' } },
@@ -286,6 +286,9 @@ describe('@anthropic-ai/sdk reads the encoder output', () => {
       ['call_A', { city: 'Paris' }],
       ['call_B', { tz: 'CET' }],
     ]);
+    // Each block as the non-streamed answer has it, `caller` included.
+    for (const block of message.content)
+      if (block.type === 'tool_use') expect(block.caller).toEqual({ type: 'direct' });
     expect(message.usage.input_tokens).toBe(36);
     expect(message.usage.cache_read_input_tokens).toBe(64);
     expect(message.usage.output_tokens).toBe(30);

@@ -41,7 +41,8 @@ export function createBlockQueue(): BlockQueue {
       case 'text':
         return { type: 'text', text: '' };
       case 'tool':
-        return { type: 'tool_use', id: block.id, name: block.name, input: {} };
+        // As the non-streamed answer has it (the SDK's ToolUseBlock requires `caller`).
+        return { type: 'tool_use', id: block.id, name: block.name, input: {}, caller: { type: 'direct' } };
       case 'thinking':
         return { type: 'thinking', thinking: '', signature: '' };
       case 'redacted':
