@@ -327,6 +327,52 @@ for (const mode of MODES) {
       );
     });
 
+    test("the upstream's reasoning summary reaches chat and Messages clients as their own reasoning, streamed or not", async () => {
+      await matrix(
+        pairs(['chat', 'messages'] as const, [false, true]),
+        ([cl, st]) => `${cl} ${st ? 'stream' : 'json'}`,
+        async ([client, stream]) => {
+          const marker = newMarker('thinks');
+          const res = await fetch(`${gw.url}/v1/${client === 'chat' ? 'chat/completions' : 'messages'}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify(
+              client === 'chat'
+                ? {
+                    model: model('text'),
+                    reasoning_effort: 'low',
+                    stream,
+                    messages: [{ role: 'user', content: marker }],
+                  }
+                : {
+                    model: model('text'),
+                    max_tokens: 4096,
+                    thinking: { type: 'enabled', budget_tokens: 1024 },
+                    stream,
+                    messages: [{ role: 'user', content: marker }],
+                  },
+            ),
+          });
+          expect(res.status).toBe(200);
+          expect((await onlyRequest(marker)).body.reasoning).toBeDefined();
+          const text = await res.text();
+          const reasoning = !stream
+            ? client === 'chat'
+              ? JSON.parse(text).choices[0].message.reasoning_content
+              : JSON.parse(text).content.find((b: { type: string }) => b.type === 'thinking')?.thinking
+            : text
+                .split('\n')
+                .filter((line) => line.startsWith('data: {'))
+                .map((line) => JSON.parse(line.slice(6)))
+                .map((e) =>
+                  client === 'chat' ? (e.choices?.[0]?.delta?.reasoning_content ?? '') : (e.delta?.thinking ?? ''),
+                )
+                .join('');
+          expect(reasoning).toBe(REASONING_SUMMARY.join(''));
+        },
+      );
+    });
+
     test('what a translation toward Responses cannot carry is reported in x-gateway-warnings, never dropped silently', async () => {
       await matrix(
         ['chat', 'messages'] as Client[],

@@ -103,6 +103,21 @@ const EXPECTED: Record<string, StreamEvent[]> = {
       error: { code: 'stream_truncated', message: 'the upstream stream ended before response.completed' },
     },
   ],
+  // OpenAI's reasoning summary: one reasoning block for the item, its two parts a blank line apart.
+  'reasoning-summary.sse': [
+    start('resp_6840a1b2c3d48190e5f6a7b8c9d0e1f2'),
+    { type: 'reasoning-start', index: 0 },
+    { type: 'reasoning-delta', index: 0, delta: '**Adding numbers**\n\n' },
+    { type: 'reasoning-delta', index: 0, delta: 'The user asks for 19+23.' },
+    { type: 'reasoning-delta', index: 0, delta: '\n\n' },
+    { type: 'reasoning-delta', index: 0, delta: 'Nineteen plus twenty-three ' },
+    { type: 'reasoning-delta', index: 0, delta: 'is 42.' },
+    { type: 'reasoning-end', index: 0 },
+    { type: 'text-start', index: 1 },
+    { type: 'text-delta', index: 1, delta: '42' },
+    { type: 'text-end', index: 1 },
+    { type: 'finish', finishReason: { unified: 'stop', raw: 'completed' }, usage: usage(14, 90, 0, 64) },
+  ],
   'failed.sse': [
     start('resp_6835f6a7b8c98190d0e1f2a3b4c5d6e7'),
     // A failed response is an error for every client, its usage still charged.

@@ -3,6 +3,8 @@ import type { AssistantContentPart } from '../canonical/request.ts';
 import type { CanonicalResponse } from '../canonical/response.ts';
 import { fromResponsesStatus } from './finish-reason.ts';
 import { fromResponsesUsage } from './usage.ts';
+import { reasoningTextOf } from './stream-decoder-blocks.ts';
+import type { Json } from '../common/validation.ts';
 
 const UpstreamResponse = v.looseObject({
   id: v.string(),
@@ -17,7 +19,7 @@ const MessageItem = v.looseObject({
 });
 const FunctionCallItem = v.looseObject({ call_id: v.string(), name: v.string(), arguments: v.string() });
 
-/** Items of an upstream response → canonical content (reasoning and other items are skipped). */
+/** Items of an upstream response → canonical content: messages, function calls and reasoning text (built-in tool items are skipped). */
 function decodeOutput(output: ReadonlyArray<{ type: string }>): AssistantContentPart[] {
   const content: AssistantContentPart[] = [];
   for (const item of output) {
@@ -27,6 +29,9 @@ function decodeOutput(output: ReadonlyArray<{ type: string }>): AssistantContent
         else if (part.type === 'refusal' && part.refusal !== undefined)
           content.push({ type: 'text', text: part.refusal });
       }
+    } else if (item.type === 'reasoning') {
+      const text = reasoningTextOf(item as Json);
+      if (text) content.push({ type: 'reasoning', text });
     } else if (item.type === 'function_call') {
       const call = v.parse(FunctionCallItem, item);
       content.push({ type: 'tool-call', id: call.call_id, name: call.name, arguments: call.arguments });

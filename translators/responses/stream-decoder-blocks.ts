@@ -16,6 +16,8 @@ export function createBlockTracker() {
   const texts = new Map<number, Map<number, CanonicalBlock>>();
   /** Tool blocks by output index. */
   const tools = new Map<number, CanonicalBlock>();
+  /** Reasoning blocks by output index, with the summary or content part their last delta was of. */
+  const thoughts = new Map<number, { block: CanonicalBlock; part: string }>();
 
   const addText = (outputIndex: number, contentIndex: number, out: StreamEvent[]): CanonicalBlock => {
     const block = blocks.startText(out);
@@ -32,6 +34,29 @@ export function createBlockTracker() {
 
   const tracker = {
     hasToolCalls: () => tools.size > 0,
+
+    /**
+     * Reasoning text (`reasoning_text` content or a `summary_text` part) of a reasoning item: one
+     * reasoning block per item, its parts a blank line apart. OpenAI's reasoning carries no
+     * signature a client could send back; the block has none.
+     */
+    reasoningDelta(outputIndex: number, part: string, delta: string): StreamEvent[] {
+      if (tools.has(outputIndex) || texts.has(outputIndex))
+        throw new UpstreamStreamError(`a reasoning delta for output item ${outputIndex}, which is not reasoning`);
+      if (!delta) return [];
+      const out: StreamEvent[] = [];
+      let thought = thoughts.get(outputIndex);
+      if (!thought) {
+        thought = { block: blocks.startReasoning(out), part };
+        thoughts.set(outputIndex, thought);
+      } else if (thought.block.ended)
+        throw new UpstreamStreamError(`a reasoning delta after output item ${outputIndex} was done`);
+      else if (thought.part !== part) {
+        thought.part = part;
+        blocks.delta(thought.block, '\n\n', out);
+      }
+      return blocks.delta(thought.block, delta, out);
+    },
 
     itemAdded(outputIndex: number, item: Json): StreamEvent[] {
       if (item.type !== 'function_call') return [];
@@ -84,6 +109,17 @@ export function createBlockTracker() {
         const added = tools.has(outputIndex) ? [] : tracker.itemAdded(outputIndex, item);
         return [...added, ...tracker.argumentsDone(outputIndex, asString(item.arguments) ?? '')];
       }
+      if (item.type === 'reasoning') {
+        const thought = thoughts.get(outputIndex);
+        if (thought) return blocks.end(thought.block);
+        // Nothing was streamed: the finished item's text, as a whole block.
+        const text = reasoningTextOf(item);
+        if (!text) return [];
+        const out: StreamEvent[] = [];
+        const block = blocks.startReasoning(out);
+        thoughts.set(outputIndex, { block, part: '' });
+        return blocks.end(block, blocks.delta(block, text, out));
+      }
       if (item.type !== 'message') return [];
       const parts = texts.get(outputIndex);
       if (parts) {
@@ -103,4 +139,14 @@ export function createBlockTracker() {
     closeAll: () => blocks.endOpen(),
   };
   return tracker;
+}
+
+/** A reasoning item's visible text: its `reasoning_text` content, else its summary parts, a blank line apart. */
+export function reasoningTextOf(item: Json): string {
+  const texts = (parts: unknown) =>
+    (Array.isArray(parts) ? parts : [])
+      .map((part) => asString(asObject(part)?.text) ?? '')
+      .filter(Boolean)
+      .join('\n\n');
+  return texts(item.content) || texts(item.summary);
 }

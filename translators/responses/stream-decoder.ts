@@ -88,6 +88,18 @@ export function createResponsesStreamDecoder(opts: {
         return blocks.textDone(outputIndex, asNumber(data.content_index) ?? 0, asString(data.text) ?? '');
       case 'response.refusal.done':
         return blocks.textDone(outputIndex, asNumber(data.content_index) ?? 0, asString(data.refusal) ?? '');
+      case 'response.reasoning_text.delta':
+        return blocks.reasoningDelta(
+          outputIndex,
+          `content:${asNumber(data.content_index) ?? 0}`,
+          asString(data.delta) ?? '',
+        );
+      case 'response.reasoning_summary_text.delta':
+        return blocks.reasoningDelta(
+          outputIndex,
+          `summary:${asNumber(data.summary_index) ?? 0}`,
+          asString(data.delta) ?? '',
+        );
       case 'response.function_call_arguments.delta':
         return blocks.argumentsDelta(outputIndex, asString(data.delta) ?? '');
       case 'response.function_call_arguments.done':
@@ -125,7 +137,7 @@ export function createResponsesStreamDecoder(opts: {
       stopped = true;
       return blocks.closeAll();
     }
-    return []; // lifecycle, reasoning, built-in tool and annotation events carry nothing canonical
+    return []; // lifecycle, built-in tool and annotation events carry nothing canonical; reasoning `.done` events repeat the deltas
   };
 
   return {
