@@ -44,7 +44,11 @@ export interface Passthrough {
    * For adapters that accept the client's body (`LlmAdapter.passthroughFormat`): the client's
    * body → the upstream body, `history` being the stored conversation it continues.
    */
-  request?(body: Record<string, unknown>, history: CanonicalMessage[]): PassthroughRequest;
+  /**
+   * `history`: the stored conversation a Responses call continues; `wireItems`: the same as its
+   * Responses upstream saw it, when it was passed through (sent back instead, losing nothing).
+   */
+  request?(body: Record<string, unknown>, history: CanonicalMessage[], wireItems?: unknown[]): PassthroughRequest;
   /**
    * What the gateway decodes of a body it passes through (for the hold, the records and the
    * store): the parts the canonical request has no form for left out, since the upstream reads them.

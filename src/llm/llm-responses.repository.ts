@@ -29,6 +29,14 @@ export interface StoredResponse {
   outputItems: unknown[];
   /** The response object exactly as the client received it. */
   response: unknown;
+  /** A passed-through turn's conversation as its Responses upstream saw it (responses-conversation.ts). */
+  wireItems?: unknown[];
+}
+
+/** A stored conversation: canonical, and as a Responses upstream saw it when it was passed through. */
+export interface StoredConversation {
+  messages: CanonicalMessage[];
+  wireItems?: unknown[];
 }
 
 export async function saveResponse(db: Db, stored: StoredResponse): Promise<void> {
@@ -42,19 +50,22 @@ export async function saveResponse(db: Db, stored: StoredResponse): Promise<void
       messages: JSON.stringify(stored.messages),
       output_items: JSON.stringify(stored.outputItems),
       response: JSON.stringify(stored.response),
+      wire_items: stored.wireItems ? JSON.stringify(stored.wireItems) : null,
     })
     .execute();
 }
 
-export async function loadConversation(db: Db, accountId: number, id: string): Promise<CanonicalMessage[] | undefined> {
+export async function loadConversation(db: Db, accountId: number, id: string): Promise<StoredConversation | undefined> {
   if (!isLookupId(id)) return undefined;
   const row = await db
     .selectFrom('llm_responses')
-    .select('messages')
+    .select(['messages', 'wire_items'])
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .executeTakeFirst();
-  return row ? (row.messages as CanonicalMessage[]) : undefined;
+  if (!row) return undefined;
+  const messages = row.messages as CanonicalMessage[];
+  return Array.isArray(row.wire_items) ? { messages, wireItems: row.wire_items } : { messages };
 }
 
 export async function loadResponse(db: Db, accountId: number, id: string): Promise<unknown> {

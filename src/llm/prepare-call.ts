@@ -16,7 +16,7 @@ import type { Deployment } from '../routing/routing-table.ts';
 import type { ClientFormat, DecodedClientRequest, EncodeContext } from './client-format.ts';
 import { type Call, serve, watchLabels } from './llm-call.ts';
 import { LlmError } from './llm-error.ts';
-import { loadConversation } from './llm-responses.repository.ts';
+import { loadConversation, type StoredConversation } from './llm-responses.repository.ts';
 import { refusedInFormat } from './refused-in-format.ts';
 
 /** What preparing a call reads: the catalog, stored conversations, the adapters, routing, the key's allow-list. */
@@ -82,10 +82,10 @@ export async function prepareCall(
   if (!first || !deps.adapters.has(first.provider.id))
     throw new LlmError(format.family, 'invalid_request', `The model '${entry.object.id}' has no LLM adapter`, 'model');
   const stored = await storedHistory(deps, format, decoded, auth);
-  const history = stored ?? [];
+  const history = stored?.messages ?? [];
   if (stored) {
-    decoded = continuing(decoded, stored);
-    if (translated) translated = continuing(translated, stored);
+    decoded = continuing(decoded, history);
+    if (translated) translated = continuing(translated, history);
   }
   let wire: Call['wire'];
   let uncounted: UncountedInput | undefined;
@@ -94,7 +94,7 @@ export async function prepareCall(
     // Nothing is dropped on the way: the translator's warnings about what the canonical request
     // leaves out do not apply; only the passthrough's own do.
     const build = passthrough.request;
-    const built = refusedInFormat(format, () => build(body, history));
+    const built = refusedInFormat(format, () => build(body, history, stored?.wireItems));
     wire = { format: passthrough.format, body: built.value };
     uncounted = built.uncounted;
     decoded = { ...decoded, warnings: built.warnings };
@@ -177,7 +177,7 @@ async function storedHistory(
   format: ClientFormat,
   decoded: DecodedClientRequest,
   auth: AuthContext,
-): Promise<CanonicalMessage[] | undefined> {
+): Promise<StoredConversation | undefined> {
   const previous = decoded.responses?.previousResponseId;
   if (!previous) return undefined;
   const stored = await loadConversation(deps.ctx.db, auth.accountId, previous);

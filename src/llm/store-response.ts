@@ -1,7 +1,8 @@
 import type { CanonicalMessage, CanonicalResponse } from '../../translators/canonical/index.ts';
 import type { AppContext } from '../app/context.ts';
 import { toStorable } from '../http/hostile-json.ts';
-import type { Call } from './llm-call.ts';
+import { type Call, wireFor } from './llm-call.ts';
+import { responsesConversationItems } from '../../translators/passthrough/responses-conversation.ts';
 import { saveResponse } from './llm-responses.repository.ts';
 
 /**
@@ -34,5 +35,13 @@ export async function storeResponse(
     ]) as CanonicalMessage[],
     outputItems: toStorable(encoded.output ?? []) as unknown[],
     response: toStorable(encoded),
+    wireItems: wireItemsOf(call, encoded.output ?? []),
   });
+}
+
+/** The conversation as a Responses upstream saw it, when this turn was passed through to one. */
+function wireItemsOf(call: Call, output: unknown[]): unknown[] | undefined {
+  const wire = wireFor(call);
+  if (wire?.format !== 'responses') return undefined;
+  return toStorable(responsesConversationItems(wire.body.input, output)) as unknown[];
 }

@@ -769,6 +769,39 @@ for (const mode of MODES) {
       );
     });
 
+    test('previous_response_id sends the earlier turns as the upstream saw them: a file part is sent again', async () => {
+      const pdf = 'data:application/pdf;base64,JVBERi0xLjQKJcfsj6IK';
+      const marker = newMarker('filed');
+      const first = await api(gw, 'POST', '/v1/responses', {
+        key,
+        body: {
+          model: model('text'),
+          input: [
+            {
+              role: 'user',
+              content: [
+                { type: 'input_file', filename: 'contract.pdf', file_data: pdf },
+                { type: 'input_text', text: `Summarise this contract ${marker}` },
+              ],
+            },
+          ],
+        },
+      });
+      expect(first.status).toBe(200);
+      const next = newMarker('clause');
+      const second = await api(gw, 'POST', '/v1/responses', {
+        key,
+        body: { model: model('text'), previous_response_id: first.body.id, input: `And clause 7? ${next}` },
+      });
+      expect(second.status).toBe(200);
+      const sent = (await onlyRequest(next)).body.input as any[];
+      expect(sent.map((i) => i.role)).toEqual(['user', 'assistant', 'user']);
+      expect(sent[0].content[0]).toEqual({ type: 'input_file', filename: 'contract.pdf', file_data: pdf });
+      expect(inputText(sent[1])).toBe(FULL_TEXT);
+      // No echoed ids: the upstream stores nothing to look them up in.
+      expect(sent.some((i) => 'id' in i)).toBe(false);
+    });
+
     test('a conversation continues across providers: chat upstream then Responses upstream, and back', async () => {
       const first = newMarker('cross1');
       const onChat = await c.openai.responses.create({ model: 'fakechat/text', input: first });

@@ -54,15 +54,20 @@ const PRICED_BY_TIER = ['service_tier'] as const;
  * - `store` is always false upstream: the gateway stores the response (when the client asked) in
  *   its own database, so `previous_response_id`, `item_reference` and `GET /v1/responses/{id}`
  *   work the same whatever provider answered; input items lose their ids (above);
- * - `previous_response_id` is resolved by the gateway: the stored conversation (`history`, without
- *   system messages) is encoded as input items ahead of the client's own input.
+ * - `previous_response_id` is resolved by the gateway: the stored conversation is put ahead of
+ *   the client's own input, as the earlier turns' Responses upstream saw it (`wireItems`) when
+ *   they were passed through, else encoded from the canonical `history` (system messages left out).
  *
  * What names the operator's upstream storage (files by id, vector stores, code containers) is
  * refused (upstream-files.ts). What the canonical view leaves out is measured for the hold
  * (`uncounted`), and so are built-in tools billed per call, bounded by `max_tool_calls`
  * (responses-tool-fees.ts). `model` stays the gateway's id here; the provider swaps in its upstream model.
  */
-export function responsesPassthroughRequest(body: Json, history: CanonicalMessage[]): PassthroughRequest {
+export function responsesPassthroughRequest(
+  body: Json,
+  history: CanonicalMessage[],
+  wireItems?: unknown[],
+): PassthroughRequest {
   refuseResponsesStorage(body);
   const warnings: TranslationWarning[] = [];
   const uncounted = responsesLeftOut(body);
@@ -72,6 +77,18 @@ export function responsesPassthroughRequest(body: Json, history: CanonicalMessag
   if (perCall) uncounted.perCallTools = perCall;
   uncounted.files += serverRunTools(body);
   const own = Array.isArray(body.input) ? statelessItems(body.input, warnings) : body.input;
+  if (wireItems) {
+    // The earlier turns as this kind of upstream saw them (responses-conversation.ts): files and
+    // every other part the canonical conversation has no form for are sent again.
+    const input = typeof own === 'string' ? [{ type: 'message', role: 'user', content: own }] : own;
+    value.input = [...wireItems, ...(Array.isArray(input) ? input : [])];
+    // What of them the stored canonical conversation (held as history) has no form for.
+    const earlier = responsesLeftOut({ input: wireItems as Json[] });
+    uncounted.textTokens += earlier.textTokens;
+    uncounted.images += earlier.images;
+    uncounted.files += earlier.files;
+    return { value, warnings, uncounted };
+  }
   if (!history.length) {
     if (Array.isArray(own)) value.input = own;
     return { value, warnings, uncounted };

@@ -14,6 +14,8 @@ export interface LlmResponsesTable {
   output_items: Json;
   /** The wire response object as the client received it. */
   response: Json;
+  /** A passed-through conversation as its Responses upstream saw it; null when translated (migration 0014). */
+  wire_items: Json | null;
   created_at: CreatedAt;
 }
 
