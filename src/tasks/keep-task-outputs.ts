@@ -1,5 +1,5 @@
 import type { MediaKind, MediaOutput } from '../../providers/types.ts';
-import { isFinalOutputFailure, OutputRefused } from './save-task-output.ts';
+import { isFinalOutputFailure, OutputRefused } from './output-failures.ts';
 
 /**
  * Most outputs one task keeps. Models make a handful (image models ask for at most 10 or 15);

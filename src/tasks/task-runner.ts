@@ -2,7 +2,7 @@ import type { CustomVoiceLookup } from '../resources/custom-voices.repository.ts
 import * as v from 'valibot';
 import { recordFallback } from '../observability/metrics.ts';
 import type { JobStep, MediaJob } from '../../providers/types.ts';
-import { isFinalOutputFailure } from './save-task-output.ts';
+import { isFinalOutputFailure } from './output-failures.ts';
 import { toUnits } from '../accounts/money.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
