@@ -5,7 +5,16 @@ import * as v from 'valibot';
  * leaf module so providers/ never imports the service (src/) that loads the file.
  */
 const slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]*$/, 'expected a lowercase slug'));
-const nonNegative = v.pipe(v.number(), v.minValue(0));
+/**
+ * A price in USD: finite and at most a million (per million tokens, per image, per call…). An
+ * infinite or absurd price was accepted and made every call of its model a 500 (its hold has no
+ * amount in units).
+ */
+const nonNegative = v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000, 'must be at most 1000000 (USD)'));
+/** Token counts: a hundred million is past any model's window. */
+const tokenCount = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000_000, 'must be at most 100000000'));
+/** Milliseconds a timer waits: at most a day (Bun's timers fire at once past 2^31 − 1 ms). */
+export const MAX_TIMER_SETTING_MS = 86_400_000;
 
 export const PricingSchema = v.object({
   input_per_mtok: v.optional(nonNegative),
@@ -41,7 +50,14 @@ export const ProviderSchema = v.object({
   api_key: v.optional(v.string()),
   /** Upstream failures before the first byte are retried this many times. */
   max_retries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10))),
-  timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100))),
+  timeout_ms: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(100),
+      v.maxValue(MAX_TIMER_SETTING_MS, 'must be at most 86400000 (a day)'),
+    ),
+  ),
   /** Seconds a deployment of this provider is skipped after consecutive failures (docs/routing.md). */
   cooldown_s: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400))),
   /** A stream whose upstream sends nothing for this long ends with the format's error event. */
@@ -67,8 +83,8 @@ export const ModelSchema = v.object({
   upstream_model: v.optional(v.string()),
   display_name: v.pipe(v.string(), v.minLength(1)),
   created: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
-  context_length: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-  max_output: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  context_length: v.optional(tokenCount),
+  max_output: v.optional(tokenCount),
   pricing: v.optional(PricingSchema),
   options: v.optional(v.record(v.string(), v.unknown())),
   /** Weight of the model's own provider among its deployments (default 1). */

@@ -1,3 +1,4 @@
+import { sqlState, UNIQUE_VIOLATION } from '../db/db-errors.ts';
 import { AccountCache } from '../accounts/account-cache.ts';
 import { BalanceReservations } from '../accounts/balance-reservations.ts';
 import { countAccounts, createAccount } from '../accounts/accounts.repository.ts';
@@ -167,8 +168,10 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     try {
       const { apiKey } = await createAccount(database.db, { email, balance: toUnits(env.initialBalanceUsd) });
       firstKey = { email, apiKey, balanceUsd: env.initialBalanceUsd };
-    } catch {
+    } catch (err) {
       // Another instance starting at the same moment created it first; only one prints a key.
+      // Anything else is a real failure, not to be swallowed on every start.
+      if (sqlState(err) !== UNIQUE_VIOLATION) throw err;
     }
   }
   return { ctx, services, database, firstKey };

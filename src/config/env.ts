@@ -23,11 +23,24 @@ const positiveInt = v.pipe(
   v.transform(Number),
   v.minValue(1),
 );
+/** Milliseconds a timer waits: at most a day (Bun's timers fire at once past 2^31 − 1 ms). */
+const timerMs = v.pipe(positiveInt, v.maxValue(86_400_000, 'expected at most 86400000 (a day)'));
+/**
+ * A bearer token: surrounding whitespace (a secret file's trailing newline) is trimmed, and one
+ * with whitespace inside is refused, since no `Authorization: Bearer` header could carry it.
+ */
+const token = v.pipe(
+  v.string(),
+  v.trim(),
+  v.minLength(16, 'must be at least 16 characters'),
+  v.regex(/^\S+$/, 'must not contain whitespace (no Authorization header could carry it)'),
+);
 const url = v.pipe(v.string(), v.url('expected an absolute URL'));
 const delays = v.pipe(
   v.string(),
   v.regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'expected comma-separated seconds, e.g. 300,600,1800,3600'),
   v.transform((s) => s.split(',').map((n) => Number(n.trim()))),
+  v.check((list) => list.every((n) => n <= 604_800), 'each delay must be at most 604800 seconds (a week)'),
 );
 
 /** Every environment variable of docs/api-contract.md, plus a few operational knobs. */
@@ -41,13 +54,19 @@ const EnvSchema = v.object({
   REDIS_KEY_PREFIX: v.optional(v.pipe(v.string(), v.minLength(1)), 'gw:'),
   DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
   GATEWAY_CONFIG: v.optional(v.pipe(v.string(), v.minLength(1))),
-  ADMIN_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+  ADMIN_TOKEN: v.optional(token),
   WEBHOOK_RETRY_DELAYS: v.optional(delays, '300,600,1800,3600'),
   ALLOW_PRIVATE_URLS: v.optional(boolString, 'false'),
   RATE_LIMIT_PER_MINUTE: v.optional(positiveInt, '600'),
   RATE_LIMIT_PER_ACCOUNT_PER_MINUTE: v.optional(positiveInt),
   INITIAL_BALANCE_USD: v.optional(
-    v.pipe(v.string(), v.decimal('expected a decimal number'), v.transform(Number)),
+    v.pipe(
+      v.string(),
+      v.decimal('expected a decimal number'),
+      v.transform(Number),
+      v.minValue(0, 'must be at least 0'),
+      v.maxValue(1_000_000_000, 'must be at most 1000000000'),
+    ),
     '10',
   ),
   LOG_LEVEL: v.optional(v.picklist(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
@@ -59,13 +78,13 @@ const EnvSchema = v.object({
   S3_REGION: v.optional(v.string()),
   S3_ACCESS_KEY_ID: v.optional(v.string()),
   S3_SECRET_ACCESS_KEY: v.optional(v.string()),
-  BODY_TIMEOUT_MS: v.optional(positiveInt, '30000'),
+  BODY_TIMEOUT_MS: v.optional(timerMs, '30000'),
   CLIENT_IDLE_TIMEOUT_S: v.optional(v.pipe(positiveInt, v.maxValue(255, "expected at most 255 (Bun's limit)")), '255'),
   UPSTREAM_HTTP_CLIENT: v.optional(v.picklist(['socket', 'fetch']), 'socket'),
   AUTH_FAILURES_PER_MINUTE: v.optional(positiveInt, '20'),
   TRUST_PROXY: v.optional(boolString, 'false'),
-  METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
-  TASK_EVENTS_HEARTBEAT_MS: v.optional(positiveInt, '15000'),
+  METRICS_TOKEN: v.optional(token),
+  TASK_EVENTS_HEARTBEAT_MS: v.optional(timerMs, '15000'),
   TASK_EVENTS_MAX_STREAMS_PER_ACCOUNT: v.optional(positiveInt, '1000'),
   WORKERS: v.optional(v.pipe(positiveInt, v.maxValue(256, 'expected at most 256'))),
   DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),

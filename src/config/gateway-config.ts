@@ -30,18 +30,31 @@ export interface GatewayConfig {
   rateLimitPerAccountPerMinute?: number;
 }
 
-/** `${NAME}` references are filled from the environment; unset ones are recorded, not fatal. */
+/**
+ * `${NAME}` references are filled from the environment; unset ones are recorded, not fatal: a
+ * string that names one is left out (its field takes its default), since its provider is then
+ * unconfigured and serves nothing (docs/configuration.md).
+ */
 function substituteEnv(value: unknown, env: Record<string, string | undefined>, missing: string[]): unknown {
   if (typeof value === 'string') {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    let unset = false;
+    const filled = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
       const found = env[name];
-      if (found === undefined) missing.push(name);
+      if (found === undefined) {
+        missing.push(name);
+        unset = true;
+      }
       return found ?? '';
     });
+    return unset ? undefined : filled;
   }
   if (Array.isArray(value)) return value.map((item) => substituteEnv(item, env, missing));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, item]) => [k, substituteEnv(item, env, missing)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .map(([k, item]) => [k, substituteEnv(item, env, missing)] as const)
+        .filter(([, item]) => item !== undefined),
+    );
   }
   return value;
 }
@@ -51,14 +64,24 @@ export function parseGatewayConfig(
   env: Record<string, string | undefined>,
   source: string,
 ): GatewayConfig {
-  const parsed = v.safeParse(GatewayConfigSchema, raw);
+  // References are filled before the entries are checked: what they hold is checked too (a
+  // `base_url` of `https://${HOST}/v1` with a HOST that makes no URL stops start-up, naming it).
+  const missingEnv: string[][] = [];
+  const rawProviders = (raw as { providers?: unknown } | null)?.providers;
+  const filledRaw = Array.isArray(rawProviders)
+    ? {
+        ...(raw as object),
+        providers: rawProviders.map((provider) => {
+          const missing: string[] = [];
+          missingEnv.push(missing);
+          return substituteEnv(provider, env, missing);
+        }),
+      }
+    : raw;
+  const parsed = v.safeParse(GatewayConfigSchema, filledRaw);
   if (!parsed.success) throw new ConfigError(`${source}: ${formatIssues(parsed.issues)}`);
   const cfg = parsed.output;
-  const providers = cfg.providers.map((provider) => {
-    const missingEnv: string[] = [];
-    const filled = substituteEnv(provider, env, missingEnv) as typeof provider;
-    return { ...filled, missingEnv };
-  });
+  const providers = cfg.providers.map((provider, i) => ({ ...provider, missingEnv: missingEnv[i] ?? [] }));
   const providerIds = new Set<string>();
   providers.forEach((p, i) => {
     if (providerIds.has(p.id)) throw new ConfigError(`${source}: providers[${i}].id: duplicate provider "${p.id}"`);

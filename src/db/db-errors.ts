@@ -10,6 +10,9 @@ const POISON_CLASSES = new Set([
   '54', // program limit exceeded: nesting too deep for jsonb (54001), row too big
 ]);
 
+/** Postgres's SQLSTATE for a unique index refusing a row. */
+export const UNIQUE_VIOLATION = '23505';
+
 /** The SQLSTATE of a server error: node-postgres and PGlite put it in `code`, Bun's client in `errno`. */
 export function sqlState(err: unknown): string | undefined {
   const { code, errno } = (err as { code?: unknown; errno?: unknown } | null) ?? {};
