@@ -23,17 +23,24 @@ const USAGE = `usage:
 topup: sent with an Idempotency-Key (the one given, or a fresh one) and retried with it when the
   gateway cannot be reached, so it credits once; give the key to repeat a top-up safely later
 settings JSON: budget_usd, budget_period (day|week|month|null), models, rpm, tpm, expires_at (docs/keys.md)
-environment: ADMIN_TOKEN (required), GATEWAY_URL (default http://127.0.0.1:8080)`;
+environment: ADMIN_TOKEN (required), GATEWAY_URL (default PUBLIC_URL, else http://127.0.0.1:8080)`;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
   process.exit(2);
 }
 
-function number(value: string | undefined, what: string): number {
-  const n = Number(value);
-  if (value === undefined || value.trim() === '' || !Number.isFinite(n)) fail(`${what} must be a number\n${USAGE}`);
-  return n;
+/** An id as plain decimal digits: `Number('0x10')` and `Number('2e0')` would name another account. */
+function id(value: string | undefined, what: string): string {
+  if (value === undefined || !/^\d+$/.test(value)) fail(`${what} must be a whole number of decimal digits\n${USAGE}`);
+  return value;
+}
+
+/** An amount as a plain decimal (`12`, `0.5`): no hex, binary or exponent a typo could turn into another sum. */
+function amount(value: string | undefined, what: string): number {
+  if (value === undefined || !/^\d+(\.\d+)?$/.test(value))
+    fail(`${what} must be a decimal number such as 10 or 2.50\n${USAGE}`);
+  return Number(value);
 }
 
 /** A settings object given as JSON text; the gateway validates its fields (422 naming them). */
@@ -96,27 +103,27 @@ switch (command) {
     if (!args[0]) fail(USAGE);
     await call('POST', '/admin/accounts', {
       email: args[0],
-      ...(args[1] ? { balance_usd: number(args[1], 'balance_usd') } : {}),
+      ...(args[1] ? { balance_usd: amount(args[1], 'balance_usd') } : {}),
     });
     break;
   }
   case 'topup':
     await call(
       'POST',
-      `/admin/accounts/${number(args[0], 'user_id')}/topup`,
-      { amount_usd: number(args[1], 'amount_usd') },
+      `/admin/accounts/${id(args[0], 'user_id')}/topup`,
+      { amount_usd: amount(args[1], 'amount_usd') },
       args[2] ?? `cli-${crypto.randomUUID()}`,
     );
     break;
   case 'show':
-    await call('GET', `/admin/accounts/${number(args[0], 'user_id')}`);
+    await call('GET', `/admin/accounts/${id(args[0], 'user_id')}`);
     break;
   case 'keys':
-    await call('GET', `/admin/accounts/${number(args[0], 'user_id')}/keys`);
+    await call('GET', `/admin/accounts/${id(args[0], 'user_id')}/keys`);
     break;
   case 'key-create':
     if (!args[1]) fail(USAGE);
-    await call('POST', `/admin/accounts/${number(args[0], 'user_id')}/keys`, {
+    await call('POST', `/admin/accounts/${id(args[0], 'user_id')}/keys`, {
       ...settings(args[2], false),
       name: args[1],
     });
@@ -124,12 +131,12 @@ switch (command) {
   case 'key-update':
     await call(
       'PATCH',
-      `/admin/accounts/${number(args[0], 'user_id')}/keys/${number(args[1], 'key_id')}`,
+      `/admin/accounts/${id(args[0], 'user_id')}/keys/${id(args[1], 'key_id')}`,
       settings(args[2], true),
     );
     break;
   case 'key-revoke':
-    await call('DELETE', `/admin/accounts/${number(args[0], 'user_id')}/keys/${number(args[1], 'key_id')}`);
+    await call('DELETE', `/admin/accounts/${id(args[0], 'user_id')}/keys/${id(args[1], 'key_id')}`);
     break;
   default:
     fail(USAGE);

@@ -5,7 +5,7 @@ import { createAccount, findAccountByEmail, findAccountById, toAccountView } fro
 import { topUp } from '../accounts/ledger.repository.ts';
 import { toUnits } from '../accounts/money.ts';
 import { bearerMatches, hashApiKey } from '../auth/api-keys.ts';
-import { sqlState } from '../db/db-errors.ts';
+import { sqlState, UNIQUE_VIOLATION } from '../db/db-errors.ts';
 import { envelope } from '../http/envelope.ts';
 import { noStore } from '../http/no-store.ts';
 import { conflict, notFound, unauthorized, unprocessable } from '../http/errors.ts';
@@ -15,12 +15,17 @@ import { KeyService } from '../keys/key-service.ts';
 
 const usd = v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1_000_000_000));
 export const CreateAccountBody = v.object({
-  email: v.pipe(v.string(), v.trim(), v.email('expected an e-mail address')),
+  // 254: the longest address SMTP carries; a longer one did not fit the unique index (500).
+  email: v.pipe(
+    v.string(),
+    v.trim(),
+    v.maxLength(254, 'must be at most 254 characters'),
+    v.email('expected an e-mail address'),
+  ),
   balance_usd: v.optional(usd),
 });
 export const TopupBody = v.object({ amount_usd: v.pipe(usd, v.minValue(0.0000000001, 'must be greater than 0')) });
 export const AccountId = v.pipe(v.string(), v.regex(/^\d+$/, 'expected an integer user_id'));
-const UNIQUE_VIOLATION = '23505';
 /** Account ids are Postgres `integer`s: a larger one names no account (and must never reach a query). */
 const MAX_ACCOUNT_ID = 2_147_483_647;
 

@@ -130,6 +130,11 @@ for (const mode of MODES) {
       const badEmail = await api(gw, 'POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { email: 'nope' } });
       expect(badEmail.status).toBe(422);
       expect(badEmail.body.data.message).toContain('email');
+      // An address too long for the unique index is refused, not a 500.
+      const longEmail = `${'x'.repeat(2800)}@example.com`;
+      const tooLong = await api(gw, 'POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { email: longEmail } });
+      expect(tooLong.status).toBe(422);
+      expect(tooLong.body.data.message).toBe('email: must be at most 254 characters');
       const badAmount = await api(gw, 'POST', `/admin/accounts/${id}/topup`, {
         key: ADMIN_TOKEN,
         body: { amount_usd: '5' },
