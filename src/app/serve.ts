@@ -109,12 +109,21 @@ export function serve(ctx: AppContext, app: App) {
   return {
     server,
     inFlight: handler.inFlight,
-    /** Stops accepting, then waits for in-flight requests (bounded by `graceMs`). */
+    /**
+     * Stops accepting, then waits for in-flight requests and the answers they still stream,
+     * bounded by `graceMs`: a handler returns a streamed answer's Response at once, so its
+     * count alone said nothing of an SSE stream still running, and a 40 s stream held the
+     * shutdown 37 s past the grace (past a Kubernetes grace period, so flushes never ran).
+     */
     async stop(graceMs = 10_000): Promise<void> {
       const closing = server.stop(false);
       const deadline = Date.now() + graceMs;
       while (handler.inFlight() > 0 && Date.now() < deadline) await Bun.sleep(20);
-      if (handler.inFlight() > 0) server.stop(true);
+      const closed = await Promise.race([
+        closing.then(() => true),
+        Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false),
+      ]);
+      if (!closed) server.stop(true);
       await closing;
     },
   };

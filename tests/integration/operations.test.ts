@@ -1,8 +1,11 @@
 import { describe, expect, test } from 'bun:test';
-import { resolve } from 'node:path';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { api, awayFromMinuteBoundary, createAccount, uniqueEmail } from '../helpers/api.ts';
 import { ADMIN_TOKEN, MODES, startGateway } from '../helpers/gateway-process.ts';
 import { runCommand } from '../helpers/run-command.ts';
+import { scenarioModel, startFakeLlmUpstream } from '../helpers/fake-llm-upstream.ts';
 
 const ROOT = resolve(import.meta.dir, '../..');
 
@@ -90,6 +93,41 @@ describe('operations', () => {
     expect(gw.output()).toContain('"msg":"stopped"');
   });
 
+  test('SIGTERM with a stream still running: the stream is cut at the grace, and the gateway exits', async () => {
+    const fake = await startFakeLlmUpstream('openai', { apiKey: 'sk-shutdown' });
+    const dir = await mkdtemp(join(tmpdir(), 'gw-shutdown-'));
+    const config = join(dir, 'gateway.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        providers: [{ id: 'slow', kind: 'openai', base_url: fake.baseUrl, api_key: fake.apiKey }],
+        models: [scenarioModel('slow', 'slow-stream')],
+      }),
+    );
+    const gw = await startGateway({ ...(await MODES[1]!.env('shutdown-stream')), GATEWAY_CONFIG: config });
+    try {
+      const { key } = await createAccount(gw, uniqueEmail('term-stream'));
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'slow/slow-stream', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+      });
+      expect(res.status).toBe(200);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      await reader.read();
+      const signalled = Date.now();
+      gw.proc.kill('SIGTERM');
+      // The upstream streams for a minute; the gateway's grace is 10 s.
+      const code = await Promise.race([gw.proc.exited, Bun.sleep(20_000).then(() => 'still running')]);
+      expect(code).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(15_000);
+      await reader.cancel().catch(() => undefined);
+    } finally {
+      await gw.stop();
+      await fake.stop();
+    }
+  }, 40_000);
+
   test('the admin CLI creates, tops up and shows accounts', async () => {
     const gw = await startGateway(await MODES[1]!.env('cli'));
     try {
@@ -116,7 +154,18 @@ describe('operations', () => {
       expect(JSON.parse(shown.out).email).toBe(email);
       const bad = await run('topup', String(account.user_id), 'lots');
       expect(bad.code).not.toBe(0);
-      expect(bad.err).toContain('amount_usd must be a number');
+      expect(bad.err).toContain('amount_usd must be a decimal number');
+      // Hex, binary or an exponent would name another account or another sum.
+      for (const args of [
+        ['topup', '0b11', '1'],
+        ['topup', String(account.user_id), '0x10'],
+        ['show', '2e0'],
+      ]) {
+        const refused = await run(...args);
+        expect(refused.code).not.toBe(0);
+        expect(refused.err).toMatch(/must be a (whole number of decimal digits|decimal number)/);
+      }
+      expect(JSON.parse((await run('show', String(account.user_id))).out).balance_usd).toBe(6.5);
       const missing = await run('show', '999999');
       expect(missing.code).not.toBe(0);
       expect(missing.err).toContain('404');
