@@ -115,7 +115,12 @@ describe('decodeAnthropicRequest', () => {
 
   test('structured output (output_config.format) becomes a json-schema response format', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
-    const { value } = decodeAnthropicRequest({ ...base, output_config: { format: { type: 'json_schema', schema } } });
+    const { value, warnings } = decodeAnthropicRequest({
+      ...base,
+      output_config: { format: { type: 'json_schema', schema } },
+    });
+    // Translated, the schema is asked for, not constrained: the client is told.
+    expect(warnings).toContainEqual(expect.objectContaining({ type: 'changed-value', field: 'output_config.format' }));
     expect(value.responseFormat).toEqual({ type: 'json-schema', name: 'response', schema });
     expect(rejects({ ...base, output_config: { format: { type: 'json_object' } } }).param).toBe(
       'output_config.format.type',

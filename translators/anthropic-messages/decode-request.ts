@@ -64,6 +64,15 @@ export function decodeAnthropicRequest(body: unknown): Translated<CanonicalReque
   if (isSet(req.output_config?.format)) {
     const format = parseAt(JsonSchemaFormatSchema, req.output_config?.format, 'output_config.format');
     request.responseFormat = { type: 'json-schema', name: ANTHROPIC_SCHEMA_NAME, schema: format.schema };
+    // Anthropic constrains the answer to the schema; an OpenAI upstream's strict mode needs every
+    // property required, which a schema written for Anthropic need not say, so it is not asked
+    // for. Seen only when the call is translated (a passed-through body keeps its own warnings).
+    warnings.push({
+      type: 'changed-value',
+      field: 'output_config.format',
+      message:
+        'sent to this upstream as a non-strict JSON schema: the answer is asked to follow it, not constrained to it as Anthropic does',
+    });
   }
   if (req.metadata?.user_id) request.user = req.metadata.user_id;
   if (reasoning) request.reasoning = reasoning;
