@@ -33,7 +33,7 @@ export async function createCustomVoice(
   const account = await ctx.accounts.get(req.accountId);
   if (!account) throw notFound('account not found');
   const bytes = await new UploadQuota(ctx.store).admit(req.accountId, uploadPlanFor(Number(account.topped_up_usd)));
-  let files: Awaited<ReturnType<typeof keepVoiceSamples>>;
+  let files: Awaited<ReturnType<typeof keepVoiceSamples>> | undefined;
   try {
     files = await keepVoiceSamples(req.samples, req.accountId, {
       files: ctx.files,
@@ -44,6 +44,8 @@ export async function createCustomVoice(
     });
     await bytes.commit();
   } catch (err) {
+    // Kept, but their bytes could not be counted: no voice names them, so they go.
+    if (files) await removeKept(ctx, files);
     // A store hiccup here only leaves the day's counter a little high: never worth masking `err`.
     await bytes.release().catch(() => undefined);
     throw err;
@@ -64,9 +66,14 @@ export async function createCustomVoice(
     });
     return { voice_id, name, samples: files.map((f) => f.url) };
   } catch (err) {
-    await Promise.all(files.map((f) => ctx.files.remove(f.id).catch(() => undefined)));
+    await removeKept(ctx, files);
     // The copies are gone: their bytes go back to the day's volume.
     await bytes.release().catch(() => undefined);
     throw err;
   }
+}
+
+/** Removes kept sample copies no voice names (best effort: a file that cannot go now stays). */
+function removeKept(ctx: { files: { remove(id: string): Promise<void> } }, files: ReadonlyArray<{ id: string }>) {
+  return Promise.all(files.map((f) => ctx.files.remove(f.id).catch(() => undefined)));
 }

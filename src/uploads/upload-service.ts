@@ -40,21 +40,22 @@ export class UploadService {
     const account = await this.ctx.accounts.get(accountId);
     if (!account) throw notFound('account not found');
     const bytes = await this.quota.admit(accountId, uploadPlanFor(Number(account.topped_up_usd)));
+    let saved: SavedFile | undefined;
     try {
       const source = await this.open(kind, request, maxBytes);
-      const saved = await this.ctx.files.save({
+      saved = await this.ctx.files.save({
         body: bytes.meter(source, { maxBytes, onChunk: (n) => uploadGcPacer.note(n) }),
         source: 'upload',
         accountId,
         maxBytes,
       });
-      if (saved.sizeBytes === 0) {
-        await this.ctx.files.remove(saved.id);
-        throw unprocessable('the file is empty');
-      }
+      if (saved.sizeBytes === 0) throw unprocessable('the file is empty');
       await bytes.commit();
       return saved;
     } catch (err) {
+      // Stored, but the upload failed after all (empty, or its bytes could not be counted): no
+      // answer names the file, so it goes, rather than stay uncounted for good.
+      if (saved) await this.ctx.files.remove(saved.id).catch(() => undefined);
       // A store hiccup here only leaves the day's counter a little high: never worth masking `err`.
       await bytes.release().catch(() => undefined);
       throw bytes.failure ?? err;

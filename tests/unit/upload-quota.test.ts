@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import { FREE_PLAN, TOPPED_UP_PLAN, uploadPlanFor, type UploadPlan } from '../../src/uploads/upload-plan.ts';
 import { UploadQuota } from '../../src/uploads/upload-quota.ts';
+import { UploadService } from '../../src/uploads/upload-service.ts';
 import { rejection } from '../helpers/rejection.ts';
 
 /** 2025-03-04 23:59:30 UTC: 30 s to the end of the minute and of the day. */
@@ -106,5 +107,48 @@ describe('upload plans and quotas', () => {
     expect(meter.failure).toBe(err);
     // The source was not read past the crossing chunk.
     expect(reads).toBe(2);
+  });
+});
+
+describe('an upload that fails after its file was stored', () => {
+  test('its bytes cannot be counted (the store went away): the file is removed, not kept uncounted', async () => {
+    const store = new MemoryStore();
+    const removed: string[] = [];
+    const files = {
+      save: async (input: { body: ReadableStream<Uint8Array> }) => {
+        const size = (await new Response(input.body).arrayBuffer()).byteLength;
+        // The store goes away once the bytes are in: the day's counter cannot take them.
+        store.incr = async () => {
+          throw new Error('store unavailable');
+        };
+        return {
+          id: 'file-1',
+          url: 'http://gw/files/file-1.png',
+          contentType: 'image/png',
+          sizeBytes: size,
+          sha256: '',
+        };
+      },
+      remove: async (id: string) => {
+        removed.push(id);
+      },
+    };
+    const ctx = {
+      env: { maxUploadBytes: 1_000_000, allowPrivateUrls: false, bodyTimeoutMs: 30_000 },
+      store,
+      accounts: { get: async () => ({ topped_up_usd: '0' }) },
+      files,
+    } as unknown as ConstructorParameters<typeof UploadService>[0];
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const request = new Request('http://gw/upload', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ base64: png.toString('base64') }),
+    });
+    expect(await rejection(new UploadService(ctx).upload(1, request))).toMatchObject({ message: 'store unavailable' });
+    expect(removed).toEqual(['file-1']);
   });
 });
