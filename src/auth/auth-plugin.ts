@@ -119,3 +119,25 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     return parseRequestBody(request, contentType, bodyLimitsFor(path, ctx.env.bodyTimeoutMs));
   });
 }
+
+/**
+ * Whether the credentials `request` came with still stand for the key `auth` was made from: not
+ * revoked or rotated, not expired, its dashboard session not ended. A long-lived answer (a task's
+ * event stream) asks again as it goes, since it authenticated once: the revocation of a key ends
+ * its streams too. Both look-ups are the caches every request uses (dropped on revocation).
+ */
+export function credentialsCheck(ctx: AppContext, request: Request, auth: AuthContext): () => Promise<boolean> {
+  const key = extractApiKey(request.headers, false);
+  const sessionId = key || request.headers.has('authorization') ? undefined : readSessionId(request.headers);
+  const sessions = dashboardSessions(ctx);
+  return async () => {
+    const now = key
+      ? await ctx.keys.authenticate(key)
+      : sessionId
+        ? ((await sessions.resolve(sessionId))?.auth ?? null)
+        : null;
+    if (!now || now.keyId !== auth.keyId) return false;
+    const expiresAt = now.policy?.expiresAt;
+    return expiresAt === undefined || expiresAt === null || Date.now() < expiresAt;
+  };
+}

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import { SSE_HEADERS } from '../http/answer-headers.ts';
 import { requestIdOf } from '../observability/http-observer.ts';
 import type { AppContext } from '../app/context.ts';
-import { authPlugin } from '../auth/auth-plugin.ts';
+import { authPlugin, credentialsCheck } from '../auth/auth-plugin.ts';
 import { envelope } from '../http/envelope.ts';
 import { forbidden, notFound, tooManyRequests } from '../http/errors.ts';
 import { OpenStreams } from '../tasks/open-streams.ts';
@@ -122,13 +122,18 @@ export function taskRoutes(ctx: AppContext, { tasks, webhooks, canceller, events
           `too many open task event streams: at most ${ctx.env.taskEventsMaxStreamsPerAccount} per account; close one, or poll GET /v1/tasks/{id}`,
           1,
         );
+      const signedIn = credentialsCheck(ctx, request, auth);
       const body = taskEventStream({
         onEnd: () => openStreams.close(auth.accountId),
-        read: () =>
-          events.shareRead(taskId, `${auth.accountId}:${taskId}`, async () => {
+        // Each change and heartbeat asks again whether the key still stands: revoking it (or
+        // ending the session) ends the stream, which would otherwise show the task to its end.
+        read: async () => {
+          if (!(await signedIn())) return undefined;
+          return events.shareRead(taskId, `${auth.accountId}:${taskId}`, async () => {
             const row = await findTask(ctx.db, auth.accountId, taskId);
             return row ? omitEmpty(await view(row)) : undefined;
-          }),
+          });
+        },
         watch: (onChange) => events.watch(taskId, onChange),
         heartbeatMs: ctx.env.taskEventsHeartbeatMs,
         signal: AbortSignal.any([request.signal, events.shutdown]),

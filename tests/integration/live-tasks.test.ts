@@ -312,6 +312,22 @@ for (const mode of MODES) {
       expect((await api(gw, 'POST', `/v1/tasks/${id}/cancel`, { key })).status).toBe(200);
     });
 
+    test('revoking the key an event stream was opened with ends the stream: it shows the task no further', async () => {
+      const { key } = await createAccount(gw, uniqueEmail('events-revoked'), 1);
+      const made = await api(gw, 'POST', '/v1/keys', { key, body: { name: 'watcher' } });
+      expect(made.status).toBe(200);
+      const id = await createTask(gw, key, { model: 'sandbox/image', input: { prompt: 'held', delay_ms: 3_000 } });
+      const stream = await openTaskEvents(gw, made.body.data.key, id);
+      expect(stream.status).toBe(200);
+      await stream.waitFor((r) => r.length >= 1, 5_000);
+      expect((await api(gw, 'DELETE', `/v1/keys/${made.body.data.id}`, { key })).status).toBe(200);
+      const t0 = Date.now();
+      await stream.ended;
+      // Within a heartbeat or so (200 ms here), long before the task ends.
+      expect(Date.now() - t0).toBeLessThan(2_000);
+      expect(stream.records.map((r) => r.status)).toEqual(['processing']);
+    });
+
     test('events: the record at once and on every change, heartbeats, the end after the terminal status', async () => {
       const { key } = await createAccount(gw, uniqueEmail('events'), 1);
       const id = await createTask(gw, key, { model: 'sandbox/image', input: { prompt: 'live', delay_ms: 1500 } });
