@@ -339,11 +339,14 @@ for (const mode of MODES) {
       }
       const ready = await api(gw, 'GET', '/readyz');
       expect(ready.body.deployments['pa/lonely'][0].state).toBe('cooling_down');
-      // The same for any key (the dashboard's models page reads it).
+      // The same for any key (the dashboard's models page reads it), but for the upstream's error text.
       const routing = await api(gw, 'GET', '/v1/routing', { key });
       expect(routing.status).toBe(200);
       const [lonely] = routing.body.data.models['pa/lonely'];
       expect(lonely).toMatchObject({ provider: 'pa', upstream_model: 'lonely', state: 'cooling_down' });
+      // The upstream's own words are the operator's (/readyz), not every tenant's.
+      expect(lonely.last_error).toBeUndefined();
+      expect(ready.body.deployments['pa/lonely'][0].last_error).toContain('500');
       expect(lonely.consecutive_failures).toBeGreaterThanOrEqual(3);
       expect(Date.parse(lonely.cooling_down_until)).toBeGreaterThan(Date.now());
       expect(routing.body.data.models['pa/weighted'].map((d: { weight: number }) => d.weight)).toEqual([3, 1]);
