@@ -10,6 +10,11 @@ export type UpstreamErrorKind =
   /** A 2xx answer the gateway cannot use and would get again (nested past any walk): not retried. */
   | 'malformed'
   | 'bad_request'
+  /**
+   * One request too large for the upstream organisation's per-minute limit (OpenAI's 429
+   * "Request too large"): the request's own fault at this deployment, which another may take.
+   */
+  | 'too_large_for_limit'
   | 'auth'
   | 'not_found';
 
@@ -33,6 +38,7 @@ export class UpstreamError extends Error {
       case 'timeout':
         return 504;
       case 'bad_request':
+      case 'too_large_for_limit':
         return 400;
       case 'not_found':
         return 404;

@@ -10,6 +10,17 @@ import { HeadTimeout, upstreamTransport } from './upstream-transport.ts';
 const MAX_INLINE_WAIT_MS = 5_000;
 const RETRYABLE = (status: number) => status === 429 || status === 408 || status >= 500;
 
+/**
+ * OpenAI answers one request above the organisation's per-minute token limit with 429 "Request
+ * too large for … on tokens per min": no wait or retry changes it. It is the request's own fault
+ * at this deployment (400 with the upstream's words when no other takes it), so it is neither
+ * retried nor counted against the deployment: counted, one tenant's oversized requests cooled a
+ * deployment every tenant shares.
+ * @see https://platform.openai.com/docs/guides/rate-limits
+ */
+const tooLargeForRateLimit = (status: number, message: string) =>
+  status === 429 && /^request too large\b/i.test(message.trim());
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
@@ -120,13 +131,13 @@ export async function upstreamRequest(call: UpstreamCall): Promise<Response> {
       return response;
     }
     const text = await upstreamErrorText(response);
+    const message = (call.message ?? defaultMessage)(text, response.status);
+    if (tooLargeForRateLimit(response.status, message)) {
+      call.health?.succeeded();
+      throw new UpstreamError('too_large_for_limit', message, response.status);
+    }
     const kind = kindForStatus(response.status);
-    lastError = new UpstreamError(
-      kind,
-      (call.message ?? defaultMessage)(text, response.status),
-      response.status,
-      retryAfterSeconds(response.headers),
-    );
+    lastError = new UpstreamError(kind, message, response.status, retryAfterSeconds(response.headers));
     if (RETRYABLE(response.status) || kind === 'auth') call.health?.failed(`${response.status} ${lastError.message}`);
     else call.health?.succeeded();
     if (!RETRYABLE(response.status)) throw lastError;

@@ -26,7 +26,13 @@ export function stepForUpstreamError(
       err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : RATE_LIMIT_BASE_MS * 2 ** rateLimitedTimes;
     return again(Math.min(RATE_LIMIT_MAX_MS, Math.max(0, asked)));
   }
-  if (err.kind === 'bad_request' || err.kind === 'not_found' || err.kind === 'auth' || err.kind === 'malformed') {
+  if (
+    err.kind === 'bad_request' ||
+    err.kind === 'too_large_for_limit' ||
+    err.kind === 'not_found' ||
+    err.kind === 'auth' ||
+    err.kind === 'malformed'
+  ) {
     if (err.upstreamStatus === 408) throw err;
     return { state: 'failed', message: `${label}: ${err.message}`, detail: { upstream_status: err.upstreamStatus } };
   }

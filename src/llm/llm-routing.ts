@@ -18,6 +18,8 @@ export function classifyLlmFailure(err: unknown, signal: AbortSignal): FailureVe
       case 'server_error':
       case 'malformed':
         return 'fail-over';
+      case 'too_large_for_limit':
+        return 'next-deployment';
       case 'bad_request':
       case 'auth':
       case 'not_found':

@@ -7,6 +7,11 @@ export type FailureVerdict =
   | 'fail-over'
   /** The client's own error (an upstream 400/401/403/404/413/422): returned as it is. */
   | 'client-error'
+  /**
+   * The request does not fit this deployment (too large for its organisation's rate limit): the
+   * next one may take it; the deployment's health is untouched, as for a client error.
+   */
+  | 'next-deployment'
   /** The caller went away or the gateway broke: stop at once, health untouched. */
   | 'stop';
 
@@ -59,6 +64,9 @@ export async function runRoute<T>(
         case 'client-error':
           health.succeeded(deployment);
           throw new RouteFailure(err, deployment, attempts, tried);
+        case 'next-deployment':
+          if (i === plan.length - 1) throw new RouteFailure(err, deployment, attempts, tried);
+          break;
         case 'stop':
           throw new RouteFailure(err, deployment, attempts, tried);
         default: {

@@ -4,8 +4,11 @@
  * Answers name the upstream model it was asked for, and report fixed usage.
  * @see https://platform.openai.com/docs/api-reference/chat/create
  */
-/** `sse-error`: a stream that answers 200 and then an error event at once (non-streamed: 500). */
-export type Behaviour = 'ok' | 'stall' | 'sse-error' | number;
+/**
+ * `sse-error`: a stream that answers 200 and then an error event at once (non-streamed: 500).
+ * `too-large`: OpenAI's 429 for one request above the organisation's tokens per minute.
+ */
+export type Behaviour = 'ok' | 'stall' | 'sse-error' | 'too-large' | number;
 
 export const SWITCHABLE_USAGE = { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 };
 
@@ -41,6 +44,18 @@ export function startSwitchableUpstream(name: string): SwitchableUpstream {
           { error: { message: `${name} says ${behaviour}`, type: 'test_error', param: null, code: null } },
           // A 429 says when to come back, as OpenAI's do.
           { status: behaviour, headers: behaviour === 429 ? { 'retry-after': '7' } : {} },
+        );
+      if (behaviour === 'too-large')
+        return Response.json(
+          {
+            error: {
+              message: `Request too large for ${body.model} in organization org-test on tokens per min (TPM): Limit 30000, Requested 50000. The input or output tokens must be reduced in order to run successfully.`,
+              type: 'tokens',
+              param: null,
+              code: 'rate_limit_exceeded',
+            },
+          },
+          { status: 429, headers: { 'retry-after': '1' } },
         );
       if (behaviour === 'sse-error') {
         const overloaded = {

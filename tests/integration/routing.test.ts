@@ -143,6 +143,7 @@ function writeConfig(dir: string, up: Record<'a' | 'b' | 'c' | 'd', SwitchableUp
       model('pa/cooldown', cheap, { fallbacks: ['pc/dear'] }),
       model('pa/lonely', cheap),
       model('pa/limited', cheap),
+      model('pa/big', cheap, { deployments: [{ provider: 'pb' }], fallbacks: ['pc/dear'] }),
       model('pa/idle', cheap),
       model('pa/cached', cheap, { fallbacks: ['pc/dear'] }),
       model('pa/kept', cheap, { fallbacks: ['pc/dear'] }),
@@ -323,6 +324,39 @@ for (const mode of MODES) {
         expect(res.headers.get('retry-after')).toBe('7');
       }
       up.a.behaviour = 'ok';
+    });
+
+    test("one request too large for an organisation's rate limit tries the next deployment, cools nothing, and is the client's 400 when none takes it", async () => {
+      reset();
+      up.a.behaviour = 'too-large';
+      up.b.behaviour = 'too-large';
+      const fallbackCalls = up.c.count('dear');
+      // Another organisation (the fallback's) takes it.
+      const served = await api(gw, 'POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'pa/big', messages: [{ role: 'user', content: 'a very long prompt' }] },
+      });
+      expect(served.status).toBe(200);
+      expect(served.headers.get('x-gateway-model')).toBe('pc/dear');
+      expect(up.c.count('dear')).toBe(fallbackCalls + 1);
+      // None takes it: the client's 400 with the upstream's words, each deployment asked once.
+      up.c.behaviour = 'too-large';
+      for (let i = 0; i < 4; i++) {
+        const res = await api(gw, 'POST', '/v1/chat/completions', {
+          key,
+          body: { model: 'pa/big', messages: [{ role: 'user', content: 'a very long prompt' }] },
+        });
+        expect(res.status).toBe(400);
+        expect(res.body.error.message).toStartWith('Request too large for');
+        expect(res.headers.get('x-gateway-attempts')).toBe('3');
+      }
+      // Nothing was cooled for everyone else.
+      const ready = await api(gw, 'GET', '/readyz');
+      for (const d of ready.body.deployments['pa/big'])
+        expect(d).toMatchObject({ state: 'ok', consecutive_failures: 0 });
+      up.a.behaviour = 'ok';
+      up.b.behaviour = 'ok';
+      up.c.behaviour = 'ok';
     });
 
     test('every deployment cooling down: the least recently failed one is still tried', async () => {
