@@ -4,7 +4,7 @@ import { forbidden, tooManyRequests, unauthorized, type HttpError } from '../htt
 import { clientAddress } from '../http/client-address.ts';
 import { bodyLimitsFor, parseRequestBody } from '../http/request-body.ts';
 import { csrfTokenMatches, dashboardSessions, isSafeMethod } from '../dashboard/dashboard-sessions.ts';
-import { readSessionId } from '../dashboard/session-cookie.ts';
+import { readSessionIds } from '../dashboard/session-cookie.ts';
 import { extractApiKey } from './api-keys.ts';
 import { authThrottle } from './auth-throttle.ts';
 import type { AuthContext } from './key-cache.ts';
@@ -68,8 +68,8 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
   const sessions = dashboardSessions(ctx);
   const throttle = authThrottle(ctx);
 
-  const fromSession = async (id: string, request: Request): Promise<AuthContext | null> => {
-    const found = await sessions.resolve(id);
+  const fromSession = async (ids: string[], request: Request): Promise<AuthContext | null> => {
+    const found = await sessions.resolveFirst(ids);
     if (!found) return null;
     if (!isSafeMethod(request.method) && !csrfTokenMatches(found.session, request)) {
       throw errors.forbidden?.(CSRF_MESSAGE) ?? forbidden(CSRF_MESSAGE);
@@ -82,10 +82,10 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     const wait = throttle.anyBlocked() ? throttle.retryAfter(clientAddress(request)) : 0;
     if (wait > 0) throw throttled(wait);
     const key = extractApiKey(request.headers, opts.allowXApiKey ?? false);
-    const sessionId = key || request.headers.has('authorization') ? undefined : readSessionId(request.headers);
+    const sessionIds = key || request.headers.has('authorization') ? [] : readSessionIds(request.headers);
     // No credentials at all is no attempt: refused, not counted.
-    if (!key && !sessionId) throw errors.unauthorized();
-    const auth = key ? await ctx.keys.authenticate(key) : await fromSession(sessionId as string, request);
+    if (!key && sessionIds.length === 0) throw errors.unauthorized();
+    const auth = key ? await ctx.keys.authenticate(key) : await fromSession(sessionIds, request);
     if (!auth) {
       const retryAfter = await throttle.fail(clientAddress(request));
       throw retryAfter > 0 ? throttled(retryAfter) : errors.unauthorized();
@@ -128,14 +128,10 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
  */
 export function credentialsCheck(ctx: AppContext, request: Request, auth: AuthContext): () => Promise<boolean> {
   const key = extractApiKey(request.headers, false);
-  const sessionId = key || request.headers.has('authorization') ? undefined : readSessionId(request.headers);
+  const sessionIds = key || request.headers.has('authorization') ? [] : readSessionIds(request.headers);
   const sessions = dashboardSessions(ctx);
   return async () => {
-    const now = key
-      ? await ctx.keys.authenticate(key)
-      : sessionId
-        ? ((await sessions.resolve(sessionId))?.auth ?? null)
-        : null;
+    const now = key ? await ctx.keys.authenticate(key) : ((await sessions.resolveFirst(sessionIds))?.auth ?? null);
     if (!now || now.keyId !== auth.keyId) return false;
     const expiresAt = now.policy?.expiresAt;
     return expiresAt === undefined || expiresAt === null || Date.now() < expiresAt;

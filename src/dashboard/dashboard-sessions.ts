@@ -73,6 +73,15 @@ export class DashboardSessions {
     await this.ctx.store.del(storeKey(id));
   }
 
+  /** The first of `ids` that is a live session (readSessionIds); null when none is. */
+  async resolveFirst(ids: readonly string[]): Promise<SessionAuth | null> {
+    for (const id of ids) {
+      const found = await this.resolve(id);
+      if (found) return found;
+    }
+    return null;
+  }
+
   /** The live session of this id whose key is still active, with the auth it stands for; null otherwise. */
   async resolve(id: string): Promise<SessionAuth | null> {
     const raw = await this.ctx.store.get(storeKey(id));

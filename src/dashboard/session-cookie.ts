@@ -6,19 +6,27 @@
  */
 export const SESSION_COOKIE = 'gw_session';
 
-export function readSessionId(headers: Headers): string | undefined {
+/** Most session cookies of one request looked up: a browser sends one, a planted one adds another. */
+const MAX_SESSION_COOKIES = 3;
+
+/**
+ * The request's well-formed `gw_session` values, in order (at most three). A cookie planted beside
+ * ours (from a sibling subdomain, or over plain http) comes first in the header and would shadow
+ * the real session if only the first were read: each is tried, and a value that cannot be one of
+ * our ids (base64url) is skipped, never looked up.
+ */
+export function readSessionIds(headers: Headers): string[] {
   const header = headers.get('cookie');
-  if (!header) return undefined;
+  if (!header) return [];
+  const ids: string[] = [];
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq === -1) continue;
-    if (part.slice(0, eq).trim() === SESSION_COOKIE) {
-      const value = part.slice(eq + 1).trim();
-      // Our ids are base64url; anything else cannot be one of ours and is not looked up.
-      return /^[A-Za-z0-9_-]{20,100}$/.test(value) ? value : undefined;
-    }
+    if (eq === -1 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
+    const value = part.slice(eq + 1).trim();
+    if (/^[A-Za-z0-9_-]{20,100}$/.test(value) && !ids.includes(value)) ids.push(value);
+    if (ids.length === MAX_SESSION_COOKIES) break;
   }
-  return undefined;
+  return ids;
 }
 
 /** `Secure` whenever the gateway is reached over https; plain http stays usable on localhost. */

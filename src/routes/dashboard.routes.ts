@@ -7,7 +7,7 @@ import { requestLimits } from '../auth/request-limits.ts';
 import { csrfTokenMatches, dashboardSessions, SESSION_TTL_MS, type Session } from '../dashboard/dashboard-sessions.ts';
 import { PageAssets } from '../dashboard/page-assets.ts';
 import { dashboardHeaders } from '../dashboard/security-headers.ts';
-import { clearedSessionCookie, readSessionId, sessionCookie } from '../dashboard/session-cookie.ts';
+import { clearedSessionCookie, readSessionIds, sessionCookie } from '../dashboard/session-cookie.ts';
 import { spendByDay } from '../dashboard/spend-by-day.ts';
 import { envelope } from '../http/envelope.ts';
 import { clientAddress } from '../http/client-address.ts';
@@ -111,8 +111,7 @@ export function dashboardRoutes(ctx: AppContext) {
         const refusal = limited instanceof Promise ? await limited : limited;
         if (refusal?.kind === 'expired') throw unauthorized('invalid API key');
         if (refusal?.kind === 'rate') throw tooManyRequests('rate limit exceeded', refusal.retryAfterSeconds);
-        const previous = readSessionId(request.headers);
-        if (previous) await sessions.end(previous);
+        for (const previous of readSessionIds(request.headers)) await sessions.end(previous);
         const { id, session: created } = await sessions.create(auth.accountId, api_key);
         ctx.requestAccount.set(request, auth.accountId);
         return json(envelope(sessionView(created)), { 'set-cookie': sessionCookie(id, SESSION_TTL_MS / 1000, secure) });
@@ -120,18 +119,16 @@ export function dashboardRoutes(ctx: AppContext) {
       { parse: 'none' },
     )
     .get('', async ({ request }) => {
-      const id = readSessionId(request.headers);
-      const found = id ? await sessions.resolve(id) : null;
+      const found = await sessions.resolveFirst(readSessionIds(request.headers));
       if (!found) throw unauthorized('not signed in');
       ctx.requestAccount.set(request, found.auth.accountId);
       return json(envelope(sessionView(found.session)));
     })
     .delete('', async ({ request }) => {
-      const id = readSessionId(request.headers);
-      const found = id ? await sessions.resolve(id) : null;
+      const found = await sessions.resolveFirst(readSessionIds(request.headers));
       // A dead or unknown session is already signed out; only a live one needs the CSRF proof.
       if (found && !csrfTokenMatches(found.session, request)) throw forbidden('missing or invalid x-csrf-token header');
-      if (id) await sessions.end(id);
+      if (found) await sessions.end(found.id);
       return json(envelope({ signed_out: true }), { 'set-cookie': clearedSessionCookie(secure) });
     });
 

@@ -67,6 +67,10 @@ for (const mode of MODES) {
       expect(me.body.data.user_id).toBe(userId);
       const view = await api(gw, 'GET', '/dashboard/api/session', withSession(s, false));
       expect(view.body.data).toMatchObject({ user_id: userId, csrf_token: s.csrf });
+      // A cookie planted beside ours (malformed, or a well-formed id of no session) does not shadow it.
+      const planted = `gw_session=x; gw_session=${'A'.repeat(43)}; ${s.cookie}`;
+      expect((await api(gw, 'GET', '/v1/account', { headers: { cookie: planted } })).status).toBe(200);
+      expect((await api(gw, 'GET', '/dashboard/api/session', { headers: { cookie: planted } })).status).toBe(200);
       // The bearer path is untouched, and a bearer header is never topped up by a cookie.
       expect((await api(gw, 'GET', '/v1/account', { key })).status).toBe(200);
       expect((await api(gw, 'GET', '/v1/account', { key: 'gw_wrong', headers: { cookie: s.cookie } })).status).toBe(
