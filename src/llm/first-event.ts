@@ -10,7 +10,13 @@ import { type DecodedRead, IdleTimeout, readWithin, type StartedStream, upstream
  * (docs/routing.md). What was read is handed on, decoded once (upstream-events.ts): the returned
  * stream starts with it.
  */
-export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: number): Promise<StartedStream> {
+export async function awaitFirstEvent(
+  stream: LlmStream,
+  model: string,
+  idleMs: number,
+  /** The client gets the upstream's events as they are (its own format). */
+  passedThrough = false,
+): Promise<StartedStream> {
   if (stream.kind === 'canonical') {
     const reader = stream.events.getReader();
     const first = await readOrFail(reader, idleMs);
@@ -22,7 +28,7 @@ export async function awaitFirstEvent(stream: LlmStream, model: string, idleMs: 
     return { ...stream, events: prepend([first.value], reader) };
   }
   // The reads taken here are decoded once and put back: the client stream starts with them.
-  const events = upstreamEvents(stream.body, stream.format, model, idleMs);
+  const events = upstreamEvents(stream.body, stream.format, model, idleMs, undefined, passedThrough);
   const taken: DecodedRead[] = [];
   for (;;) {
     let read: DecodedRead;

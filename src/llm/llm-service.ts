@@ -109,7 +109,12 @@ export class LlmService {
       }
       // The first event is awaited inside the loop: a stream that fails at once still fails over.
       const { value: upstream } = await this.route(call, signal, async (args) =>
-        awaitFirstEvent(await call.served.adapter.stream(args), call.served.model.id, this.idleMs(call)),
+        awaitFirstEvent(
+          await call.served.adapter.stream(args),
+          call.served.model.id,
+          this.idleMs(call),
+          args.wire !== undefined,
+        ),
       );
       call.idFromUpstream = passthroughRulesFor(format, upstream)?.keepsUpstreamId ?? false;
       /** Passed through: the response object exactly as the client saw it, stored as such. */

@@ -10,6 +10,8 @@ import type { UpstreamStreamFormat } from '../../providers/types.ts';
 export function upstreamDecoder(
   format: UpstreamStreamFormat,
   model: string,
+  /** The client gets this stream as it is (same format): see `failedIsAnswer`. */
+  passedThrough = false,
 ): StreamTranslator<EventSourceMessage, StreamEvent> {
   switch (format) {
     case 'chat-completions':
@@ -17,7 +19,7 @@ export function upstreamDecoder(
     case 'anthropic-messages':
       return createAnthropicStreamDecoder({ model });
     case 'responses':
-      return createResponsesStreamDecoder({ model });
+      return createResponsesStreamDecoder({ model, failedIsAnswer: passedThrough });
     default: {
       const exhaustive: never = format;
       throw new Error(`no decoder for ${exhaustive}`);

@@ -176,10 +176,11 @@ export function upstreamEvents(
   model: string,
   idleMs?: number,
   maxEventBytes = MAX_UPSTREAM_EVENT_BYTES,
+  passedThrough = false,
 ): UpstreamEvents {
   const reader = idleWatch(body.getReader(), idleMs);
   const text = new TextDecoder();
-  const decoder = upstreamDecoder(format, model);
+  const decoder = upstreamDecoder(format, model, passedThrough);
   let parsed: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => parsed.push(message) });
   const backlog: DecodedRead[] = [];

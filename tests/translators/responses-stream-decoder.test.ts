@@ -264,6 +264,19 @@ describe('createResponsesStreamDecoder: edge cases', () => {
     ]);
   });
 
+  test("a failed response is a Responses client's answer (passed through): a finish, stored and settled as the upstream's", async () => {
+    const bytes = await readFixture(`${FIXTURES}/failed.sse`);
+    const events = await collect(
+      parseSseBytes(replayBytes(bytes, [])).pipeThrough(
+        toTransformStream(createResponsesStreamDecoder({ model: MODEL, failedIsAnswer: true })),
+      ),
+    );
+    expect(events).toEqual([
+      start('resp_6835f6a7b8c98190d0e1f2a3b4c5d6e7'),
+      { type: 'finish', finishReason: { unified: 'error', raw: 'failed' }, usage: usage(9, 0) },
+    ]);
+  });
+
   test('an empty stream is truncated', async () => {
     expect(await decode(new Uint8Array(), [1])).toEqual([
       {

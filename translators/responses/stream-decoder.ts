@@ -50,6 +50,12 @@ export function failedResponseError(response: Json | undefined): Extract<StreamE
  */
 export function createResponsesStreamDecoder(opts: {
   model: string;
+  /**
+   * The client speaks Responses too and gets the upstream's events as they are (passthrough): a
+   * failed response is then its answer, ending as a finish (`error`) that is stored and settled
+   * as the upstream's, where any other client gets the error.
+   */
+  failedIsAnswer?: boolean;
 }): StreamTranslator<EventSourceMessage, StreamEvent> {
   const blocks = createBlockTracker();
   let started = false;
@@ -119,7 +125,7 @@ export function createResponsesStreamDecoder(opts: {
     if (status) {
       const response = asObject(data.response);
       const usage = withMostCalls(fromResponsesUsage(response?.usage, response?.output), calls);
-      if ((asString(response?.status) ?? status) === 'failed') {
+      if (!opts.failedIsAnswer && (asString(response?.status) ?? status) === 'failed') {
         // A failed response is an error for every client format (no finish a client would take
         // for an answer); what it used is still charged, as the upstream bills it.
         stopped = true;
