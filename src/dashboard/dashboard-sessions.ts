@@ -3,7 +3,6 @@ import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
 import { hashApiKey } from '../auth/api-keys.ts';
 import { ActiveKeys } from './active-keys.ts';
-import { tooManyRequests } from '../http/errors.ts';
 
 /** How long a sign-in lasts; fixed from sign-in (not sliding), so a stolen cookie ages out. */
 export const SESSION_TTL_MS = 8 * 60 * 60_000;
@@ -25,11 +24,13 @@ export interface SessionAuth {
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
 /**
- * Sign-ins one account may make within a session's lifetime (every key of it together): enough
- * for a team's browsers, and a bound on what one account keeps in the shared store.
+ * Live sessions one key keeps: a sign-in past this ends that key's oldest session. Each session
+ * stays in the shared store for its 8 hours, so sign-ins without end would fill it for every
+ * account; refusing them instead let any key of an account lock the account's owner out.
  */
-export const MAX_SIGN_INS_PER_ACCOUNT = 200;
-const signInsKey = (accountId: number) => `dashboard:sign-ins:${accountId}`;
+export const MAX_SESSIONS_PER_KEY = 20;
+/** The ids of one key's live sessions, oldest first (by the key's hash, as sessions hold it). */
+const keySessionsKey = (keyHash: string) => `dashboard:key-sessions:${keyHash}`;
 
 /** The store holds sessions under a hash of their id: a dump of Redis yields no usable cookie. */
 const storeKey = (id: string) => `dashboard:session:${hashApiKey(id)}`;
@@ -48,16 +49,6 @@ export class DashboardSessions {
   }
 
   async create(accountId: number, apiKey: string): Promise<{ id: string; session: Session }> {
-    // Each session is kept in the shared store for its 8 hours: one account signing in without
-    // end would fill it for every account.
-    const signIns = await this.ctx.store.incr(signInsKey(accountId), 1, SESSION_TTL_MS);
-    if (signIns > MAX_SIGN_INS_PER_ACCOUNT) {
-      const wait = await this.ctx.store.ttl(signInsKey(accountId));
-      throw tooManyRequests(
-        `more than ${MAX_SIGN_INS_PER_ACCOUNT} dashboard sign-ins for this account in ${SESSION_TTL_MS / 3_600_000} hours; try again later`,
-        Math.max(1, Math.ceil(wait / 1000)),
-      );
-    }
     const id = randomToken();
     const session: Session = {
       account_id: accountId,
@@ -66,6 +57,12 @@ export class DashboardSessions {
       expires_at: Date.now() + SESSION_TTL_MS,
     };
     await this.ctx.store.set(storeKey(id), JSON.stringify(session), SESSION_TTL_MS);
+    // The key's sessions, its oldest ended past the bound. Two sign-ins at once on two instances
+    // may each miss the other's id: the bound is then passed by one, never without end.
+    const listKey = keySessionsKey(session.key_hash);
+    const live = [...parseIds(await this.ctx.store.get(listKey)), id];
+    for (const old of live.splice(0, Math.max(0, live.length - MAX_SESSIONS_PER_KEY))) await this.end(old);
+    await this.ctx.store.set(listKey, JSON.stringify(live), SESSION_TTL_MS);
     return { id, session };
   }
 
@@ -126,4 +123,15 @@ export function dashboardSessions(ctx: Pick<AppContext, 'db' | 'store'>): Dashbo
     perContext.set(ctx, sessions);
   }
   return sessions;
+}
+
+/** A stored id list; anything else (a value from before, a corrupted one) is no list. */
+function parseIds(raw: string | null): string[] {
+  if (!raw) return [];
+  try {
+    const ids: unknown = JSON.parse(raw);
+    return Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
 }
