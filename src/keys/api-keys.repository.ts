@@ -127,6 +127,17 @@ export async function listKeys(db: DbOrTrx, accountId: number): Promise<KeyRecor
   return rows.map(toRecord);
 }
 
+/** How many active keys the account has. */
+export async function countActiveKeys(db: DbOrTrx, accountId: number): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** One active key of the account; undefined for another account's key, a revoked one or none. */
 export async function findKey(db: DbOrTrx, accountId: number, id: number): Promise<KeyRecord | undefined> {
   const row = (await db
