@@ -29,8 +29,8 @@ export interface StoredResponse {
   outputItems: unknown[];
   /** The response object exactly as the client received it. */
   response: unknown;
-  /** A passed-through turn's conversation as its Responses upstream saw it (responses-conversation.ts). */
-  wireItems?: unknown[];
+  /** A passed-through turn's conversation as its Responses upstream saw it, as JSON text (responses-conversation.ts). */
+  wireItemsJson?: string;
 }
 
 /** A stored conversation: canonical, and as a Responses upstream saw it when it was passed through. */
@@ -50,7 +50,7 @@ export async function saveResponse(db: Db, stored: StoredResponse): Promise<void
       messages: JSON.stringify(stored.messages),
       output_items: JSON.stringify(stored.outputItems),
       response: JSON.stringify(stored.response),
-      wire_items: stored.wireItems ? JSON.stringify(stored.wireItems) : null,
+      wire_items: stored.wireItemsJson ?? null,
     })
     .execute();
 }

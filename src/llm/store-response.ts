@@ -2,7 +2,10 @@ import type { CanonicalMessage, CanonicalResponse } from '../../translators/cano
 import type { AppContext } from '../app/context.ts';
 import { toStorable } from '../http/hostile-json.ts';
 import { type Call, wireFor } from './llm-call.ts';
-import { responsesConversationItems } from '../../translators/passthrough/responses-conversation.ts';
+import {
+  MAX_WIRE_ITEMS_CHARS,
+  responsesConversationItems,
+} from '../../translators/passthrough/responses-conversation.ts';
 import { saveResponse } from './llm-responses.repository.ts';
 
 /**
@@ -35,13 +38,14 @@ export async function storeResponse(
     ]) as CanonicalMessage[],
     outputItems: toStorable(encoded.output ?? []) as unknown[],
     response: toStorable(encoded),
-    wireItems: wireItemsOf(call, encoded.output ?? []),
+    wireItemsJson: wireItemsOf(call, encoded.output ?? []),
   });
 }
 
-/** The conversation as a Responses upstream saw it, when this turn was passed through to one. */
-function wireItemsOf(call: Call, output: unknown[]): unknown[] | undefined {
+/** The conversation as a Responses upstream saw it (JSON text), when this turn was passed through to one. */
+function wireItemsOf(call: Call, output: unknown[]): string | undefined {
   const wire = wireFor(call);
   if (wire?.format !== 'responses') return undefined;
-  return toStorable(responsesConversationItems(wire.body.input, output)) as unknown[];
+  const text = JSON.stringify(toStorable(responsesConversationItems(wire.body.input, output)));
+  return text.length > MAX_WIRE_ITEMS_CHARS ? undefined : text;
 }

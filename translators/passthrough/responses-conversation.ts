@@ -1,11 +1,12 @@
-import { asObject, isSet, type Json } from '../common/validation.ts';
+import { asObject, type Json } from '../common/validation.ts';
 
 /**
  * Item types a stateless Responses upstream takes back as input: messages (with every content
- * part, files included), function and custom tool calls and their outputs, and reasoning that
- * carries its `encrypted_content`. A built-in tool's call item (`web_search_call`, …) names what
- * only the upstream's own store could replay, so it is left out, as the canonical conversation
- * leaves it out.
+ * part, files included), function and custom tool calls and their outputs. A built-in tool's
+ * call item (`web_search_call`, …) names what only the upstream's own store could replay, and a
+ * reasoning item's `encrypted_content` is readable only by the organisation that wrote it (the
+ * next turn may go to another deployment, another organisation, which would refuse the call):
+ * both are left out, as the canonical conversation leaves them out.
  */
 const KEPT = new Set([
   'message',
@@ -29,9 +30,17 @@ export function responsesConversationItems(input: unknown, output: readonly unkn
     if (!obj) continue;
     const type = obj.type ?? 'message';
     if (type === 'message' && (obj.role === 'system' || obj.role === 'developer')) continue;
-    if (type === 'reasoning' ? !isSet(obj.encrypted_content) : !KEPT.has(String(type))) continue;
+    if (!KEPT.has(String(type))) continue;
     const { id: _id, status: _status, ...rest } = obj;
     items.push(rest);
   }
   return items;
 }
+
+/**
+ * Largest conversation kept as the upstream saw it, as JSON text. Each stored turn holds the
+ * whole conversation so far (as the canonical one does), so files sent again and again grow the
+ * store with the square of a conversation's length: past this the turn keeps only the canonical
+ * conversation, and the next one is encoded from it.
+ */
+export const MAX_WIRE_ITEMS_CHARS = 4 * 1024 * 1024;
