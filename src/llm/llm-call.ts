@@ -1,4 +1,5 @@
-import type { CanonicalMessage } from '../../translators/canonical/index.ts';
+import { type CanonicalMessage, InvalidRequestError } from '../../translators/canonical/index.ts';
+import { UntranslatableBody } from './untranslatable-body.ts';
 import type { UncountedInput } from '../../translators/passthrough/index.ts';
 import type { LlmAdapter, LlmCall, ModelRef } from '../../providers/types.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
@@ -40,8 +41,9 @@ export interface Call {
   /**
    * A passed-through call whose plan holds deployments of another format: the whole body decoded
    * for them (`decoded` is only what the passthrough reads of it), with that decoding's warnings.
+   * Decoded the first time such a deployment is tried, then kept; throws the decoder's refusal.
    */
-  translated?: DecodedClientRequest;
+  translation?: () => DecodedClientRequest;
   /** What `wire` sends beyond the canonical request, held too (src/llm/worst-case.ts). */
   uncounted?: UncountedInput;
   /** The client's request headers, some of which an upstream of its own API takes (`forwardedHeaders`). */
@@ -75,9 +77,33 @@ export function wireFor(call: Call): LlmCall['wire'] {
   return call.wire && call.served.adapter.passthroughFormat === call.wire.format ? call.wire : undefined;
 }
 
-/** What the serving deployment is sent: the passthrough's reading beside the client's body, or the whole request decoded. */
+/**
+ * What the serving deployment is sent: the passthrough's reading beside the client's body, or the
+ * whole request decoded. Throws UntranslatableBody when the body cannot be translated for it.
+ */
 export function decodedFor(call: Call): DecodedClientRequest {
-  return wireFor(call) ? call.decoded : (call.translated ?? call.decoded);
+  if (wireFor(call) || !call.translation) return call.decoded;
+  try {
+    return call.translation();
+  } catch (err) {
+    throw err instanceof InvalidRequestError ? new UntranslatableBody(err) : err;
+  }
+}
+
+/** `decode` run once, on first use; its result (or refusal) kept. */
+export function once(decode: () => DecodedClientRequest): () => DecodedClientRequest {
+  let outcome: { value: DecodedClientRequest } | { error: unknown } | undefined;
+  return () => {
+    if (!outcome) {
+      try {
+        outcome = { value: decode() };
+      } catch (error) {
+        outcome = { error };
+      }
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  };
 }
 
 /** What the call's metrics and spans name: the deployment serving it. */

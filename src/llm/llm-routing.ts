@@ -1,3 +1,4 @@
+import { UntranslatableBody } from './untranslatable-body.ts';
 import { InvalidRequestError } from '../../translators/canonical/index.ts';
 import { UpstreamError } from '../../providers/common/upstream-error.ts';
 import type { FailureVerdict } from '../routing/failover.ts';
@@ -30,6 +31,7 @@ export function classifyLlmFailure(err: unknown, signal: AbortSignal): FailureVe
       }
     }
   }
+  if (err instanceof UntranslatableBody) return 'next-deployment';
   if (err instanceof InvalidRequestError || err instanceof LlmError) return 'client-error';
   // Anything else came from the upstream's answer (a body that is not JSON, no stream body).
   return 'fail-over';

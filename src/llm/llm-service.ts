@@ -29,6 +29,7 @@ import { warningHeaders } from './warning-headers.ts';
 import type { LlmKeyGate } from '../keys/llm-key-gate.ts';
 import { serverTimingHeaders } from '../observability/server-timing.ts';
 import { type Call, decodedFor, serve, servedHeaders, watchLabels, wireFor } from './llm-call.ts';
+import { UntranslatableBody } from './untranslatable-body.ts';
 import { type PrepareDeps, prepareCall } from './prepare-call.ts';
 import { type HoldDeps, holdCall } from './hold-call.ts';
 import { type RecordDeps, recordCall } from './record-call.ts';
@@ -317,6 +318,7 @@ export class LlmService {
         failed.headers['retry-after'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
       return failed;
     }
+    if (err instanceof UntranslatableBody) return this.classified(call, err.refusal);
     if (err instanceof LlmError || err instanceof InvalidRequestError) {
       if (call.reservationId) this.reservations.release(call.reservationId);
       call.watch.settled('failed', undefined, 0);

@@ -2,7 +2,6 @@ import type { LlmAdapter } from '../../providers/types.ts';
 import type { CanonicalMessage } from '../../translators/canonical/index.ts';
 import { mintId } from '../../translators/common/ids.ts';
 import { isRecord } from '../../translators/common/validation.ts';
-import { InvalidRequestError } from '../../translators/canonical/index.ts';
 import type { UncountedInput } from '../../translators/passthrough/index.ts';
 import type { AppContext } from '../app/context.ts';
 import type { AuthContext } from '../auth/key-cache.ts';
@@ -14,7 +13,7 @@ import { FallbackNotAllowed, type Router } from '../routing/router.ts';
 import { modelNotAllowedMessage } from '../keys/key-policy.ts';
 import type { Deployment } from '../routing/routing-table.ts';
 import type { ClientFormat, DecodedClientRequest, EncodeContext } from './client-format.ts';
-import { type Call, serve, watchLabels } from './llm-call.ts';
+import { type Call, once, serve, watchLabels } from './llm-call.ts';
 import { LlmError } from './llm-error.ts';
 import { loadConversation, type StoredConversation } from './llm-responses.repository.ts';
 import { refusedInFormat } from './refused-in-format.ts';
@@ -64,29 +63,22 @@ export async function prepareCall(
       );
     throw err;
   }
-  let translated: DecodedClientRequest | undefined;
-  if (passesThrough && format.passthrough && !plan.every((d) => speaks(deps, d, format.passthrough?.format))) {
-    // A deployment of another format gets the whole body translated, never only what the
-    // passthrough reads of it (documents and server tools would go missing without a warning).
-    // A body that cannot be translated is served by the deployments of its own format alone.
-    try {
-      translated = format.decode(body);
-    } catch (err) {
-      if (!(err instanceof InvalidRequestError)) throw err;
-      const own = plan.filter((d) => speaks(deps, d, format.passthrough?.format));
-      if (own.length === 0) throw new LlmError(format.family, 'invalid_request', err.message, err.param ?? null);
-      plan = own;
-    }
-  }
+  // A deployment of another format gets the whole body translated, never only what the
+  // passthrough reads of it (documents and server tools would go missing without a warning):
+  // decoded when such a deployment is first tried, so a call its own format serves pays nothing.
+  const mixed = passesThrough && format.passthrough && !plan.every((d) => speaks(deps, d, format.passthrough?.format));
   const first = plan[0];
   if (!first || !deps.adapters.has(first.provider.id))
     throw new LlmError(format.family, 'invalid_request', `The model '${entry.object.id}' has no LLM adapter`, 'model');
   const stored = await storedHistory(deps, format, decoded, auth);
   const history = stored?.messages ?? [];
-  if (stored) {
-    decoded = continuing(decoded, history);
-    if (translated) translated = continuing(translated, history);
-  }
+  if (stored) decoded = continuing(decoded, history);
+  const translation = mixed
+    ? once(() => {
+        const whole = format.decode(body);
+        return stored ? continuing(whole, history) : whole;
+      })
+    : undefined;
   let wire: Call['wire'];
   let uncounted: UncountedInput | undefined;
   const passthrough = format.passthrough;
@@ -119,7 +111,7 @@ export async function prepareCall(
     startedAt: new Date(),
     history,
     wire,
-    translated,
+    translation,
     uncounted,
     requestHeaders: request.headers,
     watch: new LlmCallWatch(request, {

@@ -6,6 +6,8 @@ import type { CatalogEntry } from '../../src/catalog/catalog.ts';
 import type { ClientFormat } from '../../src/llm/client-format.ts';
 import { anthropicMessagesFormat } from '../../src/llm/formats/anthropic-messages-format.ts';
 import { decodedFor, type Served, wireFor } from '../../src/llm/llm-call.ts';
+import { classifyLlmFailure } from '../../src/llm/llm-routing.ts';
+import { UntranslatableBody } from '../../src/llm/untranslatable-body.ts';
 import { type PrepareDeps, prepareCall } from '../../src/llm/prepare-call.ts';
 import type { Router } from '../../src/routing/router.ts';
 import type { Deployment } from '../../src/routing/routing-table.ts';
@@ -63,11 +65,21 @@ describe('prepareCall across formats', () => {
   test('a plan of one format: passed through, no second decoding', async () => {
     const call = await prepareCall(depsWith(['ant']), anthropicMessagesFormat, body, auth, request());
     expect(call.wire?.format).toBe('anthropic-messages');
-    expect(call.translated).toBeUndefined();
+    expect(call.translation).toBeUndefined();
   });
 
-  test('a plan with a chat deployment: it gets the whole body decoded, and its warnings', async () => {
-    const call = await prepareCall(depsWith(['ant', 'oai']), anthropicMessagesFormat, body, auth, request());
+  test('a plan with a chat deployment: it gets the whole body decoded (when first tried), and its warnings', async () => {
+    let decodes = 0;
+    const counted: ClientFormat = {
+      ...anthropicMessagesFormat,
+      decode: (b) => {
+        decodes++;
+        return anthropicMessagesFormat.decode(b);
+      },
+    };
+    const call = await prepareCall(depsWith(['ant', 'oai']), counted, body, auth, request());
+    // The passthrough's reading only, until a deployment of another format is tried.
+    expect(decodes).toBe(1);
     call.served = servedBy('ant');
     expect(wireFor(call)?.format).toBe('anthropic-messages');
     expect(decodedFor(call).warnings).toEqual([]);
@@ -76,9 +88,11 @@ describe('prepareCall across formats', () => {
     const fields = decodedFor(call).warnings.map((w) => w.field);
     expect(fields).toContain('top_k');
     expect(fields).toContain('messages[0].content[0]');
+    decodedFor(call);
+    expect(decodes).toBe(2);
   });
 
-  test('a body only its own format takes keeps to the deployments of that format', async () => {
+  test('a body only its own format takes goes on to a deployment of that format', async () => {
     const own = anthropicMessagesFormat.passthrough as NonNullable<ClientFormat['passthrough']>;
     const strict: ClientFormat = {
       ...anthropicMessagesFormat,
@@ -97,12 +111,14 @@ describe('prepareCall across formats', () => {
       },
     };
     const odd = { ...body, refuse_me: true };
+    // Tried on the chat deployment, the body cannot be translated: the next one (its own format) takes it.
     const call = await prepareCall(depsWith(['oai', 'ant']), strict, odd, auth, request());
-    expect(call.plan.map((d) => d.provider.id)).toEqual(['ant']);
-    // No deployment of its own format in the plan (the key keeps to another): refused, naming the field.
-    await expect(prepareCall(depsWith(['oai']), strict, odd, auth, request())).rejects.toMatchObject({
-      status: 400,
-      param: 'refuse_me',
-    });
+    call.served = servedBy('oai');
+    expect(() => decodedFor(call)).toThrow(UntranslatableBody);
+    expect(classifyLlmFailure(new UntranslatableBody(new InvalidRequestError('x')), new AbortController().signal)).toBe(
+      'next-deployment',
+    );
+    call.served = servedBy('ant');
+    expect(decodedFor(call)).toBe(call.decoded);
   });
 });
