@@ -29,6 +29,7 @@ export async function scheduleDelivery(trx: DbOrTrx, d: NewDelivery): Promise<nu
     .insertInto('webhook_deliveries')
     .values({
       task_id: d.taskId,
+      account_id: sql<number>`(select account_id from tasks where id = ${d.taskId})`,
       attempt_no: d.attemptNo,
       trigger: d.trigger,
       due_at: sql`now()`,
@@ -64,31 +65,51 @@ export type ClaimWhich = { due: number } | { id: number };
  */
 export const MAX_IN_FLIGHT_PER_ACCOUNT = 32;
 
-/** Due, free deliveries, at most MAX_IN_FLIGHT_PER_ACCOUNT in flight per account, oldest first. */
-const fairlyDue = (limit: number) => sql`
-  id in (
-    with busy as (
-      select t.account_id, count(*)::int as n
-      from webhook_deliveries d join tasks t on t.id = d.task_id
-      where d.state = 'pending' and d.lease_expires_at is not null and d.lease_expires_at >= now()
-      group by t.account_id),
-    candidates as (
-      select d.id, d.due_at, t.account_id
-      from webhook_deliveries d join tasks t on t.id = d.task_id
-      where d.state = 'pending' and d.due_at <= now() and (d.lease_expires_at is null or d.lease_expires_at < now())
-        and t.account_id not in (select account_id from busy where n >= ${MAX_IN_FLIGHT_PER_ACCOUNT})
-      order by d.due_at limit ${limit * 4}),
-    ranked as (
-      select c.id, c.due_at,
-        row_number() over (partition by c.account_id order by c.due_at) + coalesce(b.n, 0) as place
-      from candidates c left join busy b on b.account_id = c.account_id)
-    select id from ranked where place <= ${MAX_IN_FLIGHT_PER_ACCOUNT} order by due_at limit ${limit})
+/**
+ * Due, free deliveries, each account's oldest up to what it may still have in flight. The
+ * accounts with pending deliveries are walked one index probe each (`webhook_deliveries_account_due`,
+ * migration 0015) and each gives at most its share, so a claim never reads one account's backlog
+ * to reach another's, and an account near its bound cannot fill the claim.
+ */
+const fairlyDue = sql`
+  id = any(array(
+    with recursive busy as (
+      select account_id, count(*)::int as n from webhook_deliveries
+      where state = 'pending' and lease_expires_at is not null and lease_expires_at >= now()
+      group by account_id),
+    accounts(account_id) as (
+      (select account_id from webhook_deliveries
+        where state = 'pending' and account_id is not null order by account_id limit 1)
+      union all
+      select (select w.account_id from webhook_deliveries w
+          where w.state = 'pending' and w.account_id > a.account_id order by w.account_id limit 1)
+        from accounts a where a.account_id is not null)
+    select c.id from accounts a
+      left join busy b on b.account_id = a.account_id
+      cross join lateral (
+        select d.id from webhook_deliveries d
+        where d.account_id = a.account_id and d.state = 'pending' and d.due_at <= now()
+          and (d.lease_expires_at is null or d.lease_expires_at < now())
+        order by d.due_at
+        limit greatest(0, ${MAX_IN_FLIGHT_PER_ACCOUNT} - coalesce(b.n, 0))) c
+      where a.account_id is not null))
   and state = 'pending' and (lease_expires_at is null or lease_expires_at < now())`;
 
 /**
+ * Pending deliveries without their account (scheduled by an instance from before migration 0015,
+ * during a rolling upgrade) get it, so the fair claim sees them. Cheap when there are none: a
+ * partial index holds exactly those rows.
+ */
+export async function fillMissingAccounts(db: Db): Promise<void> {
+  await sql`update webhook_deliveries d set account_id = t.account_id from tasks t
+    where d.state = 'pending' and d.account_id is null and t.id = d.task_id`.execute(db);
+}
+
+/**
  * Leases deliveries to `owner` (`SKIP LOCKED`, like tasks): up to `due` of those due now and
- * free (fairly across accounts), or the one `id` this owner already holds (a manual redelivery
- * it scheduled).
+ * free (fairly across accounts, oldest first), or the one `id` this owner already holds (a
+ * manual redelivery it scheduled). The limit counts only rows this claim could lock, so
+ * instances claiming at once share the due rows instead of skipping the same ones.
  */
 export async function claimDeliveries(
   db: Db,
@@ -96,13 +117,16 @@ export async function claimDeliveries(
   leaseMs: number,
   which: ClaimWhich,
 ): Promise<ClaimedDelivery[]> {
-  const pick =
-    'due' in which ? fairlyDue(which.due) : sql`id = ${which.id} and state = 'pending' and lease_owner = ${owner}`;
+  const [pick, limit] =
+    'due' in which
+      ? [fairlyDue, which.due]
+      : [sql`id = ${which.id} and state = 'pending' and lease_owner = ${owner}`, 1];
   const result = await sql<ClaimedDelivery>`
     with claimed as (
       update webhook_deliveries set lease_owner = ${owner},
         lease_expires_at = now() + ${leaseMs} * interval '1 millisecond'
-      where id in (select id from webhook_deliveries where ${pick} for update skip locked)
+      where id in (
+        select id from webhook_deliveries where ${pick} order by due_at limit ${limit} for update skip locked)
       returning id, task_id, attempt_no, trigger, payload)
     select c.id, c.task_id, c.attempt_no, c.trigger, c.payload, t.callback_url, t.finished_at,
            a.webhook_signing_enabled, a.webhook_secret
@@ -140,8 +164,9 @@ export interface Retry {
 export async function scheduleRetries(trx: DbOrTrx, retries: Retry[], maxPerTask: number): Promise<void> {
   if (retries.length === 0) return;
   await sql`
-    insert into webhook_deliveries (task_id, attempt_no, trigger, due_at, state, payload)
-    select r.task_id, r.attempt_no, 'auto', r.base + r.delay_sec * interval '1 second', 'pending', r.payload
+    insert into webhook_deliveries (task_id, account_id, attempt_no, trigger, due_at, state, payload)
+    select r.task_id, (select t.account_id from tasks t where t.id = r.task_id), r.attempt_no, 'auto',
+      r.base + r.delay_sec * interval '1 second', 'pending', r.payload
     from unnest(${retries.map((r) => r.taskId)}::text[], ${retries.map((r) => r.attemptNo)}::int[],
                 ${retries.map((r) => r.base.toISOString())}::timestamptz[], ${retries.map((r) => r.delaySec)}::int[],
                 ${retries.map((r) => JSON.stringify(r.payload))}::jsonb[]) as r(task_id, attempt_no, base, delay_sec, payload)

@@ -2,7 +2,7 @@ import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { ClaimLoop } from '../ops/claim-loop.ts';
-import { type ClaimedDelivery, claimDeliveries } from './deliveries.repository.ts';
+import { type ClaimedDelivery, claimDeliveries, fillMissingAccounts } from './deliveries.repository.ts';
 import { DELIVERY_LEASE_MS } from './delivery-policy.ts';
 import { type DeliveryResult, recordResults } from './delivery-results.ts';
 import { webhookHeaders, webhookMessageId } from './webhook-signature.ts';
@@ -35,6 +35,7 @@ export class WebhookDeliverer {
   private results: DeliveryResult[] = [];
   private flushTimer?: ReturnType<typeof setTimeout>;
   private flushing: Promise<void> = Promise.resolve();
+  private accountsFilledAt = 0;
 
   constructor(
     private readonly db: Db,
@@ -61,7 +62,12 @@ export class WebhookDeliverer {
     this.loop.wake();
   }
 
-  private claim(limit: number): Promise<ClaimedDelivery[]> {
+  private async claim(limit: number): Promise<ClaimedDelivery[]> {
+    // Rows an instance from before migration 0015 scheduled get their account, at most every 10 s.
+    if (Date.now() - this.accountsFilledAt > 10_000) {
+      this.accountsFilledAt = Date.now();
+      await fillMissingAccounts(this.db);
+    }
     return claimDeliveries(this.db, this.opts.instanceId, this.opts.leaseMs ?? DELIVERY_LEASE_MS, { due: limit });
   }
 

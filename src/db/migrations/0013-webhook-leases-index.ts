@@ -7,12 +7,12 @@ import { sql, type Kysely } from 'kysely';
  */
 // biome-ignore lint/suspicious/noExplicitAny: frozen migration
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`create index webhook_deliveries_leased on webhook_deliveries (lease_expires_at) where state = 'pending' and lease_expires_at is not null`.execute(
+  await sql`create index if not exists webhook_deliveries_leased on webhook_deliveries (lease_expires_at) where state = 'pending' and lease_expires_at is not null`.execute(
     db,
   );
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: frozen migration
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop index webhook_deliveries_leased`.execute(db);
+  await sql`drop index if exists webhook_deliveries_leased`.execute(db);
 }

@@ -13,6 +13,7 @@ import * as m0011 from './0011-topup-idempotency.ts';
 import * as m0012 from './0012-key-period-changed.ts';
 import * as m0013 from './0013-webhook-leases-index.ts';
 import * as m0014 from './0014-response-wire-items.ts';
+import * as m0015 from './0015-webhook-delivery-account.ts';
 
 /** Numbered, in order. Imported statically so a bundled or compiled gateway still finds them. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0012-key-period-changed': m0012,
   '0013-webhook-leases-index': m0013,
   '0014-response-wire-items': m0014,
+  '0015-webhook-delivery-account': m0015,
 };

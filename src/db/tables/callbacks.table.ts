@@ -25,6 +25,8 @@ export interface WebhookDeliveriesTable {
   lease_owner: string | null;
   lease_expires_at: Date | null;
   created_at: CreatedAt;
+  /** The task's account (migration 0015); null only on rows of instances from before it. */
+  account_id: number | null;
 }
 
 export type CallbackAttemptRow = Selectable<CallbackAttemptsTable>;

@@ -1,0 +1,99 @@
+import { describe, expect, test } from 'bun:test';
+import { sql } from 'kysely';
+import { createAccount } from '../../src/accounts/accounts.repository.ts';
+import { toUnits } from '../../src/accounts/money.ts';
+import type { Db } from '../../src/db/database.ts';
+import {
+  claimDeliveries,
+  fillMissingAccounts,
+  MAX_IN_FLIGHT_PER_ACCOUNT,
+} from '../../src/webhooks/deliveries.repository.ts';
+import { DATABASE_MODES, useDatabase } from '../helpers/in-process-database.ts';
+
+/**
+ * The fair webhook claim (src/webhooks/deliveries.repository.ts) against a real database: each
+ * account gives at most its share (MAX_IN_FLIGHT_PER_ACCOUNT less what it has in flight), so an
+ * account near its bound with a large backlog does not fill a claim; rows scheduled without
+ * their account (an instance from before migration 0015) are found once filled in; and claims
+ * made at once share the due rows.
+ */
+async function account(db: Db, label: string) {
+  return (await createAccount(db, { email: `${label}-${crypto.randomUUID()}@example.com`, balance: toUnits(1) }))
+    .account.id;
+}
+
+/** `n` pending deliveries of one task of `accountId`, due a minute ago (oldest first by `offset`). */
+async function deliveries(
+  db: Db,
+  accountId: number,
+  n: number,
+  opts: { leased?: boolean; withAccount?: boolean } = {},
+) {
+  const taskId = crypto.randomUUID();
+  await sql`insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, run_after, callback_url)
+    values (${taskId}, ${accountId}, 'sandbox/image', 'sandbox', 'image', 'failed', '{}'::jsonb, 0, now(), 'http://example.com/hook')`.execute(
+    db,
+  );
+  await sql`insert into webhook_deliveries (task_id, account_id, attempt_no, trigger, due_at, state, payload, lease_owner, lease_expires_at)
+    select ${taskId}, ${opts.withAccount === false ? null : accountId}, g, 'auto', now() - interval '1 minute' + g * interval '1 millisecond',
+      'pending', '{}'::jsonb, ${opts.leased ? 'other-instance' : null},
+      ${opts.leased ? sql`now() + interval '1 minute'` : null}
+    from generate_series(1, ${n}) g`.execute(db);
+  return taskId;
+}
+
+const owners = async (db: Db, ids: number[]) =>
+  (
+    await sql<{ account_id: string }>`select t.account_id from webhook_deliveries d join tasks t on t.id = d.task_id
+      where d.id = any(${ids})`.execute(db)
+  ).rows.map((r) => Number(r.account_id));
+
+for (const mode of DATABASE_MODES)
+  describe(`fair webhook claim (${mode})`, () => {
+    const database = useDatabase(mode, 'whclaim');
+
+    test('an account near its bound gives only what it has left; every other account its share', async () => {
+      const { db } = database();
+      await sql`update webhook_deliveries set state = 'done'`.execute(db);
+      const busy = await account(db, 'busy');
+      const quiet = await account(db, 'quiet');
+      await deliveries(db, busy, MAX_IN_FLIGHT_PER_ACCOUNT - 1, { leased: true });
+      await deliveries(db, busy, 500);
+      await deliveries(db, quiet, 40);
+      const claimed = await claimDeliveries(db, 'me', 30_000, { due: 256 });
+      const by = await owners(
+        db,
+        claimed.map((c) => c.id),
+      );
+      expect(by.filter((a) => a === busy)).toHaveLength(1);
+      expect(by.filter((a) => a === quiet)).toHaveLength(MAX_IN_FLIGHT_PER_ACCOUNT);
+      // Both now at their bound: nothing more until something ends.
+      expect(await claimDeliveries(db, 'me', 30_000, { due: 256 })).toHaveLength(0);
+    });
+
+    test('rows scheduled without their account are claimed once it is filled in', async () => {
+      const { db } = database();
+      await sql`update webhook_deliveries set state = 'done'`.execute(db);
+      const legacy = await account(db, 'legacy');
+      await deliveries(db, legacy, 3, { withAccount: false });
+      expect(await claimDeliveries(db, 'me', 30_000, { due: 256 })).toHaveLength(0);
+      await fillMissingAccounts(db);
+      expect(await claimDeliveries(db, 'me', 30_000, { due: 256 })).toHaveLength(3);
+    });
+
+    if (mode === 'postgres')
+      test('two claims at once share the due rows instead of skipping the same ones', async () => {
+        const { db } = database();
+        await sql`update webhook_deliveries set state = 'done'`.execute(db);
+        for (let i = 0; i < 4; i++) await deliveries(db, await account(db, `share-${i}`), 20);
+        // One claim holds its rows (a transaction still open) while another claims.
+        await db.transaction().execute(async (trx) => {
+          const first = await claimDeliveries(trx as unknown as Db, 'a', 30_000, { due: 30 });
+          expect(first).toHaveLength(30);
+          const second = await claimDeliveries(db, 'b', 30_000, { due: 30 });
+          expect(second).toHaveLength(30);
+          const ids = new Set(first.map((c) => c.id));
+          expect(second.some((c) => ids.has(c.id))).toBe(false);
+        });
+      });
+  });
