@@ -77,7 +77,9 @@ export class LlmService {
     request.signal.addEventListener('abort', onClientGone, { once: true });
     const signal = abort.signal;
     const capture: Capture | undefined =
-      cacheTtlS > 0 ? { put: (answer) => this.cache.put(cacheKey, answer, cacheTtlS), completed: false } : undefined;
+      cacheTtlS > 0
+        ? { put: (answer) => this.cache.put(call.auth.accountId, cacheKey, answer, cacheTtlS), completed: false }
+        : undefined;
     const cacheHeaders: Record<string, string> = cacheTtlS > 0 ? { 'x-gateway-cache': 'miss' } : {};
     try {
       if (!call.decoded.request.stream) {

@@ -17,6 +17,17 @@ export type CachedAnswer =
 export const MAX_CACHED_BYTES = 1 << 20;
 
 /**
+ * What one account's cached answers may take of the store at once. A client chooses the ttl (up
+ * to 30 days) and can make answers large for little (a Responses answer echoes its
+ * `instructions`): 100 calls of a megabyte each for $0.0006 took 107 MB of Redis for 30 days.
+ * Past the bound the account's answers are not cached until what it stored has expired.
+ */
+export const MAX_ACCOUNT_CACHED_BYTES = 256 * (1 << 20);
+
+/** The bytes an account's cached answers count, kept as long as the longest-lived of them. */
+const bytesKey = (accountId: number) => `llmcache:bytes:${accountId}`;
+
+/**
  * The opt-in exact response cache (docs/routing.md), in the shared store so every instance serves
  * what any instance stored. The key is a SHA-256 of the account, the requested model, the client
  * format and the canonical request (after decoding, so the same call spelled with other
@@ -27,6 +38,7 @@ export class ResponseCache {
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
+    private readonly maxAccountBytes = MAX_ACCOUNT_CACHED_BYTES,
   ) {}
 
   /**
@@ -76,13 +88,27 @@ export class ResponseCache {
     }
   }
 
-  async put(key: string, answer: CachedAnswer, ttlS: number): Promise<void> {
+  async put(accountId: number, key: string, answer: CachedAnswer, ttlS: number): Promise<void> {
     try {
       const text = JSON.stringify(answer);
       if (text.length > MAX_CACHED_BYTES) return;
+      if (!(await this.count(accountId, text.length, ttlS * 1000))) return;
       await this.store.set(key, text, ttlS * 1000);
     } catch (err) {
       this.log.warn('response cache write failed', errorFields(err));
     }
+  }
+
+  /**
+   * Counts `bytes` against the account's bound; false when they do not fit. The count lives as
+   * long as the longest-lived answer it counts, so it never forgets bytes still stored. Read and
+   * written apart: answers stored at the same moment may pass the bound by one answer each.
+   */
+  private async count(accountId: number, bytes: number, ttlMs: number): Promise<boolean> {
+    const used = Number((await this.store.get(bytesKey(accountId))) ?? 0);
+    if (used + bytes > this.maxAccountBytes) return false;
+    const left = await this.store.ttl(bytesKey(accountId));
+    await this.store.set(bytesKey(accountId), String(used + bytes), Math.max(left, ttlMs));
+    return true;
   }
 }
