@@ -1,7 +1,7 @@
 import { rememberClientAddress } from '../http/client-address.ts';
 import { useIdleControl } from '../http/client-idle.ts';
 import { corsPreflight, withCors } from '../http/cors.ts';
-import { requestPath } from '../http/request-path.ts';
+import { loggedPath } from '../http/request-path.ts';
 import { bodyFullyRead, hasRequestBody, LLM_BODY_MAX_BYTES } from '../http/request-body.ts';
 import { beginRequest, endRequest, inRequestScope, withRequestId } from '../observability/http-observer.ts';
 import { maxRequestBytes } from '../uploads/upload-request.ts';
@@ -78,7 +78,7 @@ export function requestHandler(ctx: AppContext, app: App) {
         endRequest(request, observed, status);
         ctx.log.info('request', {
           method: request.method,
-          path: requestPath(request.url),
+          path: loggedPath(request.url),
           status,
           request_id: observed.requestId,
           duration_ms: Math.round((performance.now() - started) * 100) / 100,

@@ -6,6 +6,7 @@ import { envelope } from '../../src/http/envelope.ts';
 import { errorHandler } from '../../src/http/error-handler.ts';
 import { unprocessable } from '../../src/http/errors.ts';
 import { parseOr422 } from '../../src/http/parse.ts';
+import { loggedPath } from '../../src/http/request-path.ts';
 import { Logger } from '../../src/ops/logger.ts';
 
 describe('envelope', () => {
@@ -65,4 +66,12 @@ describe('error handler', () => {
     expect(typed.status).toBe(422);
     expect(await typed.json()).toEqual({ success: false, code: 422, data: { message: 'x: is required' } });
   });
+});
+
+test('an access log line keeps at most 512 characters of the path, and says how many it left out', () => {
+  const long = `http://gw.test/${'a'.repeat(15_000)}?q=1`;
+  const logged = loggedPath(long);
+  expect(logged.startsWith(`/${'a'.repeat(511)}…`)).toBe(true);
+  expect(logged.endsWith('(+14489)')).toBe(true);
+  expect(loggedPath('http://gw.test/v1/models?x=1')).toBe('/v1/models');
 });
