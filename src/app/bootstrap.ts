@@ -142,6 +142,7 @@ export async function bootstrap(source: Record<string, string | undefined> = pro
     database.prepared,
     keyBudgets,
     journal,
+    env.settlementJournalMaxUnsettled,
   );
   if (journal) ctx.unsettled = (accountId) => usage.unsettled.settled(accountId);
   readSettlementsWith(() => ({

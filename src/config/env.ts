@@ -90,6 +90,7 @@ const EnvSchema = v.object({
   DATABASE_POOL_SIZE: v.optional(v.pipe(positiveInt, v.maxValue(1000, 'expected at most 1000')), '20'),
   SETTLEMENT_JOURNAL: v.optional(boolString),
   SETTLEMENT_JOURNAL_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
+  SETTLEMENT_JOURNAL_MAX_UNSETTLED: v.optional(positiveInt, '20000'),
   SETTLEMENT_JOURNAL_SEGMENT_BYTES: v.optional(
     v.pipe(positiveInt, v.minValue(65_536, 'must be at least 65536')),
     String(SEGMENT_BYTES),
@@ -154,6 +155,8 @@ export interface Env {
   settlementJournalDir: string;
   /** When the journal moves to its other segment (docs/money.md). */
   settlementJournalSegmentBytes: number;
+  /** Journaled calls waiting for the database past which calls wait for it themselves. */
+  settlementJournalMaxUnsettled: number;
 }
 
 /** Reads the environment once at start; a bad value stops the process with the variable named. */
@@ -223,5 +226,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     settlementJournal: e.SETTLEMENT_JOURNAL ?? e.DATABASE_URL === undefined,
     settlementJournalDir: e.SETTLEMENT_JOURNAL_DIR ?? join(e.DATA_DIR, 'journal'),
     settlementJournalSegmentBytes: e.SETTLEMENT_JOURNAL_SEGMENT_BYTES,
+    settlementJournalMaxUnsettled: e.SETTLEMENT_JOURNAL_MAX_UNSETTLED,
   };
 }

@@ -130,6 +130,37 @@ describe('settlement journal', () => {
     expect((await api(restarted, 'GET', '/v1/account', { key })).status).toBe(200);
   }, 60_000);
 
+  test('past SETTLEMENT_JOURNAL_MAX_UNSETTLED waiting settlements, calls wait for the database themselves', async () => {
+    const { env, databaseUrl } = await postgresEnv('journalbound');
+    const gw = await start({ ...env, SETTLEMENT_JOURNAL_MAX_UNSETTLED: '2' });
+    const { key } = await createAccount(gw, uniqueEmail('journalbound'), 1);
+    const blocker = await holdSettlements(databaseUrl);
+    // Two are answered at once, journaled; their settlements wait for the lock.
+    for (const n of [1, 2]) {
+      const started = performance.now();
+      expect((await chat(gw, key, `journaled ${n}`)).status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(2_000);
+    }
+    // The third waits for the database as without a journal: answered only once the lock goes.
+    let answered = false;
+    const third = chat(gw, key, 'waits for the database').then((res) => {
+      answered = true;
+      return res;
+    });
+    await Bun.sleep(1_000);
+    expect(answered).toBe(false);
+    await blocker.query('rollback');
+    await blocker.end();
+    expect((await third).status).toBe(200);
+    // Everything settles once the database is back.
+    let metrics = '';
+    for (let i = 0; i < 50 && !/^gateway_llm_unsettled_calls 0$/m.test(metrics); i++) {
+      if (i) await Bun.sleep(50);
+      metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    }
+    expect(metrics).toMatch(/^gateway_llm_unsettled_calls 0$/m);
+  }, 60_000);
+
   test('stopped while the database is unreachable: the journal keeps the unsettled call, and the next start bills it once', async () => {
     const { env, databaseUrl } = await postgresEnv('journaldown');
     const gw = await start(env);
