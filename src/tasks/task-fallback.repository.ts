@@ -78,12 +78,29 @@ export async function saveRouteAttempts(trx: DbOrTrx, taskId: string, attempts: 
     .execute();
 }
 
-/** The model a task was created for (the first attempt's, once it fell back), read without a lock. */
-export async function requestedModelOf(db: DbOrTrx, taskId: string): Promise<string | undefined> {
+/**
+ * Before a fallback's transaction, read without a lock: the model the task was created for (the
+ * first attempt's, once it fell back), the models tried so far, and the models its key may use
+ * (null: any).
+ */
+export async function fallbackStartOf(
+  db: DbOrTrx,
+  taskId: string,
+): Promise<{ requested: string; tried: string[]; keyModels: string[] | null } | undefined> {
   const row = await db
     .selectFrom('tasks')
-    .select(sql<string>`coalesce(route_attempts->0->>'model', model)`.as('model'))
+    .select((eb) => [
+      'model',
+      'route_attempts',
+      eb.selectFrom('api_keys').select('api_keys.models').whereRef('api_keys.id', '=', 'tasks.key_id').as('key_models'),
+    ])
     .where('id', '=', taskId)
     .executeTakeFirst();
-  return row?.model;
+  if (!row) return undefined;
+  const attempts = Array.isArray(row.route_attempts) ? (row.route_attempts as RouteAttempt[]) : [];
+  return {
+    requested: attempts[0]?.model ?? row.model,
+    tried: [...attempts.map((a) => a.model), row.model],
+    keyModels: Array.isArray(row.key_models) ? (row.key_models as string[]) : null,
+  };
 }

@@ -13,7 +13,7 @@ import { refusedByCallerChecks } from './caller-checks.ts';
 import {
   lockForFallback,
   type RouteAttempt,
-  requestedModelOf,
+  fallbackStartOf,
   saveRouteAttempts,
   switchTaskModel,
 } from './task-fallback.repository.ts';
@@ -39,14 +39,12 @@ export async function fallBack(
   error: string,
   customVoices: CustomVoiceLookup = NO_CUSTOM_VOICES,
 ): Promise<FallbackOutcome> {
-  const requested = (await requestedModelOf(db, task.id)) ?? task.model;
-  const refused = await refusedByCallerChecks(
-    registry,
-    customVoices,
-    fallbacksOf(requested),
-    task.input,
-    task.account_id,
-  );
+  // The hooks may call the provider: only for candidates the transaction could choose.
+  const start = await fallbackStartOf(db, task.id);
+  const candidates = start
+    ? fallbacksOf(start.requested).filter((id) => !start.tried.includes(id) && modelAllowed(start.keyModels, id))
+    : [];
+  const refused = await refusedByCallerChecks(registry, customVoices, candidates, task.input, task.account_id);
   return db.transaction().execute(async (trx) => {
     const row = await lockForFallback(trx, task.id, owner);
     if (!row) return { switched: false };
