@@ -103,7 +103,8 @@ export class LlmService {
           // The exact charge of a JSON answer: the record's.
           ...costHeader(call.chargedUsd ?? 0),
         };
-        if (capture) void capture.put({ kind: 'json-text', text: answer.text, headers });
+        if (capture && response.finishReason.unified !== 'error')
+          void capture.put({ kind: 'json-text', text: answer.text, headers });
         releaseConnection();
         // Not in `headers`: a cached copy must not replay this call's timing.
         return new Response(answer.text, {
@@ -127,7 +128,10 @@ export class LlmService {
         call.served.model.id,
         () => estimateInputTokens(call.decoded.request, call.uncounted),
         (outcome) => {
-          if (capture) capture.completed = outcome.status === 'completed';
+          // A failed response passed through to a Responses client is its answer, settled as
+          // completed, but not one to serve again from the cache.
+          if (capture)
+            capture.completed = outcome.status === 'completed' && outcome.response.finishReason.unified !== 'error';
           releaseConnection();
           return this.settle(call, outcome);
         },

@@ -74,6 +74,25 @@ for (const mode of MODES) {
       expect(stored.body.status).toBe('failed');
     });
 
+    test('a failed response is never served again from the cache', async () => {
+      const ask = () =>
+        fetch(`${gw.url}/v1/responses`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            'x-gateway-cache': 'ttl=600',
+          },
+          body: JSON.stringify({ model: 'rf/model', input: 'cache me', stream: true }),
+        });
+      for (let i = 0; i < 2; i++) {
+        const res = await ask();
+        expect(res.headers.get('x-gateway-cache')).toBe('miss');
+        await res.text();
+        await Bun.sleep(100);
+      }
+    });
+
     test('a chat client gets the error, never a finish: failed before any byte, a 502 in its own shape', async () => {
       const res = await api(gw, 'POST', '/v1/chat/completions', {
         key,

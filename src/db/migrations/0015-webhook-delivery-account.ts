@@ -10,7 +10,7 @@ import { sql, type Kysely } from 'kysely';
  */
 // biome-ignore lint/suspicious/noExplicitAny: frozen migration
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('webhook_deliveries').addColumn('account_id', 'bigint').execute();
+  await sql`alter table webhook_deliveries add column if not exists account_id bigint`.execute(db);
   await sql`update webhook_deliveries d set account_id = t.account_id from tasks t
     where t.id = d.task_id and d.state = 'pending'`.execute(db);
   await sql`create index if not exists webhook_deliveries_account_due on webhook_deliveries (account_id, due_at)
