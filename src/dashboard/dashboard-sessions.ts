@@ -29,11 +29,13 @@ const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))
  * account; refusing them instead let any key of an account lock the account's owner out.
  */
 export const MAX_SESSIONS_PER_KEY = 20;
-/** The ids of one key's live sessions, oldest first (by the key's hash, as sessions hold it). */
-const keySessionsKey = (keyHash: string) => `dashboard:key-sessions:${keyHash}`;
+/** A key's sign-in count, and the session (its hash) of each sign-in by number. */
+const signInSeqKey = (keyHash: string) => `dashboard:key-seq:${keyHash}`;
+const signInKey = (keyHash: string, seq: number) => `dashboard:key-sign-in:${keyHash}:${seq}`;
 
 /** The store holds sessions under a hash of their id: a dump of Redis yields no usable cookie. */
-const storeKey = (id: string) => `dashboard:session:${hashApiKey(id)}`;
+const storeKey = (id: string) => sessionKeyOfHash(hashApiKey(id));
+const sessionKeyOfHash = (idHash: string) => `dashboard:session:${idHash}`;
 
 /**
  * Dashboard sign-in sessions, kept in the shared store with a TTL so any instance serves them.
@@ -57,12 +59,18 @@ export class DashboardSessions {
       expires_at: Date.now() + SESSION_TTL_MS,
     };
     await this.ctx.store.set(storeKey(id), JSON.stringify(session), SESSION_TTL_MS);
-    // The key's sessions, its oldest ended past the bound. Two sign-ins at once on two instances
-    // may each miss the other's id: the bound is then passed by one, never without end.
-    const listKey = keySessionsKey(session.key_hash);
-    const live = [...parseIds(await this.ctx.store.get(listKey)), id];
-    for (const old of live.splice(0, Math.max(0, live.length - MAX_SESSIONS_PER_KEY))) await this.end(old);
-    await this.ctx.store.set(listKey, JSON.stringify(live), SESSION_TTL_MS);
+    // Sign-in n of a key ends sign-in n - MAX's session. Both sides are checked, so sign-ins at
+    // once cannot miss each other: n counts (atomically) then reads n - MAX's record, and every
+    // sign-in writes its record then reads the count, ending itself if n has already passed it.
+    // Records hold the session's hash, as the store does, never the cookie's value.
+    const seqKey = signInSeqKey(session.key_hash);
+    const seq = await this.ctx.store.incr(seqKey, 1, SESSION_TTL_MS);
+    const idHash = hashApiKey(id);
+    await this.ctx.store.set(signInKey(session.key_hash, seq), idHash, SESSION_TTL_MS);
+    const older = await this.ctx.store.get(signInKey(session.key_hash, seq - MAX_SESSIONS_PER_KEY));
+    if (older) await this.ctx.store.del(sessionKeyOfHash(older));
+    if (Number((await this.ctx.store.get(seqKey)) ?? seq) >= seq + MAX_SESSIONS_PER_KEY)
+      await this.ctx.store.del(sessionKeyOfHash(idHash));
     return { id, session };
   }
 
@@ -123,15 +131,4 @@ export function dashboardSessions(ctx: Pick<AppContext, 'db' | 'store'>): Dashbo
     perContext.set(ctx, sessions);
   }
   return sessions;
-}
-
-/** A stored id list; anything else (a value from before, a corrupted one) is no list. */
-function parseIds(raw: string | null): string[] {
-  if (!raw) return [];
-  try {
-    const ids: unknown = JSON.parse(raw);
-    return Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
 }
