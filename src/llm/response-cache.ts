@@ -20,12 +20,22 @@ export const MAX_CACHED_BYTES = 1 << 20;
  * What one account's cached answers may take of the store at once. A client chooses the ttl (up
  * to 30 days) and can make answers large for little (a Responses answer echoes its
  * `instructions`): 100 calls of a megabyte each for $0.0006 took 107 MB of Redis for 30 days.
- * Past the bound the account's answers are not cached until what it stored has expired.
+ * Past the bound the account's answers are not cached until some of what it stored expires.
  */
 export const MAX_ACCOUNT_CACHED_BYTES = 256 * (1 << 20);
 
-/** The bytes an account's cached answers count, kept as long as the longest-lived of them. */
-const bytesKey = (accountId: number) => `llmcache:bytes:${accountId}`;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** Longest a cached answer lives (the `ttl` bound of docs/routing.md), in days. */
+const MAX_TTL_DAYS = 30;
+/** Answers expiring within this many hours are counted by the hour, later ones by the day. */
+const HOURLY_SPAN = 26;
+/**
+ * The bytes of an account's cached answers that expire within one hour (`h`, hours since the
+ * epoch) or one day (`d`): each count expires when its span ends, so the live counts sum what
+ * the account has stored now, give or take one span past an answer's expiry.
+ */
+const bytesKey = (accountId: number, span: 'h' | 'd', at: number) => `llmcache:bytes:${accountId}:${span}:${at}`;
 
 /**
  * The opt-in exact response cache (docs/routing.md), in the shared store so every instance serves
@@ -100,15 +110,29 @@ export class ResponseCache {
   }
 
   /**
-   * Counts `bytes` against the account's bound; false when they do not fit. The count lives as
-   * long as the longest-lived answer it counts, so it never forgets bytes still stored. Read and
-   * written apart: answers stored at the same moment may pass the bound by one answer each.
+   * Counts `bytes` against the account's bound; false when they do not fit. Bytes are counted
+   * (atomically) by the hour or day their answer expires (`bytesKey`), each count read in one
+   * round trip, so the sum is what the account has stored now, never a running total. Answers
+   * stored at the same moment may each pass the check: the bound is passed by those.
    */
   private async count(accountId: number, bytes: number, ttlMs: number): Promise<boolean> {
-    const used = Number((await this.store.get(bytesKey(accountId))) ?? 0);
+    const now = Date.now();
+    const hour = Math.floor(now / HOUR_MS);
+    const day = Math.floor(now / DAY_MS);
+    const keys = [
+      ...Array.from({ length: HOURLY_SPAN + 1 }, (_, i) => bytesKey(accountId, 'h', hour + i)),
+      ...Array.from({ length: MAX_TTL_DAYS + 2 }, (_, i) => bytesKey(accountId, 'd', day + i)),
+    ];
+    const used = (await this.store.getMany(keys)).reduce((sum, n) => sum + Number(n ?? 0), 0);
     if (used + bytes > this.maxAccountBytes) return false;
-    const left = await this.store.ttl(bytesKey(accountId));
-    await this.store.set(bytesKey(accountId), String(used + bytes), Math.max(left, ttlMs));
+    const expires = now + ttlMs;
+    if (ttlMs <= (HOURLY_SPAN - 1) * HOUR_MS) {
+      const at = Math.floor(expires / HOUR_MS);
+      await this.store.incr(bytesKey(accountId, 'h', at), bytes, (at + 1) * HOUR_MS - now);
+    } else {
+      const at = Math.floor(expires / DAY_MS);
+      await this.store.incr(bytesKey(accountId, 'd', at), bytes, (at + 1) * DAY_MS - now);
+    }
     return true;
   }
 }

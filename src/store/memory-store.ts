@@ -37,6 +37,10 @@ export class MemoryStore implements Store {
     return this.live(key)?.value ?? null;
   }
 
+  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    return keys.map((key) => this.live(key)?.value ?? null);
+  }
+
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
     this.entries.set(key, { value, expiresAt: ttlMs ? this.now() + ttlMs : Number.POSITIVE_INFINITY });
   }

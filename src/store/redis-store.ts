@@ -47,6 +47,11 @@ export class RedisStore implements Store {
     return this.client.get(this.prefix + key);
   }
 
+  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    if (keys.length === 0) return [];
+    return this.client.mget(keys.map((key) => this.prefix + key));
+  }
+
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
     if (ttlMs) await this.client.set(this.prefix + key, value, 'PX', ttlMs);
     else await this.client.set(this.prefix + key, value);

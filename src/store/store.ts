@@ -6,6 +6,8 @@
 export interface Store {
   readonly kind: 'redis' | 'memory';
   get(key: string): Promise<string | null>;
+  /** Several keys in one round trip, in order (null for each missing one). */
+  getMany(keys: readonly string[]): Promise<Array<string | null>>;
   /** `ttlMs` omitted → no expiry. */
   set(key: string, value: string, ttlMs?: number): Promise<void>;
   del(key: string): Promise<void>;

@@ -36,6 +36,9 @@ for (const { name, make } of stores) {
       expect(await store.ttl('a')).toBe(-1);
       await store.set('b', '2', 80);
       expect(await store.get('b')).toBe('2');
+      // Several at once, in order, missing ones null.
+      expect(await store.getMany(['a', 'missing', 'b'])).toEqual(['1', null, '2']);
+      expect(await store.getMany([])).toEqual([]);
       const ttl = await store.ttl('b');
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(80);
