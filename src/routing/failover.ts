@@ -43,6 +43,8 @@ export async function runRoute<T>(
 ): Promise<{ value: T; deployment: Deployment; attempts: number }> {
   let attempts = 0;
   const tried: Array<{ deployment: Deployment; error: string }> = [];
+  /** The last failure of a deployment's own (fail-over): what the client hears if the rest only refuse to fit. */
+  let failed: { err: unknown; deployment: Deployment } | undefined;
   for (let i = 0; i < plan.length; i++) {
     const deployment = plan[i] as Deployment;
     let reported = 0;
@@ -59,13 +61,17 @@ export async function runRoute<T>(
       switch (verdict) {
         case 'fail-over':
           await health.failed(deployment, message);
+          failed = { err, deployment };
           if (i === plan.length - 1) throw new RouteFailure(err, deployment, attempts, tried);
           break;
         case 'client-error':
           health.succeeded(deployment);
           throw new RouteFailure(err, deployment, attempts, tried);
         case 'next-deployment':
-          if (i === plan.length - 1) throw new RouteFailure(err, deployment, attempts, tried);
+          // None left: a deployment that failed on its own (a 5xx, a 429) says more than one that
+          // only could not take this request, and its error (and retry-after) is the client's.
+          if (i === plan.length - 1)
+            throw new RouteFailure(failed?.err ?? err, failed?.deployment ?? deployment, attempts, tried);
           break;
         case 'stop':
           throw new RouteFailure(err, deployment, attempts, tried);

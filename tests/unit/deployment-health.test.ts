@@ -104,6 +104,35 @@ test('the failover loop: provider failures move on, client errors stop at once, 
   });
 });
 
+test("next-deployment: moves on without touching health; at the end a deployment's own failure is the one reported", async () => {
+  const { table, health } = setup();
+  const plan = [...table.deployments('a/x'), ...table.deployments('c/y')];
+  const overloaded = new Error('503 overloaded');
+  const doesNotFit = new Error('does not fit');
+  const outcome = await runRoute(
+    plan,
+    health,
+    async (d) => {
+      throw d === plan[0] ? overloaded : doesNotFit;
+    },
+    (err) => (err === overloaded ? 'fail-over' : 'next-deployment'),
+  ).catch((err: RouteFailure) => err);
+  expect(outcome).toBeInstanceOf(RouteFailure);
+  expect((outcome as RouteFailure).cause).toBe(overloaded);
+  expect((outcome as RouteFailure).tried).toHaveLength(plan.length);
+  // Only refusals to fit: the last one is reported, and nobody's health moved.
+  const only = await runRoute(
+    plan,
+    health,
+    async () => {
+      throw doesNotFit;
+    },
+    () => 'next-deployment',
+  ).catch((err: RouteFailure) => err);
+  expect((only as RouteFailure).cause).toBe(doesNotFit);
+  for (const d of table.deployments('c/y')) expect(health.stateOf(d).state).toBe('ok');
+});
+
 test('every deployment cooling down: the one tried is one the caller may use, not a fallback outside its list', async () => {
   const { table, health, tick } = setup();
   const fallback = table.deployments('c/y')[0];
