@@ -56,7 +56,8 @@ export async function countDeliveries(trx: DbOrTrx, taskId: string): Promise<{ m
   return { made: Number(counts.made), pending: Number(counts.pending) };
 }
 
-export type ClaimWhich = { due: number } | { id: number };
+/** `due` deliveries of `accounts` (accountsWithPending), or the one `id` this owner holds. */
+export type ClaimWhich = { due: number; accounts: readonly number[] } | { id: number };
 
 /**
  * Deliveries one account may have in flight at once, on all instances together. A receiver that
@@ -65,34 +66,45 @@ export type ClaimWhich = { due: number } | { id: number };
  */
 export const MAX_IN_FLIGHT_PER_ACCOUNT = 32;
 
+/** Accounts one claim serves at most, from where the last one stopped: its cost stays bounded however many have pending rows. */
+export const ACCOUNTS_PER_CLAIM = 256;
+
 /**
- * Due, free deliveries, each account's oldest up to what it may still have in flight. The
- * accounts with pending deliveries are walked one index probe each (`webhook_deliveries_account_due`,
- * migration 0015) and each gives at most its share, so a claim never reads one account's backlog
- * to reach another's, and an account near its bound cannot fill the claim.
+ * Up to `limit` accounts with pending deliveries whose id is above `after`, in order: walked one
+ * index probe each (`webhook_deliveries_account_due`, migration 0015), never row by row.
  */
-const fairlyDue = sql`
-  id = any(array(
-    with recursive busy as (
-      select account_id, count(*)::int as n from webhook_deliveries
-      where state = 'pending' and lease_expires_at is not null and lease_expires_at >= now()
-      group by account_id),
-    accounts(account_id) as (
-      (select account_id from webhook_deliveries
-        where state = 'pending' and account_id is not null order by account_id limit 1)
+export async function accountsWithPending(db: Db, after: number, limit = ACCOUNTS_PER_CLAIM): Promise<number[]> {
+  const result = await sql<{ account_id: string }>`
+    with recursive accounts(account_id, n) as (
+      (select account_id, 1 from webhook_deliveries
+        where state = 'pending' and account_id > ${after} order by account_id limit 1)
       union all
       select (select w.account_id from webhook_deliveries w
-          where w.state = 'pending' and w.account_id > a.account_id order by w.account_id limit 1)
-        from accounts a where a.account_id is not null)
-    select c.id from accounts a
+          where w.state = 'pending' and w.account_id > a.account_id order by w.account_id limit 1), a.n + 1
+        from accounts a where a.account_id is not null and a.n < ${limit})
+    select account_id from accounts where account_id is not null`.execute(db);
+  return result.rows.map((row) => Number(row.account_id));
+}
+
+/**
+ * Due, free deliveries of `accounts`, each account's oldest up to what it may still have in
+ * flight, so a claim never reads one account's backlog to reach another's, and an account near
+ * its bound cannot fill the claim.
+ */
+const fairlyDue = (accounts: readonly number[]) => sql`
+  id = any(array(
+    with busy as (
+      select account_id, count(*)::int as n from webhook_deliveries
+      where state = 'pending' and lease_expires_at is not null and lease_expires_at >= now()
+      group by account_id)
+    select c.id from unnest(${accounts}::bigint[]) as a(account_id)
       left join busy b on b.account_id = a.account_id
       cross join lateral (
         select d.id from webhook_deliveries d
         where d.account_id = a.account_id and d.state = 'pending' and d.due_at <= now()
           and (d.lease_expires_at is null or d.lease_expires_at < now())
         order by d.due_at
-        limit greatest(0, ${MAX_IN_FLIGHT_PER_ACCOUNT} - coalesce(b.n, 0))) c
-      where a.account_id is not null))
+        limit greatest(0, ${MAX_IN_FLIGHT_PER_ACCOUNT} - coalesce(b.n, 0))) c))
   and state = 'pending' and (lease_expires_at is null or lease_expires_at < now())`;
 
 /**
@@ -119,7 +131,7 @@ export async function claimDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const [pick, limit] =
     'due' in which
-      ? [fairlyDue, which.due]
+      ? [fairlyDue(which.accounts), which.due]
       : [sql`id = ${which.id} and state = 'pending' and lease_owner = ${owner}`, 1];
   const result = await sql<ClaimedDelivery>`
     with claimed as (

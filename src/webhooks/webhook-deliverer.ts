@@ -2,7 +2,13 @@ import type { Db } from '../db/database.ts';
 import type { Logger } from '../ops/logger.ts';
 import { errorFields } from '../ops/logger.ts';
 import { ClaimLoop } from '../ops/claim-loop.ts';
-import { type ClaimedDelivery, claimDeliveries, fillMissingAccounts } from './deliveries.repository.ts';
+import {
+  ACCOUNTS_PER_CLAIM,
+  accountsWithPending,
+  type ClaimedDelivery,
+  claimDeliveries,
+  fillMissingAccounts,
+} from './deliveries.repository.ts';
 import { DELIVERY_LEASE_MS } from './delivery-policy.ts';
 import { type DeliveryResult, recordResults } from './delivery-results.ts';
 import { webhookHeaders, webhookMessageId } from './webhook-signature.ts';
@@ -36,6 +42,8 @@ export class WebhookDeliverer {
   private flushTimer?: ReturnType<typeof setTimeout>;
   private flushing: Promise<void> = Promise.resolve();
   private accountsFilledAt = 0;
+  /** Where the next claim's walk over accounts starts (accountsWithPending). */
+  private accountsAfter = 0;
 
   constructor(
     private readonly db: Db,
@@ -68,7 +76,16 @@ export class WebhookDeliverer {
       this.accountsFilledAt = Date.now();
       await fillMissingAccounts(this.db);
     }
-    return claimDeliveries(this.db, this.opts.instanceId, this.opts.leaseMs ?? DELIVERY_LEASE_MS, { due: limit });
+    // The accounts with pending deliveries, ACCOUNTS_PER_CLAIM at a time, from where the last
+    // claim stopped (round and round): a claim's cost is bounded however many accounts wait.
+    let accounts = await accountsWithPending(this.db, this.accountsAfter);
+    if (accounts.length === 0 && this.accountsAfter > 0) accounts = await accountsWithPending(this.db, 0);
+    this.accountsAfter = accounts.length === ACCOUNTS_PER_CLAIM ? (accounts.at(-1) ?? 0) : 0;
+    if (accounts.length === 0) return [];
+    return claimDeliveries(this.db, this.opts.instanceId, this.opts.leaseMs ?? DELIVERY_LEASE_MS, {
+      due: limit,
+      accounts,
+    });
   }
 
   /** One POST, signed afresh with the account's current secret, observed (metrics, span). Never throws. */

@@ -4,6 +4,7 @@ import { createAccount } from '../../src/accounts/accounts.repository.ts';
 import { toUnits } from '../../src/accounts/money.ts';
 import type { Db } from '../../src/db/database.ts';
 import {
+  accountsWithPending,
   claimDeliveries,
   fillMissingAccounts,
   MAX_IN_FLIGHT_PER_ACCOUNT,
@@ -42,6 +43,10 @@ async function deliveries(
   return taskId;
 }
 
+/** A claim as the deliverer makes it: the accounts with pending rows, then their due deliveries. */
+const claim = async (db: Db, owner: string, due: number) =>
+  claimDeliveries(db, owner, 30_000, { due, accounts: await accountsWithPending(db, 0, 10_000) });
+
 const owners = async (db: Db, ids: number[]) =>
   (
     await sql<{ account_id: string }>`select t.account_id from webhook_deliveries d join tasks t on t.id = d.task_id
@@ -60,7 +65,7 @@ for (const mode of DATABASE_MODES)
       await deliveries(db, busy, MAX_IN_FLIGHT_PER_ACCOUNT - 1, { leased: true });
       await deliveries(db, busy, 500);
       await deliveries(db, quiet, 40);
-      const claimed = await claimDeliveries(db, 'me', 30_000, { due: 256 });
+      const claimed = await claim(db, 'me', 256);
       const by = await owners(
         db,
         claimed.map((c) => c.id),
@@ -68,7 +73,7 @@ for (const mode of DATABASE_MODES)
       expect(by.filter((a) => a === busy)).toHaveLength(1);
       expect(by.filter((a) => a === quiet)).toHaveLength(MAX_IN_FLIGHT_PER_ACCOUNT);
       // Both now at their bound: nothing more until something ends.
-      expect(await claimDeliveries(db, 'me', 30_000, { due: 256 })).toHaveLength(0);
+      expect(await claim(db, 'me', 256)).toHaveLength(0);
     });
 
     test('rows scheduled without their account are claimed once it is filled in', async () => {
@@ -76,9 +81,23 @@ for (const mode of DATABASE_MODES)
       await sql`update webhook_deliveries set state = 'done'`.execute(db);
       const legacy = await account(db, 'legacy');
       await deliveries(db, legacy, 3, { withAccount: false });
-      expect(await claimDeliveries(db, 'me', 30_000, { due: 256 })).toHaveLength(0);
+      expect(await claim(db, 'me', 256)).toHaveLength(0);
       await fillMissingAccounts(db);
-      expect(await claimDeliveries(db, 'me', 30_000, { due: 256 })).toHaveLength(3);
+      expect(await claim(db, 'me', 256)).toHaveLength(3);
+    });
+
+    test('the walk over accounts goes a page at a time, from where the last one stopped', async () => {
+      const { db } = database();
+      await sql`update webhook_deliveries set state = 'done'`.execute(db);
+      const ids: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const id = await account(db, `walk-${i}`);
+        ids.push(id);
+        await deliveries(db, id, 1);
+      }
+      expect(await accountsWithPending(db, 0, 3)).toEqual(ids.slice(0, 3));
+      expect(await accountsWithPending(db, ids[2] as number, 3)).toEqual(ids.slice(3));
+      expect(await accountsWithPending(db, ids[4] as number, 3)).toEqual([]);
     });
 
     if (mode === 'postgres')
@@ -88,9 +107,9 @@ for (const mode of DATABASE_MODES)
         for (let i = 0; i < 4; i++) await deliveries(db, await account(db, `share-${i}`), 20);
         // One claim holds its rows (a transaction still open) while another claims.
         await db.transaction().execute(async (trx) => {
-          const first = await claimDeliveries(trx as unknown as Db, 'a', 30_000, { due: 30 });
+          const first = await claim(trx as unknown as Db, 'a', 30);
           expect(first).toHaveLength(30);
-          const second = await claimDeliveries(db, 'b', 30_000, { due: 30 });
+          const second = await claim(db, 'b', 30);
           expect(second).toHaveLength(30);
           const ids = new Set(first.map((c) => c.id));
           expect(second.some((c) => ids.has(c.id))).toBe(false);
