@@ -19,7 +19,9 @@ export function validationContext(
  * must not happen while the task row is locked (the embedded database has one connection). Maps
  * each candidate a hook refused to the reason, as the task record lists it; a hook that could
  * not decide (its provider unreachable) refuses too, since the next candidate may serve.
- * Candidates without a hook, or whose schema refuses the input, are left to the transaction.
+ * Candidates without a hook, or whose schema refuses the input, are left to the transaction;
+ * `checked` names those whose hook ran, so one the transaction finds unchecked (the key's list
+ * widened meanwhile) is skipped rather than taken without its check.
  */
 export async function refusedByCallerChecks(
   registry: MediaRegistry,
@@ -27,13 +29,15 @@ export async function refusedByCallerChecks(
   candidates: readonly string[],
   input: unknown,
   accountId: number,
-): Promise<Map<string, string>> {
+): Promise<{ refused: Map<string, string>; checked: Set<string> }> {
   const refused = new Map<string, string>();
+  const checked = new Set<string>();
   for (const id of candidates) {
     const model = registry.get(id);
     if (!model?.media.validate) continue;
     const parsed = v.safeParse(model.media.schema, input);
     if (!parsed.success) continue;
+    checked.add(id);
     try {
       const issues = await model.media.validate(parsed.output, validationContext(customVoices, model, accountId));
       if (issues.length) refused.set(id, `input not valid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
@@ -41,5 +45,5 @@ export async function refusedByCallerChecks(
       refused.set(id, `input could not be checked: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  return refused;
+  return { refused, checked };
 }

@@ -44,7 +44,13 @@ export async function fallBack(
   const candidates = start
     ? fallbacksOf(start.requested).filter((id) => !start.tried.includes(id) && modelAllowed(start.keyModels, id))
     : [];
-  const refused = await refusedByCallerChecks(registry, customVoices, candidates, task.input, task.account_id);
+  const { refused, checked } = await refusedByCallerChecks(
+    registry,
+    customVoices,
+    candidates,
+    task.input,
+    task.account_id,
+  );
   return db.transaction().execute(async (trx) => {
     const row = await lockForFallback(trx, task.id, owner);
     if (!row) return { switched: false };
@@ -68,7 +74,9 @@ export async function fallBack(
         attempts.push({ model: id, provider, error: `input not valid: ${formatIssues(parsed.issues)}` });
         continue;
       }
-      const refusal = refused.get(id);
+      const refusal =
+        refused.get(id) ??
+        (next.media.validate && !checked.has(id) ? 'input could not be checked before the fallback' : undefined);
       if (refusal !== undefined) {
         attempts.push({ model: id, provider, error: refusal });
         continue;

@@ -40,4 +40,22 @@ for (const mode of DATABASE_MODES)
       );
       expect((await keys.create(account.id, { name: 'room again' })).name).toBe('room again');
     });
+
+    test('creates at once count each other: the bound holds', async () => {
+      const { db } = database();
+      const keys = new KeyService(db, {} as KeyCache);
+      const { account } = await createAccount(db, { email: `race-${Date.now()}@example.com`, balance: toUnits(1) });
+      await sql`insert into api_keys (account_id, key_hash, key_prefix, name)
+        select ${account.id}, 'r' || g || '-' || ${account.id}, 'gw_x', 'bulk'
+        from generate_series(1, ${MAX_KEYS_PER_ACCOUNT - 2} - (select count(*) from api_keys where account_id = ${account.id} and revoked_at is null)) g`.execute(
+        db,
+      );
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => keys.create(account.id, { name: `racer ${i}` })),
+      );
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(2);
+      const { rows } = await sql<{ n: string }>`select count(*) as n from api_keys
+        where account_id = ${account.id} and revoked_at is null`.execute(db);
+      expect(Number(rows[0]?.n)).toBe(MAX_KEYS_PER_ACCOUNT);
+    });
   });
