@@ -102,8 +102,10 @@ export class ResponseCache {
     try {
       const text = JSON.stringify(answer);
       if (text.length > MAX_CACHED_BYTES) return;
-      if (!(await this.count(accountId, text.length, ttlS * 1000))) return;
+      // Stored first, so the next identical call finds it at once; counted after, and taken back
+      // when it does not fit the account's bound.
       await this.store.set(key, text, ttlS * 1000);
+      if (!(await this.count(accountId, text.length, ttlS * 1000))) await this.store.del(key);
     } catch (err) {
       this.log.warn('response cache write failed', errorFields(err));
     }
