@@ -127,6 +127,15 @@ export async function listKeys(db: DbOrTrx, accountId: number): Promise<KeyRecor
   return rows.map(toRecord);
 }
 
+/**
+ * Locks the account's row, so its key list changes one create at a time (creates at once then
+ * count each other), and counts its active keys. The same row lock money writers take.
+ */
+export async function lockAndCountActiveKeys(trx: DbOrTrx, accountId: number): Promise<number> {
+  await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forNoKeyUpdate().execute();
+  return countActiveKeys(trx, accountId);
+}
+
 /** How many active keys the account has. */
 export async function countActiveKeys(db: DbOrTrx, accountId: number): Promise<number> {
   const row = await db

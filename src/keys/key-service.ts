@@ -4,7 +4,7 @@ import type { Db } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { parseOr422 } from '../http/parse.ts';
 import {
-  countActiveKeys,
+  lockAndCountActiveKeys,
   findKey,
   insertKey,
   type KeyRecord,
@@ -90,8 +90,7 @@ export class KeyService {
     // by GET /v1/keys: 3,000 keys of 100 models each took 66 MB of cache and a 61 MB list. The
     // account's row is locked around the count and the insert, so creates at once count each other.
     const { key, record } = await this.db.transaction().execute(async (trx) => {
-      await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
-      if ((await countActiveKeys(trx, accountId)) >= MAX_KEYS_PER_ACCOUNT)
+      if ((await lockAndCountActiveKeys(trx, accountId)) >= MAX_KEYS_PER_ACCOUNT)
         throw conflict(`an account has at most ${MAX_KEYS_PER_ACCOUNT} active API keys; revoke one first`);
       return insertKey(trx, accountId, {
         name: input.name,
