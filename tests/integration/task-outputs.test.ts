@@ -17,6 +17,7 @@ import { taskOutputStore } from '../../src/tasks/save-task-output.ts';
 import { TaskRunner } from '../../src/tasks/task-runner.ts';
 import type { JobStep, MediaOutput } from '../../providers/types.ts';
 import { DATABASE_MODES, useDatabase } from '../helpers/in-process-database.ts';
+import { insertTaskRow } from '../helpers/task-rows.ts';
 
 /**
  * A step's outputs are kept all or none (src/tasks/keep-task-outputs.ts), against a real
@@ -64,11 +65,7 @@ for (const mode of DATABASE_MODES)
         },
       } as unknown as ResolvedMediaModel;
       const registry = { get: (id: string) => (id === 'fake/outputs' ? model : undefined) } as unknown as MediaRegistry;
-      const taskId = crypto.randomUUID();
-      await sql`insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, run_after)
-        values (${taskId}, ${account.id}, 'fake/outputs', 'fake', 'image', 'processing', '{}'::jsonb, 0.01, now())`.execute(
-        db,
-      );
+      const taskId = await insertTaskRow(db, { accountId: account.id, model: 'fake/outputs', costUsd: 0.01 });
       const files = new FileStore(db, new LocalStorage(join(dir, String(account.id))), {
         uploadUrl: 'http://gateway.test',
         maxBytes: 1_000_000,

@@ -8,6 +8,7 @@ import type { MediaRegistry, ResolvedMediaModel } from '../../src/tasks/media-re
 import { TaskRunner } from '../../src/tasks/task-runner.ts';
 import type { JobStep } from '../../providers/types.ts';
 import { DATABASE_MODES, useDatabase } from '../helpers/in-process-database.ts';
+import { insertTaskRow } from '../helpers/task-rows.ts';
 
 /**
  * The task runner against a real database (src/tasks/task-runner.ts): a lease that runs out while
@@ -38,11 +39,7 @@ for (const mode of DATABASE_MODES)
         },
       } as unknown as ResolvedMediaModel;
       const registry = { get: (id: string) => (id === 'fake/slow' ? model : undefined) } as unknown as MediaRegistry;
-      const taskId = crypto.randomUUID();
-      await sql`insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, run_after)
-        values (${taskId}, ${account.id}, 'fake/slow', 'fake', 'image', 'processing', '{}'::jsonb, 0.01, now())`.execute(
-        db,
-      );
+      const taskId = await insertTaskRow(db, { accountId: account.id, model: 'fake/slow', costUsd: 0.01 });
       const runner = new TaskRunner(
         db,
         registry,

@@ -10,6 +10,7 @@ import {
   MAX_IN_FLIGHT_PER_ACCOUNT,
 } from '../../src/webhooks/deliveries.repository.ts';
 import { DATABASE_MODES, useDatabase } from '../helpers/in-process-database.ts';
+import { insertTaskRow } from '../helpers/task-rows.ts';
 
 /**
  * The fair webhook claim (src/webhooks/deliveries.repository.ts) against a real database: each
@@ -30,11 +31,12 @@ async function deliveries(
   n: number,
   opts: { leased?: boolean; withAccount?: boolean } = {},
 ) {
-  const taskId = crypto.randomUUID();
-  await sql`insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, run_after, callback_url)
-    values (${taskId}, ${accountId}, 'sandbox/image', 'sandbox', 'image', 'failed', '{}'::jsonb, 0, now(), 'http://example.com/hook')`.execute(
-    db,
-  );
+  const taskId = await insertTaskRow(db, {
+    accountId,
+    status: 'failed',
+    callbackUrl: 'http://example.com/hook',
+    finished: true,
+  });
   await sql`insert into webhook_deliveries (task_id, account_id, attempt_no, trigger, due_at, state, payload, lease_owner, lease_expires_at)
     select ${taskId}, ${opts.withAccount === false ? null : accountId}, g, 'auto', now() - interval '1 minute' + g * interval '1 millisecond',
       'pending', '{}'::jsonb, ${opts.leased ? 'other-instance' : null},

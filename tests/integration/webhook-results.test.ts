@@ -5,6 +5,7 @@ import { toUnits } from '../../src/accounts/money.ts';
 import { countDeliveries, scheduleDelivery } from '../../src/webhooks/deliveries.repository.ts';
 import { type DeliveryResult, recordResults } from '../../src/webhooks/delivery-results.ts';
 import { DATABASE_MODES, useDatabase } from '../helpers/in-process-database.ts';
+import { insertTaskRow } from '../helpers/task-rows.ts';
 
 /**
  * Webhook delivery results against a real database (src/webhooks/delivery-results.ts): a
@@ -18,11 +19,12 @@ for (const mode of DATABASE_MODES)
     test('two results of one delivery log two attempts and schedule one retry', async () => {
       const { db } = database();
       const { account } = await createAccount(db, { email: `hooks-${Date.now()}@example.com`, balance: toUnits(1) });
-      const taskId = crypto.randomUUID();
-      await sql`insert into tasks (id, account_id, model, provider, category, status, input, cost_usd, callback_url, finished_at, run_after)
-        values (${taskId}, ${account.id}, 'sandbox/image', 'sandbox', 'image', 'failed', '{}'::jsonb, 0, 'https://example.com/hook', now(), now())`.execute(
-        db,
-      );
+      const taskId = await insertTaskRow(db, {
+        accountId: account.id,
+        status: 'failed',
+        callbackUrl: 'https://example.com/hook',
+        finished: true,
+      });
       const payload = { task_id: taskId, status: 'failed' };
       const id = await db
         .transaction()
