@@ -82,7 +82,7 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
     const wait = throttle.anyBlocked() ? throttle.retryAfter(clientAddress(request)) : 0;
     if (wait > 0) throw throttled(wait);
     const key = extractApiKey(request.headers, opts.allowXApiKey ?? false);
-    const sessionIds = key || request.headers.has('authorization') ? [] : readSessionIds(request.headers);
+    const sessionIds = sessionIdsOf(request, key);
     // No credentials at all is no attempt: refused, not counted.
     if (!key && sessionIds.length === 0) throw errors.unauthorized();
     const auth = key ? await ctx.keys.authenticate(key) : await fromSession(sessionIds, request);
@@ -128,7 +128,7 @@ export function authPlugin(ctx: AppContext, opts: AuthPluginOptions = {}) {
  */
 export function credentialsCheck(ctx: AppContext, request: Request, auth: AuthContext): () => Promise<boolean> {
   const key = extractApiKey(request.headers, false);
-  const sessionIds = key || request.headers.has('authorization') ? [] : readSessionIds(request.headers);
+  const sessionIds = sessionIdsOf(request, key);
   const sessions = dashboardSessions(ctx);
   return async () => {
     const now = key ? await ctx.keys.authenticate(key) : ((await sessions.resolveFirst(sessionIds))?.auth ?? null);
@@ -136,4 +136,9 @@ export function credentialsCheck(ctx: AppContext, request: Request, auth: AuthCo
     const expiresAt = now.policy?.expiresAt;
     return expiresAt === undefined || expiresAt === null || Date.now() < expiresAt;
   };
+}
+
+/** The dashboard session cookies a request authenticates with: none when it carries a key or any `Authorization` header. */
+function sessionIdsOf(request: Request, key: string | undefined): string[] {
+  return key || request.headers.has('authorization') ? [] : readSessionIds(request.headers);
 }

@@ -4,7 +4,7 @@ import { notFound } from '../http/errors.ts';
 import { uploadPlanFor } from '../uploads/upload-plan.ts';
 import { UploadQuota } from '../uploads/upload-quota.ts';
 import type { CustomVoicesRepository } from './custom-voices.repository.ts';
-import { keepVoiceSamples, keptSample } from './keep-voice-samples.ts';
+import { keepVoiceSamples, keptSample, removeKept } from './keep-voice-samples.ts';
 
 /** The name a voice gets when the client gives none: a voice's name is a label, not an id. */
 const DEFAULT_NAME = 'Custom voice';
@@ -45,7 +45,7 @@ export async function createCustomVoice(
     await bytes.commit();
   } catch (err) {
     // Kept, but their bytes could not be counted: no voice names them, so they go.
-    if (files) await removeKept(ctx, files);
+    if (files) await removeKept(ctx.files, files);
     // A store hiccup here only leaves the day's counter a little high: never worth masking `err`.
     await bytes.release().catch(() => undefined);
     throw err;
@@ -66,14 +66,9 @@ export async function createCustomVoice(
     });
     return { voice_id, name, samples: files.map((f) => f.url) };
   } catch (err) {
-    await removeKept(ctx, files);
+    await removeKept(ctx.files, files);
     // The copies are gone: their bytes go back to the day's volume.
     await bytes.release().catch(() => undefined);
     throw err;
   }
-}
-
-/** Removes kept sample copies no voice names (best effort: a file that cannot go now stays). */
-function removeKept(ctx: { files: { remove(id: string): Promise<void> } }, files: ReadonlyArray<{ id: string }>) {
-  return Promise.all(files.map((f) => ctx.files.remove(f.id).catch(() => undefined)));
 }

@@ -59,8 +59,16 @@ export async function keepVoiceSamples(
   await Promise.all(Array.from({ length: Math.min(PARALLEL, urls.length) }, worker));
   deps.signal?.removeEventListener('abort', onGone);
   if (failure === undefined) return kept;
-  await Promise.all(kept.filter(Boolean).map((file) => deps.files.remove(file.id).catch(() => undefined)));
+  await removeKept(deps.files, kept.filter(Boolean));
   throw failure;
+}
+
+/** Removes kept sample copies no voice names (best effort: a file that cannot go now stays). */
+export function removeKept(
+  files: { remove(id: string): Promise<void> },
+  kept: ReadonlyArray<{ id: string }>,
+): Promise<unknown> {
+  return Promise.all(kept.map((file) => files.remove(file.id).catch(() => undefined)));
 }
 
 async function keepOne(
