@@ -160,6 +160,8 @@ describe('encodeResponsesResponse', () => {
       { reason: 'max_output_tokens' },
       null,
     ]);
+    // The item the cap cut is incomplete, those before it completed (as the stream writes them).
+    expect(length.output.map((item) => item.status)).toEqual(['completed', 'incomplete']);
     const filtered = encodeResponsesResponse({ ...canonical, finishReason: { unified: 'content-filter' } });
     expect([filtered.status, filtered.incomplete_details]).toEqual(['incomplete', { reason: 'content_filter' }]);
     const failed = encodeResponsesResponse({ ...canonical, finishReason: { unified: 'error' } });

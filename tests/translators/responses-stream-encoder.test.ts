@@ -256,6 +256,31 @@ describe('createResponsesStreamEncoder', () => {
       incomplete_details: { reason: 'max_output_tokens' },
     });
     expect(got.filter((f) => f.event === 'response.completed')).toEqual([]);
+    // The item the cap cut is incomplete too, as OpenAI reports it, in its own done event and the
+    // final output; an item that ended before it stays completed.
+    const done = got.filter((f) => f.event === 'response.output_item.done');
+    expect(done.map((f) => (f.data.item as { status: string }).status)).toEqual(['incomplete']);
+    const final = (got.at(-1)!.data.response as { output: Array<{ status: string }> }).output;
+    expect(final.map((item) => item.status)).toEqual(['incomplete']);
+
+    const two = frames(
+      await encode([
+        ...TOOLS.slice(0, 4),
+        { type: 'text-start', index: 1 },
+        { type: 'text-delta', index: 1, delta: 'And then' },
+        { type: 'text-end', index: 1 },
+        { type: 'usage', usage: { outputTokens: 16 } },
+        { type: 'finish', finishReason: { unified: 'length' }, usage },
+      ]),
+    );
+    const statuses = (f: { data: Record<string, unknown> }) => (f.data.item as { status: string }).status;
+    expect(two.filter((f) => f.event === 'response.output_item.done').map(statuses)).toEqual([
+      'completed',
+      'incomplete',
+    ]);
+    // A response that ends normally: every item completed, as before.
+    const stopped = frames(await encode(TEXT));
+    expect(stopped.filter((f) => f.event === 'response.output_item.done').map(statuses)).toEqual(['completed']);
   });
 
   test('an error becomes an error event (flat and nested fields) then response.failed, and nothing after', async () => {

@@ -1,3 +1,4 @@
+import { toResponsesEnding } from './finish-reason.ts';
 import type { AssistantContentPart } from '../canonical/request.ts';
 import type { CanonicalResponse } from '../canonical/response.ts';
 import type {
@@ -39,14 +40,19 @@ export function functionCallItem(
 }
 
 /** One output item per canonical part, in order: text → message, tool call → function_call, reasoning → reasoning. */
-export function outputItem(part: AssistantContentPart, outputIndex: number, itemId: ItemIdFn): ResponsesOutputItem {
+export function outputItem(
+  part: AssistantContentPart,
+  outputIndex: number,
+  itemId: ItemIdFn,
+  status: ItemStatus = 'completed',
+): ResponsesOutputItem {
   switch (part.type) {
     case 'text':
-      return messageItem(itemId('msg', outputIndex), part.text, 'completed');
+      return messageItem(itemId('msg', outputIndex), part.text, status);
     case 'tool-call':
-      return functionCallItem(itemId('fc', outputIndex), part.id, part.name, part.arguments, 'completed');
+      return functionCallItem(itemId('fc', outputIndex), part.id, part.name, part.arguments, status);
     case 'reasoning':
-      return reasoningItem(itemId('rs', outputIndex), part.text, encryptedContent(part), 'completed');
+      return reasoningItem(itemId('rs', outputIndex), part.text, encryptedContent(part), status);
     default: {
       const exhaustive: never = part;
       throw new Error(`unknown content part ${JSON.stringify(exhaustive)}`);
@@ -54,10 +60,15 @@ export function outputItem(part: AssistantContentPart, outputIndex: number, item
   }
 }
 
-/** The `output` array of a finished response (what the service stores for item references). */
+/**
+ * The `output` array of a finished response (what the service stores for item references). An
+ * incomplete response (cut by its output cap or a content filter) has its last item `incomplete`,
+ * as OpenAI reports it and as the stream encoder writes it.
+ */
 export function responseOutputItems(
   res: CanonicalResponse,
   itemId: ItemIdFn = itemIdsFor(res.id),
 ): ResponsesOutputItem[] {
-  return res.content.map((part, i) => outputItem(part, i, itemId));
+  const cut = toResponsesEnding(res.finishReason).status === 'incomplete' ? res.content.length - 1 : -1;
+  return res.content.map((part, i) => outputItem(part, i, itemId, i === cut ? 'incomplete' : 'completed'));
 }

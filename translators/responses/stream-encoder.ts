@@ -51,7 +51,22 @@ export function createResponsesStreamEncoder(
     return [sse('response.created', { response }), sse('response.in_progress', { response })];
   };
 
-  const endItem = (item: StreamItem): string[] => closingEvents(sse, item);
+  /**
+   * The item whose block ended last, its closing events held until the next item opens or the
+   * response ends: a response cut by its output cap ends `incomplete`, and so does the item it
+   * cut, as OpenAI reports it (the canonical stream ends the block before it says why).
+   */
+  let ending: StreamItem | undefined;
+  const hold = (item: StreamItem): string[] => {
+    const out = release('completed');
+    ending = item;
+    return out;
+  };
+  const release = (status: 'completed' | 'incomplete'): string[] => {
+    const item = ending;
+    ending = undefined;
+    return item && !item.done ? closingEvents(sse, item, status) : [];
+  };
 
   const handle = (event: StreamEvent): string[] => {
     switch (event.type) {
@@ -59,13 +74,14 @@ export function createResponsesStreamEncoder(
         if (event.usage) usage = mergeUsage(usage ?? emptyUsage(), event.usage);
         return started ? [] : start();
       case 'text-start':
-        return openingEvents(sse, items.open(event.index, 'text'));
+        return [...release('completed'), ...openingEvents(sse, items.open(event.index, 'text'))];
       case 'tool-call-start':
-        return openingEvents(sse, items.open(event.index, 'tool', event.id, event.name));
+        return [...release('completed'), ...openingEvents(sse, items.open(event.index, 'tool', event.id, event.name))];
       case 'reasoning-start': {
+        const out = release('completed');
         const item = items.open(event.index, 'reasoning');
         if (event.redacted !== undefined) item.encrypted = encryptedContent({ redacted: event.redacted });
-        return openingEvents(sse, item);
+        return [...out, ...openingEvents(sse, item)];
       }
       case 'text-delta':
       case 'tool-call-delta':
@@ -76,29 +92,30 @@ export function createResponsesStreamEncoder(
       case 'reasoning-end': {
         const item = items.get(event.index);
         if (item && event.signature !== undefined) item.encrypted = encryptedContent({ signature: event.signature });
-        return item && !item.done ? endItem(item) : [];
+        return item && !item.done ? hold(item) : [];
       }
       case 'text-end':
       case 'tool-call-end': {
         const item = items.get(event.index);
-        return item && !item.done ? endItem(item) : [];
+        return item && !item.done ? hold(item) : [];
       }
       case 'usage':
         usage = mergeUsage(usage ?? emptyUsage(), event.usage);
         return [];
       case 'finish': {
-        const closing = items.unfinished().flatMap(endItem);
-        const ending = toResponsesEnding(event.finishReason);
-        const failed = ending.status === 'failed';
+        const ended = toResponsesEnding(event.finishReason);
+        const cut = ended.status === 'incomplete' ? 'incomplete' : 'completed';
+        const closing = [...release(cut), ...items.unfinished().flatMap((item) => closingEvents(sse, item, cut))];
+        const failed = ended.status === 'failed';
         const response = snapshot({
-          status: ending.status,
+          status: ended.status,
           output: items.wire('incomplete'),
           usage: toResponsesUsage(event.usage),
-          incompleteDetails: ending.incompleteDetails,
+          incompleteDetails: ended.incompleteDetails,
           error: failed ? { code: 'server_error', message: 'The model failed to generate a response.' } : null,
-          completedAt: ending.status === 'completed' ? opts.now?.() : undefined,
+          completedAt: ended.status === 'completed' ? opts.now?.() : undefined,
         });
-        return [...closing, sse(terminalEventType(ending.status), { response })];
+        return [...closing, sse(terminalEventType(ended.status), { response })];
       }
       case 'error':
         return fail(event.error.code, event.error.message);
@@ -110,7 +127,7 @@ export function createResponsesStreamEncoder(
   };
 
   const fail = (code: string, message: string): string[] => {
-    const out = started ? [] : start();
+    const out = started ? release('completed') : start();
     out.push(sse('error', { code, message, param: null, error: { type: 'server_error', code, message, param: null } }));
     const response = snapshot({
       status: 'failed',

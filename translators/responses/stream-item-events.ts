@@ -1,4 +1,5 @@
 import { type StreamItem, toWire } from './stream-items.ts';
+import type { ItemStatus } from './wire-types.ts';
 
 /**
  * The Responses SSE events of one output item's life, as the openai SDK's accumulator expects
@@ -53,9 +54,10 @@ export function deltaEvents(emit: Emit, item: StreamItem, delta: string): string
   }
 }
 
-/** The item's closing events, ending with `output_item.done`; the item is marked done. */
-export function closingEvents(emit: Emit, item: StreamItem): string[] {
+/** The item's closing events, ending with `output_item.done`; the item is marked done, as `status`. */
+export function closingEvents(emit: Emit, item: StreamItem, status: ItemStatus = 'completed'): string[] {
   item.done = true;
+  item.status = status;
   const out: string[] = [];
   switch (item.kind) {
     case 'tool':
@@ -83,6 +85,6 @@ export function closingEvents(emit: Emit, item: StreamItem): string[] {
       throw new Error(`unknown item kind ${String(exhaustive)}`);
     }
   }
-  out.push(emit('response.output_item.done', { output_index: item.outputIndex, item: toWire(item, 'completed') }));
+  out.push(emit('response.output_item.done', { output_index: item.outputIndex, item: toWire(item, status) }));
   return out;
 }

@@ -16,13 +16,15 @@ export interface StreamItem {
   /** A reasoning item's `encrypted_content` (signature or redacted data), known at its end. */
   encrypted: string | null;
   done: boolean;
+  /** How it ended: `incomplete` when the response was cut while it was the last item open. */
+  status?: ItemStatus;
 }
 
 export interface StreamItems {
   open(block: number, kind: StreamItemKind, callId?: string, name?: string): StreamItem;
   get(block: number): StreamItem | undefined;
   unfinished(): StreamItem[];
-  /** The wire items; finished ones read `completed`, the rest `openStatus`. */
+  /** The wire items; finished ones read how they ended (`completed` unless cut), the rest `openStatus`. */
   wire(openStatus: ItemStatus): ResponsesOutputItem[];
 }
 
@@ -52,7 +54,7 @@ export function createStreamItems(itemId: ItemIdFn): StreamItems {
     },
     get: (block) => byBlock.get(block),
     unfinished: () => items.filter((item) => !item.done),
-    wire: (openStatus) => items.map((item) => toWire(item, item.done ? 'completed' : openStatus)),
+    wire: (openStatus) => items.map((item) => toWire(item, item.done ? (item.status ?? 'completed') : openStatus)),
   };
 }
 
