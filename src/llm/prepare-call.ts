@@ -66,7 +66,8 @@ export async function prepareCall(
   // A deployment of another format gets the whole body translated, never only what the
   // passthrough reads of it (documents and server tools would go missing without a warning):
   // decoded when such a deployment is first tried, so a call its own format serves pays nothing.
-  const mixed = passesThrough && format.passthrough && !plan.every((d) => speaks(deps, d, format.passthrough?.format));
+  const mixed =
+    passesThrough && format.passthrough && !plan.every((d) => speaks(deps, d.provider.id, format.passthrough?.format));
   const first = plan[0];
   if (!first || !deps.adapters.has(first.provider.id))
     throw new LlmError(format.family, 'invalid_request', `The model '${entry.object.id}' has no LLM adapter`, 'model');
@@ -130,12 +131,12 @@ function passesThroughBody(deps: PrepareDeps, format: ClientFormat, body: unknow
   const passthrough = format.passthrough;
   if (!passthrough?.request || !isRecord(body) || typeof body.model !== 'string') return false;
   const entry = deps.ctx.catalog.get(body.model);
-  return !!entry && deps.adapters.get(entry.provider.id)?.passthroughFormat === passthrough.format;
+  return !!entry && speaks(deps, entry.provider.id, passthrough.format);
 }
 
-/** Whether the deployment's upstream takes a client body of `format` as it is. */
-function speaks(deps: PrepareDeps, deployment: Deployment, format: string | undefined): boolean {
-  return format !== undefined && deps.adapters.get(deployment.provider.id)?.passthroughFormat === format;
+/** Whether the provider's upstream takes a client body of `format` as it is. */
+function speaks(deps: PrepareDeps, providerId: string, format: string | undefined): boolean {
+  return format !== undefined && deps.adapters.get(providerId)?.passthroughFormat === format;
 }
 
 /** A request continuing a stored conversation: instructions are not carried over; the new request's system messages lead. */
